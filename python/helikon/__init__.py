@@ -1,0 +1,182 @@
+"""helikon: agentic AI systems in Python with a Rust core.
+
+The curated public API. Provider adapters live in their own modules
+(``helikon.providers.openai``), test doubles in ``helikon.testing``.
+
+Example:
+    >>> from helikon import Agent, tool
+    >>> from helikon.testing import MockModel, Text
+    >>> @tool
+    ... def ping() -> str:
+    ...     '''Answer pong.'''
+    ...     return "pong"
+    >>> agent = Agent(name="demo", model=MockModel([[Text("hello")]]), tools=[ping])
+    >>> agent.run_sync("hi").final_output
+    'hello'
+"""
+
+from helikon.core.agent import Agent, AgentInput, Instructions
+from helikon.core.cancel import CancellationToken
+from helikon.core.context import RunConfig, RunContext, ToolContext
+from helikon.core.events import (
+    AgentEvent,
+    AgentUpdated,
+    ApprovalRequested,
+    GuardrailTriggered,
+    HandoffItem,
+    MessageOutput,
+    PermissionDenied,
+    ReasoningDelta,
+    RepairStarted,
+    RunCompleted,
+    RunFailed,
+    RunStarted,
+    StructuredOutputFailed,
+    TokenDelta,
+    ToolCallDelta,
+    ToolCallItem,
+    ToolOutputItem,
+    TurnStarted,
+)
+from helikon.core.items import (
+    AssistantMessage,
+    AudioPart,
+    ContentPart,
+    ImagePart,
+    Item,
+    MediaSource,
+    ReasoningPart,
+    SystemMessage,
+    TextPart,
+    ToolCall,
+    ToolResult,
+    ToolUsePart,
+    UserMessage,
+)
+from helikon.core.model import (
+    Finish,
+    FinishReason,
+    JsonObjectFormat,
+    JsonSchemaFormat,
+    Model,
+    ModelCapabilities,
+    ModelEvent,
+    ModelRequest,
+    ModelSettings,
+    ResponseFormat,
+    TextFormat,
+    ToolChoice,
+    ToolDef,
+    UsageReported,
+)
+from helikon.core.output import OutputType
+from helikon.core.result import RunResult, RunResultStreaming
+from helikon.core.tool import FunctionTool, Tool, ToolEffect, ToolOutput, tool
+from helikon.core.usage import Usage
+from helikon.errors import (
+    AgentError,
+    Cancelled,
+    ConfigError,
+    ContextLengthExceeded,
+    HelikonError,
+    InvalidArgs,
+    InvalidStructuredOutput,
+    MaxAgentDepthExceeded,
+    MaxTurnsExceeded,
+    ModelError,
+    ModelUnavailable,
+    RateLimited,
+    Refused,
+    RunError,
+    RunTimeout,
+    SchemaError,
+    ToolDenied,
+    ToolError,
+    TransportError,
+)
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "Agent",
+    "AgentError",
+    "AgentEvent",
+    "AgentInput",
+    "AgentUpdated",
+    "ApprovalRequested",
+    "AssistantMessage",
+    "AudioPart",
+    "CancellationToken",
+    "Cancelled",
+    "ConfigError",
+    "ContentPart",
+    "ContextLengthExceeded",
+    "Finish",
+    "FinishReason",
+    "FunctionTool",
+    "GuardrailTriggered",
+    "HandoffItem",
+    "HelikonError",
+    "ImagePart",
+    "Instructions",
+    "InvalidArgs",
+    "InvalidStructuredOutput",
+    "Item",
+    "JsonObjectFormat",
+    "JsonSchemaFormat",
+    "MaxAgentDepthExceeded",
+    "MaxTurnsExceeded",
+    "MediaSource",
+    "MessageOutput",
+    "Model",
+    "ModelCapabilities",
+    "ModelError",
+    "ModelEvent",
+    "ModelRequest",
+    "ModelSettings",
+    "ModelUnavailable",
+    "OutputType",
+    "PermissionDenied",
+    "RateLimited",
+    "ReasoningDelta",
+    "ReasoningPart",
+    "Refused",
+    "RepairStarted",
+    "ResponseFormat",
+    "RunCompleted",
+    "RunConfig",
+    "RunContext",
+    "RunError",
+    "RunFailed",
+    "RunResult",
+    "RunResultStreaming",
+    "RunStarted",
+    "RunTimeout",
+    "SchemaError",
+    "StructuredOutputFailed",
+    "SystemMessage",
+    "TextFormat",
+    "TextPart",
+    "TokenDelta",
+    "Tool",
+    "ToolCall",
+    "ToolCallDelta",
+    "ToolCallItem",
+    "ToolChoice",
+    "ToolContext",
+    "ToolDef",
+    "ToolDenied",
+    "ToolEffect",
+    "ToolError",
+    "ToolOutput",
+    "ToolOutputItem",
+    "ToolResult",
+    "ToolUsePart",
+    "TransportError",
+    "TurnStarted",
+    "Usage",
+    "UsageReported",
+    "UserMessage",
+    "__version__",
+    "tool",
+]

@@ -1,0 +1,1 @@
+"""The ``helikon`` command line (``cli`` extra)."""

@@ -1,0 +1,289 @@
+"""Load an ``agents.toml`` sidecar into agents.
+
+Format (paths are relative to the sidecar's directory)::
+
+    [agents.budget_assistant]
+    description  = "Answers budgeting questions"
+    instructions = "You are a budgeting assistant."      # or { file = "instructions.md" }
+    model        = { provider = "mock", script = "script.json" }
+    # or model   = { provider = "openai", id = "gpt-5-mini" }
+    tools        = ["lookup_spending"]
+    handoffs     = ["investing"]                         # other agents in this file
+
+    [tools.lookup_spending]
+    python = "tools:lookup_spending"                     # module:function, a @tool or a function
+
+Every problem raises :class:`SidecarError` naming the file, the key and the fix.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from helikon.core.agent import Agent
+from helikon.core.model import Model
+from helikon.core.tool import FunctionTool, Tool, tool
+from helikon.errors import ConfigError
+
+__all__ = ["Sidecar", "SidecarError", "load_sidecar"]
+
+_AGENT_KEYS = {"description", "instructions", "model", "tools", "handoffs"}
+
+
+class SidecarError(ConfigError):
+    """A sidecar file is invalid; the message names the file, the key and the fix."""
+
+
+@dataclass
+class Sidecar:
+    """A parsed sidecar: agent definitions and tool references, built on demand."""
+
+    path: Path
+    agents: dict[str, dict[str, Any]]
+    tools: dict[str, dict[str, Any]]
+    _built_tools: dict[str, Tool] = field(default_factory=dict)
+
+    def _err(self, key: str, problem: str, fix: str) -> SidecarError:
+        return SidecarError(f"{self.path}: {key}: {problem}. Fix: {fix}")
+
+    @property
+    def default_agent(self) -> str:
+        """The alphabetically first agent name."""
+        return sorted(self.agents)[0]
+
+    def build(self, name: str | None = None, *, model_override: str | None = None) -> Agent:
+        """Build agent ``name`` (default: the alphabetically first) with its handoffs.
+
+        Raises:
+            SidecarError: unknown agent, bad model, bad tool reference, handoff cycle.
+        """
+        name = name or self.default_agent
+        if name not in self.agents:
+            raise SidecarError(
+                f"{self.path}: no agent {name!r}. Fix: use one of {sorted(self.agents)}"
+            )
+        return self._build(name, model_override, ())
+
+    def _build(self, name: str, model_override: str | None, chain: tuple[str, ...]) -> Agent:
+        if name in chain:
+            raise self._err(
+                f"agents.{chain[-1]}.handoffs",
+                f"handoff cycle detected ({' -> '.join((*chain, name))})",
+                "declare one-way handoff chains",
+            )
+        spec = self.agents[name]
+        key = f"agents.{name}"
+        instructions = self._instructions(key, spec.get("instructions"))
+        model = self._model(f"{key}.model", spec.get("model"), model_override)
+        tools = [self._tool(f"{key}.tools", t) for t in self._names(f"{key}.tools", spec, "tools")]
+        handoffs = []
+        for h in self._names(f"{key}.handoffs", spec, "handoffs"):
+            if h not in self.agents:
+                raise self._err(
+                    f"{key}.handoffs", f"unknown agent {h!r}", "define [agents." + h + "]"
+                )
+            handoffs.append(self._build(h, None, (*chain, name)))
+        description = spec.get("description", "")
+        if not isinstance(description, str):
+            raise self._err(f"{key}.description", "must be a string", 'description = "..."')
+        return Agent(
+            name=name,
+            model=model,
+            instructions=instructions,
+            description=description,
+            tools=tools,
+            handoffs=handoffs,
+        )
+
+    def _names(self, key: str, spec: dict[str, Any], field_name: str) -> list[str]:
+        value = spec.get(field_name, [])
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise self._err(key, "must be a list of names", f'{field_name} = ["name", ...]')
+        return value
+
+    def _instructions(self, key: str, value: Any) -> str | None:
+        key = f"{key}.instructions"
+        if value is None or isinstance(value, str):
+            return value
+        if isinstance(value, dict) and set(value) == {"file"} and isinstance(value["file"], str):
+            p = self.path.parent / value["file"]
+            try:
+                return p.read_text(encoding="utf-8")
+            except OSError as exc:
+                raise self._err(
+                    key, f"cannot read {p} ({exc.strerror})", "check the file path"
+                ) from None
+        raise self._err(key, f"unsupported value {value!r}", 'use a string or { file = "path.md" }')
+
+    def _model(self, key: str, value: Any, override: str | None) -> Model:
+        if override is not None:
+            provider, sep, ident = override.partition(":")
+            if not sep or not ident:
+                raise SidecarError(
+                    f"--model {override!r}: expected PROVIDER:ID, e.g. openai:gpt-5-mini or "
+                    "mock:script.json"
+                )
+            value = {"provider": provider, "id" if provider != "mock" else "script": ident}
+        if not isinstance(value, dict) or "provider" not in value:
+            raise self._err(
+                key, "missing or not a table", 'model = { provider = "openai", id = "gpt-5-mini" }'
+            )
+        provider = value["provider"]
+        if provider == "mock":
+            script = value.get("script")
+            if not isinstance(script, str):
+                raise self._err(
+                    key,
+                    "mock model needs script",
+                    'model = { provider = "mock", script = "script.json" }',
+                )
+            from helikon.testing.mock import MockModel
+
+            path = Path(script) if override else self.path.parent / script
+            try:
+                return MockModel.from_script_file(path)
+            except ConfigError as exc:
+                raise self._err(f"{key}.script", str(exc), "fix the script file") from None
+        if provider == "openai":
+            model_id = value.get("id")
+            if not isinstance(model_id, str):
+                raise self._err(
+                    key,
+                    "openai model needs id",
+                    'model = { provider = "openai", id = "gpt-5-mini" }',
+                )
+            try:
+                from helikon.providers.openai import OpenAIModel
+            except ImportError as exc:
+                raise self._err(
+                    key,
+                    f"the openai provider is not installed ({exc})",
+                    "pip install 'helikon[openai]'",
+                ) from None
+            try:
+                return OpenAIModel.chat(model_id, base_url=value.get("base_url"))
+            except ConfigError as exc:
+                raise self._err(key, str(exc), "set OPENAI_API_KEY in the environment") from None
+        raise self._err(
+            f"{key}.provider", f"unknown provider {provider!r}", 'use "openai" or "mock"'
+        )
+
+    def _tool(self, key: str, name: str) -> Tool:
+        if name in self._built_tools:
+            return self._built_tools[name]
+        spec = self.tools.get(name)
+        if spec is None:
+            raise self._err(
+                key, f"unknown tool {name!r}", f'add [tools.{name}] with python = "module:function"'
+            )
+        tkey = f"tools.{name}"
+        if "script" in spec or "inline" in spec:
+            raise self._err(
+                tkey,
+                "Rhai script tools are not supported by helikon yet",
+                'use python = "module:function"',
+            )
+        ref = spec.get("python")
+        if not isinstance(ref, str) or ":" not in ref:
+            raise self._err(
+                f"{tkey}.python",
+                "missing or not module:function",
+                'python = "tools:lookup_spending"',
+            )
+        module_name, _, attr = ref.partition(":")
+        folder = str(self.path.parent.resolve())
+        if folder not in sys.path:
+            sys.path.insert(0, folder)
+        try:
+            module = importlib.import_module(module_name)
+        except ImportError as exc:
+            raise self._err(
+                f"{tkey}.python",
+                f"cannot import {module_name!r} ({exc})",
+                f"put {module_name}.py next to the sidecar",
+            ) from None
+        obj = getattr(module, attr, None)
+        if obj is None:
+            raise self._err(
+                f"{tkey}.python", f"{module_name} has no {attr!r}", "check the function name"
+            )
+        built: Tool = obj if isinstance(obj, FunctionTool) or hasattr(obj, "invoke") else tool(obj)
+        if built.name != name:
+            raise self._err(
+                tkey, f"the tool is named {built.name!r}", f"name the table [tools.{built.name}]"
+            )
+        self._built_tools[name] = built
+        return built
+
+
+def load_sidecar(path: str | Path) -> Sidecar:
+    """Parse and check a sidecar file.
+
+    Raises:
+        SidecarError: unreadable file, bad TOML, unknown keys, missing agents.
+    """
+    p = Path(path)
+    try:
+        raw = p.read_bytes()
+    except OSError as exc:
+        raise SidecarError(
+            f"{p}: cannot read the sidecar ({exc.strerror}). Fix: check the path"
+        ) from None
+    try:
+        doc = tomllib.loads(raw.decode("utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise SidecarError(f"{p}: invalid TOML: {exc}. Fix: correct the syntax") from None
+    unknown = set(doc) - {"agents", "tools", "eval"}
+    if unknown:
+        raise SidecarError(
+            f"{p}: unknown top-level keys {sorted(unknown)}. Fix: use [agents.*] and [tools.*]"
+        )
+    agents = doc.get("agents")
+    if not isinstance(agents, dict) or not agents:
+        raise SidecarError(f"{p}: agents: no agents defined. Fix: add an [agents.NAME] table")
+    for name, spec in agents.items():
+        if not isinstance(spec, dict):
+            raise SidecarError(f"{p}: agents.{name}: must be a table. Fix: [agents.{name}]")
+        extra = set(spec) - _AGENT_KEYS
+        if extra:
+            raise SidecarError(
+                f"{p}: agents.{name}: unknown keys {sorted(extra)}. Fix: use {sorted(_AGENT_KEYS)}"
+            )
+    tools = doc.get("tools", {})
+    if not isinstance(tools, dict):
+        raise SidecarError(f"{p}: tools: must be a table of [tools.NAME]. Fix: [tools.NAME]")
+    sc = Sidecar(p, agents, tools)
+    _check_handoffs(sc)
+    return sc
+
+
+def _check_handoffs(sc: Sidecar) -> None:
+    """Reject dangling handoff references and cycles at load time."""
+    state: dict[str, int] = {}  # 1 = on the current path, 2 = done
+
+    def visit(name: str, path: tuple[str, ...]) -> None:
+        state[name] = 1
+        targets = sc._names(f"agents.{name}.handoffs", sc.agents[name], "handoffs")
+        for t in targets:
+            if t not in sc.agents:
+                raise sc._err(
+                    f"agents.{name}.handoffs", f"unknown agent {t!r}", f"define [agents.{t}]"
+                )
+            if state.get(t) == 1:
+                raise sc._err(
+                    f"agents.{name}.handoffs",
+                    f"handoff cycle detected ({' -> '.join((*path, name, t))})",
+                    "declare one-way handoff chains",
+                )
+            if state.get(t) is None:
+                visit(t, (*path, name))
+        state[name] = 2
+
+    for name in sorted(sc.agents):
+        if state.get(name) is None:
+            visit(name, ())

@@ -1,0 +1,213 @@
+"""Agent events: the one serializable stream every agent run yields.
+
+Variants (the spec's ``AgentEvent``), tagged by ``type``:
+
+* lifecycle: ``run_started``, ``turn_started``
+* raw deltas: ``token_delta``, ``reasoning_delta``, ``tool_call_delta``
+* semantic items: ``message_output``, ``tool_call_item``, ``tool_output_item``, ``handoff_item``
+* transitions: ``agent_updated``
+* control: ``guardrail_triggered``, ``approval_requested``, ``permission_denied``,
+  ``repair_started``, ``structured_output_failed``
+* terminal: ``run_completed``, ``run_failed``
+
+Raw deltas arrive as the provider streams them; the semantic items carry the same content
+re-aggregated once the turn settles.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal, TypeAlias
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+
+from helikon.core.items import AssistantMessage, ToolCall, ToolResult
+from helikon.core.usage import Usage
+
+__all__ = [
+    "AgentEvent",
+    "AgentUpdated",
+    "ApprovalRequested",
+    "GuardrailTriggered",
+    "HandoffItem",
+    "MessageOutput",
+    "PermissionDenied",
+    "ReasoningDelta",
+    "RepairStarted",
+    "RunCompleted",
+    "RunFailed",
+    "RunStarted",
+    "StructuredOutputFailed",
+    "TokenDelta",
+    "ToolCallDelta",
+    "ToolCallItem",
+    "ToolOutputItem",
+    "TurnStarted",
+    "event_adapter",
+]
+
+
+class _Event(BaseModel):
+    model_config = ConfigDict(frozen=True, populate_by_name=True)
+
+
+class RunStarted(_Event):
+    """The run began; ``agent`` is the root agent's name."""
+
+    type: Literal["run_started"] = "run_started"
+    agent: str
+
+
+class TurnStarted(_Event):
+    """A model turn began (0-based)."""
+
+    type: Literal["turn_started"] = "turn_started"
+    turn: int
+
+
+class TokenDelta(_Event):
+    """A fragment of visible assistant text, as streamed."""
+
+    type: Literal["token_delta"] = "token_delta"
+    text: str
+
+
+class ReasoningDelta(_Event):
+    """A fragment of model reasoning, as streamed.
+
+    ``signature`` / ``redacted`` carry the provider's opaque thinking signature or redacted
+    thinking payload (Anthropic) when the stream delivers one; both go back unchanged.
+    """
+
+    type: Literal["reasoning_delta"] = "reasoning_delta"
+    text: str = ""
+    signature: str | None = None
+    redacted: str | None = None
+
+
+class ToolCallDelta(_Event):
+    """A fragment of a tool call's JSON arguments, as streamed."""
+
+    type: Literal["tool_call_delta"] = "tool_call_delta"
+    call_id: str
+    name: str | None = None
+    args_delta: str = ""
+
+
+class MessageOutput(_Event):
+    """A complete assistant message once the turn settled."""
+
+    type: Literal["message_output"] = "message_output"
+    item: AssistantMessage
+
+
+class ToolCallItem(_Event):
+    """A complete tool call once the turn settled."""
+
+    type: Literal["tool_call_item"] = "tool_call_item"
+    item: ToolCall
+
+
+class ToolOutputItem(_Event):
+    """A tool call's result (``item.is_error`` for failures fed back to the model)."""
+
+    type: Literal["tool_output_item"] = "tool_output_item"
+    item: ToolResult
+
+
+class HandoffItem(_Event):
+    """Control passed from one agent to another."""
+
+    type: Literal["handoff_item"] = "handoff_item"
+    from_agent: str = Field(alias="from")
+    to_agent: str = Field(alias="to")
+
+
+class AgentUpdated(_Event):
+    """The active agent changed (after a handoff)."""
+
+    type: Literal["agent_updated"] = "agent_updated"
+    agent: str
+
+
+class GuardrailTriggered(_Event):
+    """A guardrail tripped; ``kind`` is ``input``, ``output`` or ``other``."""
+
+    type: Literal["guardrail_triggered"] = "guardrail_triggered"
+    kind: str
+    info: Any = None
+
+
+class ApprovalRequested(_Event):
+    """A tool call waits for approval."""
+
+    type: Literal["approval_requested"] = "approval_requested"
+    call_id: str
+    tool: str
+    args: Any = None
+
+
+class PermissionDenied(_Event):
+    """A tool call was denied by the permission pipeline."""
+
+    type: Literal["permission_denied"] = "permission_denied"
+    tool: str
+    reason: str
+
+
+class RepairStarted(_Event):
+    """The structured-output repair turn began."""
+
+    type: Literal["repair_started"] = "repair_started"
+    attempt: int
+
+
+class StructuredOutputFailed(_Event):
+    """The final answer failed validation after the repair turn."""
+
+    type: Literal["structured_output_failed"] = "structured_output_failed"
+    schema_errors: list[str]
+    final_text: str
+
+
+class RunCompleted(_Event):
+    """Terminal success; ``usage`` is the run's total."""
+
+    type: Literal["run_completed"] = "run_completed"
+    usage: Usage
+
+
+class RunFailed(_Event):
+    """Terminal failure; ``error`` is ``{"kind", "message", ...}`` (see AgentError.to_dict)."""
+
+    type: Literal["run_failed"] = "run_failed"
+    error: dict[str, Any]
+    usage: Usage = Field(default_factory=Usage)
+
+    @property
+    def message(self) -> str:
+        """The error's human-readable message."""
+        return str(self.error.get("message", ""))
+
+
+AgentEvent: TypeAlias = Annotated[
+    RunStarted
+    | TurnStarted
+    | TokenDelta
+    | ReasoningDelta
+    | ToolCallDelta
+    | MessageOutput
+    | ToolCallItem
+    | ToolOutputItem
+    | HandoffItem
+    | AgentUpdated
+    | GuardrailTriggered
+    | ApprovalRequested
+    | PermissionDenied
+    | RepairStarted
+    | StructuredOutputFailed
+    | RunCompleted
+    | RunFailed,
+    Field(discriminator="type"),
+]
+
+event_adapter: TypeAdapter[AgentEvent] = TypeAdapter(AgentEvent)

@@ -1,0 +1,270 @@
+"""Tools: the :class:`Tool` protocol and the :func:`tool` decorator.
+
+``@tool`` turns a plain (sync or async) function into a tool. The function name becomes the
+tool name, the docstring's summary the description the model sees, and the parameters'
+type hints the JSON Schema of its arguments (pydantic builds it). Per-argument descriptions
+come from the docstring's ``Args:`` section or from ``Annotated[T, Field(description=...)]``.
+An optional first parameter annotated :class:`ToolContext` receives the run's tool context.
+
+Arguments are validated before the function runs: invalid arguments never reach it; the
+model gets an ``InvalidArgs`` result listing each problem instead.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import enum
+import functools
+import inspect
+import json
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any, Protocol, get_origin, get_type_hints, overload, runtime_checkable
+
+import pydantic
+import pydantic_core
+from pydantic import BaseModel, ConfigDict
+
+from helikon.core.context import ToolContext
+from helikon.core.docstrings import parse_docstring
+from helikon.core.items import ContentPart, TextPart
+from helikon.errors import ConfigError, InvalidArgs, ToolError, ToolOther
+
+__all__ = ["FunctionTool", "Tool", "ToolEffect", "ToolOutput", "tool"]
+
+
+class ToolEffect(enum.StrEnum):
+    """What a tool does to the world; drives permission modes.
+
+    ``PLAN`` mode allows only ``READ_ONLY``; ``ACCEPT_EDITS`` auto-approves ``WRITE``.
+    An undeclared tool is ``SIDE_EFFECT``.
+    """
+
+    READ_ONLY = "read_only"
+    WRITE = "write"
+    SIDE_EFFECT = "side_effect"
+
+
+@dataclass(frozen=True, slots=True)
+class ToolOutput:
+    """A successful tool result: content parts for the model and the raw returned value."""
+
+    content: list[ContentPart]
+    value: Any = None
+
+    @classmethod
+    def from_value(cls, value: Any) -> ToolOutput:
+        """Serialize a return value: ``str`` as-is, anything else as UTF-8 JSON text.
+
+        Non-ASCII characters stay characters (never ``\\u`` escapes).
+        """
+        if isinstance(value, ToolOutput):
+            return value
+        if isinstance(value, str):
+            return cls([TextPart(text=value)], value)
+        if value is None:
+            return cls([TextPart(text="null")], None)
+        text = pydantic_core.to_json(value).decode("utf-8")
+        return cls([TextPart(text=text)], value)
+
+
+@runtime_checkable
+class Tool(Protocol):
+    """A callable the model can invoke.
+
+    Attributes:
+        name: the name the model calls it by.
+        description: what the model reads to decide when to call it.
+        parameters: JSON Schema (an object schema) of the arguments.
+        effect: a :class:`ToolEffect`.
+    """
+
+    name: str
+    description: str
+    parameters: dict[str, Any]
+    effect: ToolEffect
+
+    async def invoke(self, ctx: ToolContext[Any], args: Any) -> ToolOutput:
+        """Run the tool. Raise :class:`helikon.errors.ToolError` to report a failure."""
+        ...
+
+
+def _is_tool_context(annotation: Any) -> bool:
+    origin = get_origin(annotation) or annotation
+    return isinstance(origin, type) and issubclass(origin, ToolContext)
+
+
+class FunctionTool:
+    """A :class:`Tool` backed by a Python function; made by :func:`tool`.
+
+    Calling the object calls the original function unchanged, so decorated functions stay
+    unit-testable.
+    """
+
+    def __init__(
+        self,
+        fn: Callable[..., Any],
+        *,
+        name: str | None = None,
+        description: str | None = None,
+        effect: ToolEffect = ToolEffect.SIDE_EFFECT,
+    ) -> None:
+        if not callable(fn):
+            raise ConfigError(f"@tool needs a function, got {type(fn).__name__}")
+        self.fn = fn
+        self.name = name or fn.__name__
+        if not self.name.replace("_", "a").replace("-", "a").isalnum():
+            raise ConfigError(
+                f"tool name {self.name!r} must match [A-Za-z0-9_-]+; pass name=... to @tool"
+            )
+        doc_desc, arg_docs = parse_docstring(inspect.getdoc(fn))
+        self.description = description if description is not None else doc_desc
+        self.effect = effect
+        self._is_async = inspect.iscoroutinefunction(fn)
+        sig = inspect.signature(fn)
+        try:
+            hints = get_type_hints(fn, include_extras=True)
+        except Exception as exc:  # unresolved forward refs
+            raise ConfigError(f"tool {self.name!r}: cannot resolve type hints: {exc}") from exc
+        params = list(sig.parameters.values())
+        self._takes_ctx = bool(params) and _is_tool_context(hints.get(params[0].name))
+        if self._takes_ctx:
+            params = params[1:]
+        fields: dict[str, Any] = {}
+        for p in params:
+            if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
+                raise ConfigError(
+                    f"tool {self.name!r}: *args/**kwargs parameters cannot be described to a "
+                    f"model; declare each argument ({p.name!r})"
+                )
+            if p.kind is p.POSITIONAL_ONLY:
+                raise ConfigError(
+                    f"tool {self.name!r}: positional-only parameter {p.name!r} is not supported"
+                )
+            ann = hints.get(p.name, Any)
+            default = ... if p.default is p.empty else p.default
+            info = pydantic.Field(default=default, description=arg_docs.get(p.name))
+            fields[p.name] = (ann, info)
+        self._params = [p.name for p in params]
+        self._args_model: type[BaseModel] = pydantic.create_model(
+            f"{self.name}_args",
+            __config__=ConfigDict(extra="forbid", arbitrary_types_allowed=False),
+            **fields,
+        )
+        schema = self._args_model.model_json_schema()
+        schema.pop("title", None)
+        for prop in schema.get("properties", {}).values():
+            if isinstance(prop, dict):
+                prop.pop("title", None)
+        schema.setdefault("properties", {})
+        self.parameters: dict[str, Any] = schema
+        functools.update_wrapper(self, fn)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self.fn(*args, **kwargs)
+
+    def __repr__(self) -> str:
+        return f"<tool {self.name}>"
+
+    def validate_args(self, args: Any) -> dict[str, Any]:
+        """Validate raw arguments; returns the keyword arguments for the function.
+
+        Raises:
+            InvalidArgs: with one message per problem (``field: reason``).
+        """
+        if isinstance(args, str):
+            try:
+                args = json.loads(args) if args.strip() else {}
+            except json.JSONDecodeError as exc:
+                raise InvalidArgs([f"arguments are not valid JSON: {exc.msg}"]) from None
+        if args is None:
+            args = {}
+        if not isinstance(args, dict):
+            raise InvalidArgs([f"arguments must be a JSON object, got {type(args).__name__}"])
+        try:
+            model = self._args_model.model_validate(args)
+        except pydantic.ValidationError as exc:
+            raise InvalidArgs(
+                [
+                    f"{'.'.join(str(x) for x in e['loc']) or '<root>'}: {e['msg']}"
+                    for e in exc.errors(include_url=False)
+                ]
+            ) from None
+        return {name: getattr(model, name) for name in self._params}
+
+    async def invoke(self, ctx: ToolContext[Any], args: Any) -> ToolOutput:
+        """Validate ``args``, call the function (sync ones in a worker thread), wrap the result.
+
+        Raises:
+            InvalidArgs: the arguments do not match the schema (the function is not called).
+            ToolError: whatever the function raised as a ToolError, unchanged.
+            ToolOther: any other exception, with its type and message.
+        """
+        kwargs = self.validate_args(args)
+        call_args: tuple[Any, ...] = (ctx,) if self._takes_ctx else ()
+        try:
+            if self._is_async:
+                result = await self.fn(*call_args, **kwargs)
+            else:
+                result = await asyncio.to_thread(self.fn, *call_args, **kwargs)
+        except ToolError:
+            raise
+        except Exception as exc:
+            raise ToolOther(f"{type(exc).__name__}: {exc}") from exc
+        return ToolOutput.from_value(result)
+
+
+@overload
+def tool(fn: Callable[..., Awaitable[Any]] | Callable[..., Any], /) -> FunctionTool: ...
+
+
+@overload
+def tool(
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    effect: ToolEffect = ToolEffect.SIDE_EFFECT,
+) -> Callable[[Callable[..., Any]], FunctionTool]: ...
+
+
+def tool(
+    fn: Callable[..., Any] | None = None,
+    /,
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    effect: ToolEffect = ToolEffect.SIDE_EFFECT,
+) -> FunctionTool | Callable[[Callable[..., Any]], FunctionTool]:
+    """Make a tool from a function (bare ``@tool`` or ``@tool(name=..., effect=...)``).
+
+    Args:
+        fn: the function (sync or async).
+        name: the tool name; defaults to the function name.
+        description: overrides the docstring summary.
+        effect: a :class:`ToolEffect`; defaults to ``SIDE_EFFECT``.
+
+    Returns:
+        A :class:`FunctionTool`.
+
+    Raises:
+        ConfigError: the signature cannot be described to a model (``*args``, bad name).
+
+    Example:
+        >>> @tool(effect=ToolEffect.READ_ONLY)
+        ... def budget_status(category: str) -> dict:
+        ...     '''Look up the monthly budget for a category.
+        ...
+        ...     Args:
+        ...         category: Spending category, e.g. "Dining".
+        ...     '''
+        ...     return {"budget": 250.0}
+        >>> budget_status.parameters["properties"]["category"]["description"]
+        'Spending category, e.g. "Dining".'
+    """
+    if fn is not None:
+        return FunctionTool(fn, name=name, description=description, effect=effect)
+
+    def wrap(f: Callable[..., Any]) -> FunctionTool:
+        return FunctionTool(f, name=name, description=description, effect=effect)
+
+    return wrap

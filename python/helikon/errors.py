@@ -1,0 +1,278 @@
+"""The whole helikon exception tree, in one module.
+
+Every exception helikon raises derives from :class:`HelikonError`. Where a stdlib error
+already names the failure, the helikon class derives from it too, so ``except ValueError``
+keeps working for callers who do not know helikon::
+
+    HelikonError
+    ├── ConfigError(HelikonError, ValueError)        bad constructor / sidecar input
+    ├── SchemaError(HelikonError, ValueError)        a JSON Schema cannot be normalized
+    ├── ModelError                                    a provider call failed
+    │   ├── ModelUnavailable                          5xx / overloaded
+    │   ├── RateLimited                               429, carries ``retry_after`` (seconds)
+    │   ├── ContextLengthExceeded                     the prompt does not fit
+    │   ├── Refused                                   the provider refused the request
+    │   ├── TransportError(ModelError, ConnectionError)  network / protocol failure
+    │   └── ModelOther                                anything else (incl. a script run out)
+    ├── ToolError                                     a tool call failed (fed back to the model)
+    │   ├── InvalidArgs(ToolError, ValueError)        arguments did not match the schema
+    │   ├── ToolDenied(ToolError, PermissionError)    the tool refused (safety boundary)
+    │   └── ToolOther                                 any other failure
+    ├── AgentError                                    why a run failed (``RunFailed.error``)
+    │   ├── MaxTurnsExceeded
+    │   ├── MaxAgentDepthExceeded
+    │   ├── InvalidStructuredOutput(AgentError, ValueError)
+    │   ├── Cancelled
+    │   ├── RunTimeout(AgentError, TimeoutError)
+    │   ├── NotImplementedPhase(AgentError, NotImplementedError)
+    │   └── AgentOther
+    └── RunError                                      raised by ``run()`` / ``collect()``;
+                                                      ``.error`` holds the AgentError
+
+Error text never contains a secret: redaction runs before any tool text reaches an error.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = [
+    "AgentError",
+    "AgentOther",
+    "Cancelled",
+    "ConfigError",
+    "ContextLengthExceeded",
+    "HelikonError",
+    "InvalidArgs",
+    "InvalidStructuredOutput",
+    "MaxAgentDepthExceeded",
+    "MaxTurnsExceeded",
+    "ModelError",
+    "ModelOther",
+    "ModelUnavailable",
+    "NotImplementedPhase",
+    "RateLimited",
+    "Refused",
+    "RunError",
+    "RunTimeout",
+    "SchemaError",
+    "ToolDenied",
+    "ToolError",
+    "ToolOther",
+    "TransportError",
+]
+
+
+class HelikonError(Exception):
+    """Base class of every error helikon raises."""
+
+
+class ConfigError(HelikonError, ValueError):
+    """Bad input to a constructor, a sidecar file or a CLI flag.
+
+    The message names the field (or file and key) and how to fix it.
+    """
+
+
+class SchemaError(HelikonError, ValueError):
+    """A JSON Schema could not be normalized (too deep, unsupported construct)."""
+
+
+# --------------------------------------------------------------------------- model errors
+
+
+class ModelError(HelikonError):
+    """A model provider call failed. ``kind`` is the spec's variant name."""
+
+    kind: str = "Other"
+
+    def __init__(self, message: str, *, status_code: int | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.status_code = status_code
+
+
+class ModelUnavailable(ModelError):
+    """The provider is overloaded or answered 5xx."""
+
+    kind = "Unavailable"
+
+
+class RateLimited(ModelError):
+    """The provider answered 429. ``retry_after`` is in seconds when the provider said."""
+
+    kind = "RateLimited"
+
+    def __init__(
+        self, message: str, *, retry_after: float | None = None, status_code: int | None = 429
+    ) -> None:
+        super().__init__(message, status_code=status_code)
+        self.retry_after = retry_after
+
+
+class ContextLengthExceeded(ModelError):
+    """The request does not fit the model's context window."""
+
+    kind = "ContextLengthExceeded"
+
+
+class Refused(ModelError):
+    """The provider refused to answer (safety refusal or policy block)."""
+
+    kind = "Refused"
+
+
+class TransportError(ModelError, ConnectionError):
+    """The connection failed or the stream broke off."""
+
+    kind = "Transport"
+
+
+class ModelOther(ModelError):
+    """Any other model failure, e.g. a MockModel whose script has run out."""
+
+    kind = "Other"
+
+
+# --------------------------------------------------------------------------- tool errors
+
+
+class ToolError(HelikonError):
+    """A tool call failed. The text is fed back to the model as the call's result."""
+
+    kind: str = "Other"
+
+
+class InvalidArgs(ToolError, ValueError):
+    """Arguments did not match the tool's schema. ``schema_errors`` lists each problem."""
+
+    kind = "InvalidArgs"
+
+    def __init__(self, schema_errors: list[str]) -> None:
+        self.schema_errors = list(schema_errors)
+        super().__init__("invalid arguments: " + "; ".join(self.schema_errors))
+
+
+class ToolDenied(ToolError, PermissionError):
+    """The tool refused: a safety boundary or an unsatisfiable precondition."""
+
+    kind = "Denied"
+
+    def __init__(self, reason: str) -> None:
+        self.reason = reason
+        super().__init__(f"denied: {reason}")
+
+
+class ToolOther(ToolError):
+    """Any other tool failure."""
+
+    kind = "Other"
+
+
+# --------------------------------------------------------------------------- agent errors
+
+
+class AgentError(HelikonError):
+    """Why a run failed; carried by the ``RunFailed`` event. ``kind`` is the variant name."""
+
+    kind: str = "Other"
+
+    def to_dict(self) -> dict[str, Any]:
+        """The serializable form used by events and sessions: ``{"kind", "message", ...}``."""
+        return {"kind": self.kind, "message": str(self)}
+
+
+class MaxTurnsExceeded(AgentError):
+    """The run used ``max_turns`` model turns without finishing."""
+
+    kind = "MaxTurnsExceeded"
+
+    def __init__(self, max_turns: int) -> None:
+        self.max_turns = max_turns
+        super().__init__(f"max turns ({max_turns}) exceeded")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**super().to_dict(), "max_turns": self.max_turns}
+
+
+class MaxAgentDepthExceeded(AgentError):
+    """Agent nesting (handoffs, agent-as-tool) went past ``max_agent_depth``."""
+
+    kind = "MaxAgentDepthExceeded"
+
+    def __init__(self, max_depth: int) -> None:
+        self.max_depth = max_depth
+        super().__init__(f"max agent depth ({max_depth}) exceeded")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**super().to_dict(), "max_depth": self.max_depth}
+
+
+class InvalidStructuredOutput(AgentError, ValueError):
+    """The final answer did not validate against ``output_type`` after one repair turn."""
+
+    kind = "InvalidStructuredOutput"
+
+    def __init__(self, schema_errors: list[str], final_text: str) -> None:
+        self.schema_errors = list(schema_errors)
+        self.final_text = final_text
+        super().__init__(
+            "invalid structured output after one repair attempt: " + "; ".join(self.schema_errors)
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            **super().to_dict(),
+            "schema_errors": self.schema_errors,
+            "final_text": self.final_text,
+        }
+
+
+class Cancelled(AgentError):
+    """The run's cancellation token fired before a terminal event."""
+
+    kind = "Cancelled"
+
+    def __init__(self, message: str = "run cancelled") -> None:
+        super().__init__(message)
+
+
+class RunTimeout(AgentError, TimeoutError):
+    """``RunConfig.timeout`` elapsed before a terminal event."""
+
+    kind = "Timeout"
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+        super().__init__(f"run timed out after {seconds:g}s")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**super().to_dict(), "seconds": self.seconds}
+
+
+class NotImplementedPhase(AgentError, NotImplementedError):
+    """A reserved loop phase (compaction, approval) was reached."""
+
+    kind = "NotImplemented"
+
+
+class AgentOther(AgentError):
+    """Any other run failure (a model error, an invalid transition, ...)."""
+
+    kind = "Other"
+
+
+class RunError(HelikonError):
+    """Raised by ``run()``, ``run_sync()`` and ``collect()`` when the run failed.
+
+    ``error`` is the :class:`AgentError` from the terminal ``RunFailed`` event;
+    ``events`` holds every event seen, ``usage`` the tokens spent up to the failure.
+    """
+
+    def __init__(
+        self, error: AgentError, *, events: list[Any] | None = None, usage: Any = None
+    ) -> None:
+        super().__init__(f"run failed: {error}")
+        self.error = error
+        self.events = events or []
+        self.usage = usage

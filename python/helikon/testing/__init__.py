@@ -1,0 +1,30 @@
+"""Test doubles: :class:`MockModel`, its script steps and the wire replay server.
+
+Never imported by library code.
+"""
+
+from helikon.testing.mock import MockModel
+from helikon.testing.script import (
+    Call,
+    Delay,
+    Fail,
+    Finish,
+    Reasoning,
+    Script,
+    ScriptFile,
+    Text,
+    Usage,
+)
+
+__all__ = [
+    "Call",
+    "Delay",
+    "Fail",
+    "Finish",
+    "MockModel",
+    "Reasoning",
+    "Script",
+    "ScriptFile",
+    "Text",
+    "Usage",
+]

@@ -1,0 +1,117 @@
+"""``helikon run``: the main job, and clear errors for bad sidecars."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+EXAMPLE = REPO / "examples" / "budget_assistant"
+
+
+def _helikon(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    exe = shutil.which("helikon", path=str(Path(sys.executable).parent))
+    assert exe, "the helikon console script is not installed next to this Python"
+    env = {**os.environ, "NO_COLOR": "1", "COLUMNS": "200"}
+    return subprocess.run(
+        [exe, *args], capture_output=True, text=True, timeout=60, cwd=cwd, env=env
+    )
+
+
+def test_runs_the_budget_assistant_example() -> None:
+    proc = _helikon("run", str(EXAMPLE / "agents.toml"), "How am I doing on my dining budget?")
+    assert proc.returncode == 0, proc.stderr
+    out = proc.stdout
+    assert "Let me check your dining spending and budget." in out
+    assert '→ lookup_spending({"category": "Dining", "month": "2026-11"})' in out
+    assert '← {"total":312.4,"count":18}' in out
+    assert '→ budget_status({"category": "Dining"})' in out
+    assert '← {"budget":250.0,"spent":312.4,"remaining":-62.4}' in out
+    assert "so you're $62.40 over." in out
+    assert "usage: 950 input, 119 output, 1069 total tokens" in proc.stderr
+
+
+def test_the_python_example_runs() -> None:
+    proc = subprocess.run(
+        [sys.executable, "main.py"], capture_output=True, text=True, timeout=60, cwd=EXAMPLE
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "→ budget_status({'category': 'Dining'})" in proc.stdout
+    assert "[usage: 1069 tokens]" in proc.stdout
+
+
+@pytest.mark.parametrize(
+    ("toml", "expected"),
+    [
+        ("[agents.a]\nmodel = 3\n", "agents.a.model: missing or not a table"),
+        ('[agents.a]\nmodel = { provider = "mock" }\n', "agents.a.model: mock model needs script"),
+        (
+            '[agents.a]\nmodel = { provider = "llama" }\n',
+            "agents.a.model.provider: unknown provider",
+        ),
+        ("[agents.a]\nmodle = 1\n", "agents.a: unknown keys ['modle']"),
+        ("[agents.a\n", "invalid TOML"),
+        ("", "agents: no agents defined"),
+        (
+            '[agents.a]\nmodel = { provider = "mock", script = "s.json" }\ntools = ["t"]\n',
+            "agents.a.tools: unknown tool 't'",
+        ),
+        (
+            '[agents.a]\nmodel = { provider = "mock", script = "s.json" }\nhandoffs = ["b"]\n'
+            '[agents.b]\nmodel = { provider = "mock", script = "s.json" }\nhandoffs = ["a"]\n',
+            "handoff cycle detected",
+        ),
+        (
+            '[agents.a]\nmodel = { provider = "mock", script = "s.json" }\ntools = ["t"]\n'
+            '[tools.t]\nscript = "t.rhai"\n',
+            "tools.t: Rhai script tools are not supported",
+        ),
+        (
+            '[agents.a]\nmodel = { provider = "mock", script = "missing.json" }\n',
+            "agents.a.model.script: cannot read script file",
+        ),
+    ],
+)
+def test_bad_sidecar_is_one_clear_error(tmp_path: Path, toml: str, expected: str) -> None:
+    (tmp_path / "s.json").write_text('{"default": [[{"token": "hi"}]]}')
+    sidecar = tmp_path / "agents.toml"
+    sidecar.write_text(toml)
+    proc = _helikon("run", str(sidecar), "hi")
+    assert proc.returncode == 2
+    err = " ".join(proc.stderr.split())
+    assert str(sidecar) in err
+    assert expected in err
+    assert "Fix:" in err
+    assert "Traceback" not in proc.stderr
+
+
+def test_missing_openai_key_is_reported(tmp_path: Path) -> None:
+    sidecar = tmp_path / "agents.toml"
+    sidecar.write_text('[agents.a]\nmodel = { provider = "openai", id = "gpt-5-mini" }\n')
+    proc = _helikon("run", str(sidecar), "hi")
+    assert proc.returncode == 2
+    assert "OPENAI_API_KEY" in proc.stderr
+
+
+def test_model_override_and_agent_choice(tmp_path: Path) -> None:
+    script = tmp_path / "other.json"
+    script.write_text('{"default": [[{"token": "from override"}]]}')
+    proc = _helikon(
+        "run",
+        str(EXAMPLE / "agents.toml"),
+        "hi",
+        "--agent",
+        "budget_assistant",
+        "--model",
+        f"mock:{script}",
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "from override" in proc.stdout
+    bad = _helikon("run", str(EXAMPLE / "agents.toml"), "hi", "--agent", "nobody")
+    assert bad.returncode == 2
+    assert "no agent 'nobody'" in bad.stderr

@@ -1,0 +1,101 @@
+"""The shared ``driver_runs`` vectors (transition.json) through the real Python driver."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from pydantic import BaseModel, Field, create_model
+
+from helikon import Agent, RunError, ToolEffect, tool
+from helikon.core.tool import FunctionTool
+from helikon.testing import MockModel
+from helikon.testing.script import step_from_json
+from tests.conftest import load_shared_json
+
+RUNS = load_shared_json("conformance/transition.json")["driver_runs"]
+_GOVERNANCE = {"plan_mode_denies_side_effect_tool", "plan_mode_allows_read_only_tool"}
+
+
+def _camel(kind: str) -> str:
+    return "".join(part.capitalize() for part in kind.split("_"))
+
+
+def _output_model(spec: dict[str, Any]) -> type[BaseModel]:
+    fields: dict[str, Any] = {}
+    for name, ty in spec["fields"].items():
+        fields[name] = (int, Field(ge=0)) if ty == "u32" else (str, ...)
+    return create_model(spec["name"], **fields)
+
+
+def _tools(specs: list[dict[str, Any]], counts: dict[str, int]) -> list[FunctionTool]:
+    tools = []
+    for spec in specs:
+
+        def make(name: str, returns: Any, effect: str) -> FunctionTool:
+            def fn() -> Any:
+                counts[name] = counts.get(name, 0) + 1
+                return returns
+
+            fn.__name__ = name
+            fn.__doc__ = f"The {name} tool."
+            return tool(fn, effect=ToolEffect(effect))
+
+        tools.append(make(spec["name"], spec["returns"], spec["effect"]))
+    return tools
+
+
+@pytest.mark.parametrize("case", RUNS, ids=[r["id"] for r in RUNS])
+async def test_driver_run(case: dict[str, Any]) -> None:
+    if case["id"] in _GOVERNANCE:
+        pytest.skip("permission modes are built with the governance issue")
+    counts: dict[str, int] = {}
+    scripts = [
+        [step_from_json(s, f"{case['id']}[{i}]") for s in script]
+        for i, script in enumerate(case["model_script"])
+    ]
+    model = MockModel(scripts)
+    output_type = _output_model(case["output_type"]) if case["output_type"] else None
+    agent = Agent(
+        name="test",
+        model=model,
+        tools=_tools(case["tools"], counts),
+        output_type=output_type,
+    )
+    events = [ev async for ev in agent.stream("go")]
+    assert [_camel(ev.type) for ev in events] == case["expect_event_kinds"]
+    model.assert_exhausted()
+    for name, n in case.get("expect_tool_invocations", {}).items():
+        assert counts.get(name, 0) == n
+    if "expect_tool_result_text" in case:
+        outputs = [ev for ev in events if ev.type == "tool_output_item"]
+        assert outputs[0].item.content[0].text == case["expect_tool_result_text"]
+        assert outputs[0].item.is_error
+    if "expect_usage" in case:
+        assert events[-1].usage.model_dump() == case["expect_usage"]
+    if "expect_final_output" in case:
+        result = await Agent(
+            name="test", model=MockModel(scripts), tools=_tools(case["tools"], {})
+        ).run("go")
+        assert result.final_output == case["expect_final_output"]
+    if "expect_typed_output" in case:
+        result = await Agent(
+            name="test",
+            model=MockModel(scripts),
+            tools=_tools(case["tools"], {}),
+            output_type=output_type,
+        ).run("go")
+        assert result.final_output.model_dump() == case["expect_typed_output"]
+    if "expect_error" in case:
+        with pytest.raises(RunError) as exc:
+            await Agent(
+                name="test",
+                model=MockModel(scripts),
+                tools=_tools(case["tools"], {}),
+                output_type=output_type,
+            ).run("go")
+        err = case["expect_error"]
+        assert exc.value.error.kind == err["kind"]
+        if "final_text" in err:
+            assert exc.value.error.final_text == err["final_text"]  # type: ignore[attr-defined]
+            assert exc.value.error.schema_errors  # type: ignore[attr-defined]
