@@ -276,3 +276,21 @@ class RunError(HelikonError):
         self.error = error
         self.events = events or []
         self.usage = usage
+
+
+# --------------------------------------------------------------------------- sandbox errors
+# (owned by the sandbox area; raised by helikon._native.SandboxPolicy)
+
+
+class SandboxUnavailable(HelikonError):
+    """The OS sandbox cannot enforce the requested containment on this host.
+
+    Raised when a sandbox policy is built: the message names what the kernel (or the
+    process) lacks and which Linux release adds it, e.g. Landlock signal scoping (ABI 6,
+    Linux 6.12), or that running as root requires ``run_as``. Also raised when the built-in
+    self-test sees an escape that should have been refused. The backend never silently runs
+    with weaker containment; choosing an unconfined backend instead is the caller's explicit
+    decision.
+    """
+
+    kind = "Unavailable"

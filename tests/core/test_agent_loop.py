@@ -150,7 +150,9 @@ async def test_invalid_args_are_fed_back_once_then_fail() -> None:
         "invalid arguments: q: Field required; query: Extra inputs are not permitted"
     )
     assert result.final_output == "ok"
+    assert calls == [{"q": "x"}]
 
+    calls.clear()
     model = MockModel([[Call("c1", "lookup", {})], [Call("c2", "lookup", {})], [Text("ok")]])
     with pytest.raises(RunError) as exc:
         await Agent(name="a", model=model, tools=[lookup]).run("go")

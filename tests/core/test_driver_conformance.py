@@ -7,8 +7,7 @@ from typing import Any
 import pytest
 from pydantic import BaseModel, Field, create_model
 
-from helikon import Agent, RunError, ToolEffect, tool
-from helikon.core.tool import FunctionTool
+from helikon import Agent, RunError, Tool, ToolContext, ToolEffect, ToolOutput
 from helikon.testing import MockModel
 from helikon.testing.script import step_from_json
 from tests.conftest import load_shared_json
@@ -28,21 +27,24 @@ def _output_model(spec: dict[str, Any]) -> type[BaseModel]:
     return create_model(spec["name"], **fields)
 
 
-def _tools(specs: list[dict[str, Any]], counts: dict[str, int]) -> list[FunctionTool]:
-    tools = []
-    for spec in specs:
+class _VectorTool:
+    """A hand-written Tool (not @tool): accepts any arguments, returns a fixed value."""
 
-        def make(name: str, returns: Any, effect: str) -> FunctionTool:
-            def fn() -> Any:
-                counts[name] = counts.get(name, 0) + 1
-                return returns
+    def __init__(self, spec: dict[str, Any], counts: dict[str, int]) -> None:
+        self.name = spec["name"]
+        self.description = f"The {self.name} tool."
+        self.parameters: dict[str, Any] = {"type": "object", "properties": {}}
+        self.effect = ToolEffect(spec["effect"])
+        self._returns = spec["returns"]
+        self._counts = counts
 
-            fn.__name__ = name
-            fn.__doc__ = f"The {name} tool."
-            return tool(fn, effect=ToolEffect(effect))
+    async def invoke(self, ctx: ToolContext[Any], args: Any) -> ToolOutput:
+        self._counts[self.name] = self._counts.get(self.name, 0) + 1
+        return ToolOutput.from_value(self._returns)
 
-        tools.append(make(spec["name"], spec["returns"], spec["effect"]))
-    return tools
+
+def _tools(specs: list[dict[str, Any]], counts: dict[str, int]) -> list[Tool]:
+    return [_VectorTool(spec, counts) for spec in specs]
 
 
 @pytest.mark.parametrize("case", RUNS, ids=[r["id"] for r in RUNS])

@@ -24,6 +24,7 @@ from typing import Any, Protocol, get_origin, get_type_hints, overload, runtime_
 import pydantic
 import pydantic_core
 from pydantic import BaseModel, ConfigDict
+from pydantic.fields import FieldInfo
 
 from helikon.core.context import ToolContext
 from helikon.core.docstrings import parse_docstring
@@ -94,6 +95,14 @@ def _is_tool_context(annotation: Any) -> bool:
     return isinstance(origin, type) and issubclass(origin, ToolContext)
 
 
+def _has_field_description(annotation: Any) -> bool:
+    """True when ``Annotated[..., Field(description=...)]`` already describes the argument."""
+    for meta in getattr(annotation, "__metadata__", ()):
+        if isinstance(meta, FieldInfo) and meta.description:
+            return True
+    return False
+
+
 class FunctionTool:
     """A :class:`Tool` backed by a Python function; made by :func:`tool`.
 
@@ -143,8 +152,10 @@ class FunctionTool:
                 )
             ann = hints.get(p.name, Any)
             default = ... if p.default is p.empty else p.default
-            info = pydantic.Field(default=default, description=arg_docs.get(p.name))
-            fields[p.name] = (ann, info)
+            if _has_field_description(ann):
+                fields[p.name] = (ann, default)
+            else:
+                fields[p.name] = (ann, pydantic.Field(default, description=arg_docs.get(p.name)))
         self._params = [p.name for p in params]
         self._args_model: type[BaseModel] = pydantic.create_model(
             f"{self.name}_args",

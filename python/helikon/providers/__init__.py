@@ -1,0 +1,1 @@
+"""Model provider adapters, one subpackage per provider (each needs its SDK extra)."""

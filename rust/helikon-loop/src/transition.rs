@@ -1,0 +1,271 @@
+//! The transition function: `(state, input, ctx) -> outcome`. Pure: no IO, clock or RNG.
+use crate::config::LoopConfig;
+use crate::error::AgentError;
+use crate::events::AgentEvent;
+use crate::handoff::transcript;
+use crate::input::{ModelResponse, ToolOutcome, ToolOutcomeResult, TransitionInput};
+use crate::items::{Item, ToolCall, ToolResult};
+use crate::outcome::{NextAction, TransitionOutcome};
+use crate::state::{FinalOutput, LoopState};
+use crate::structured::{on_final_response, Phase};
+use crate::usage::Usage;
+use crate::ContentPart;
+
+/// Everything a transition reads besides the state and the input.
+#[derive(Debug, Clone, Copy)]
+pub struct TransitionCtx<'a> {
+    pub config: &'a LoopConfig,
+    /// The driver's conversation so far. Read only to build a handoff transcript, so a driver
+    /// may pass an empty slice whenever no handoff is possible (see
+    /// [`crate::needs_conversation`]).
+    pub conversation: &'a [Item],
+}
+
+/// Advance the machine by one input.
+///
+/// Cost is O(items in `input`) plus, when a handoff is taken, O(conversation) for the
+/// transcript. Never panics; a state/input pair the machine does not drive ends in
+/// `Failed(Other)` with a message starting `invalid transition:`.
+pub fn transition(
+    state: &LoopState,
+    input: TransitionInput,
+    ctx: &TransitionCtx<'_>,
+) -> TransitionOutcome {
+    use LoopState as S;
+    use TransitionInput as I;
+    let config = ctx.config;
+    match (state, input) {
+        (S::CallingModel { turn, .. }, _) if *turn >= config.max_turns => fail(
+            AgentError::MaxTurnsExceeded {
+                max_turns: config.max_turns,
+            },
+            Vec::new(),
+        ),
+        (S::CallingModel { turn, usage }, I::Start) => start(*turn, *usage, config),
+        (S::CallingModel { turn, usage }, I::ModelResponse(response)) => {
+            on_model_response(*turn, *usage, response, ctx)
+        }
+        (S::ExecutingTools { turn, calls, usage }, I::ToolResults(results)) => {
+            on_tool_results(*turn, calls, *usage, results, config)
+        }
+        (S::Finalizing { turn, usage }, I::ModelResponse(response)) => {
+            on_final_response(Phase::Finalizing, *turn, *usage, response, config)
+        }
+        (S::RepairingOutput { turn, usage }, I::ModelResponse(response)) => {
+            on_final_response(Phase::Repairing, *turn, *usage, response, config)
+        }
+        (S::Compacting { .. }, _) => not_implemented("compaction"),
+        (S::NeedsApproval { .. }, _) => not_implemented("approval"),
+        (state, input) => fail(
+            AgentError::invalid_transition(state.name(), input.name()),
+            Vec::new(),
+        ),
+    }
+}
+
+/// A terminal failure: `events` then `RunFailed`, state `Failed`, action `Terminate`.
+pub(crate) fn fail(error: AgentError, mut events: Vec<AgentEvent>) -> TransitionOutcome {
+    events.push(AgentEvent::RunFailed {
+        error: error.clone(),
+    });
+    TransitionOutcome {
+        next_state: LoopState::Failed { error },
+        events,
+        next_action: NextAction::Terminate,
+        conversation_appends: Vec::new(),
+    }
+}
+
+/// A terminal success: `events` then `RunCompleted`, state `Done`, action `Terminate`.
+pub(crate) fn complete(
+    output: FinalOutput,
+    usage: Usage,
+    mut events: Vec<AgentEvent>,
+) -> TransitionOutcome {
+    events.push(AgentEvent::RunCompleted { usage });
+    TransitionOutcome {
+        next_state: LoopState::Done { output, usage },
+        events,
+        next_action: NextAction::Terminate,
+        conversation_appends: Vec::new(),
+    }
+}
+
+fn not_implemented(feature: &str) -> TransitionOutcome {
+    let feature = feature.to_owned();
+    fail(AgentError::NotImplemented { feature }, Vec::new())
+}
+
+fn call_model(
+    next_state: LoopState,
+    events: Vec<AgentEvent>,
+    request: crate::RequestPlan,
+) -> TransitionOutcome {
+    TransitionOutcome {
+        next_state,
+        events,
+        next_action: NextAction::CallModel {
+            request: Box::new(request),
+        },
+        conversation_appends: Vec::new(),
+    }
+}
+
+fn start(turn: u32, usage: Usage, config: &LoopConfig) -> TransitionOutcome {
+    let events = vec![AgentEvent::TurnStarted { turn }];
+    match &config.output_type {
+        Some(out) if config.tools.is_empty() => call_model(
+            LoopState::Finalizing { turn, usage },
+            events,
+            out.constrained_request(None),
+        ),
+        _ => call_model(
+            LoopState::CallingModel { turn, usage },
+            events,
+            config.plain_request(),
+        ),
+    }
+}
+
+fn on_model_response(
+    turn: u32,
+    usage: Usage,
+    response: ModelResponse,
+    ctx: &TransitionCtx<'_>,
+) -> TransitionOutcome {
+    let config = ctx.config;
+    let usage = usage + response.usage;
+    let items = response.items;
+    let has_calls = items.iter().any(|i| matches!(i, Item::ToolCall(_)));
+    if !has_calls {
+        let output = FinalOutput::from_items(&items);
+        let mut events = message_outputs(items);
+        return match &config.output_type {
+            Some(out) => {
+                events.push(AgentEvent::TurnStarted { turn: turn + 1 });
+                let state = LoopState::Finalizing {
+                    turn: turn + 1,
+                    usage,
+                };
+                call_model(state, events, out.constrained_request(None))
+            }
+            None => complete(output, usage, events),
+        };
+    }
+    let handoff = items.iter().find_map(|i| match i {
+        Item::ToolCall(c) => config.handoff_for(&c.name),
+        _ => None,
+    });
+    if let Some(handoff) = handoff {
+        let events = items
+            .into_iter()
+            .filter_map(|item| match item {
+                Item::AssistantMessage { .. } => Some(AgentEvent::MessageOutput { item }),
+                Item::ToolCall(ref c) if config.handoff_for(&c.name).is_some() => {
+                    Some(AgentEvent::ToolCallItem { item })
+                }
+                _ => None,
+            })
+            .collect();
+        let target = handoff.target.clone();
+        return TransitionOutcome {
+            next_state: LoopState::ApplyingHandoff {
+                target: target.clone(),
+                transcript: transcript(ctx.conversation, &target),
+                usage,
+            },
+            events,
+            next_action: NextAction::Handoff { target },
+            conversation_appends: Vec::new(),
+        };
+    }
+    let mut events = Vec::with_capacity(items.len());
+    let mut calls = Vec::new();
+    for item in items {
+        match item {
+            Item::AssistantMessage { .. } => events.push(AgentEvent::MessageOutput { item }),
+            Item::ToolCall(call) => {
+                calls.push(call.clone());
+                events.push(AgentEvent::ToolCallItem {
+                    item: Item::ToolCall(call),
+                });
+            }
+            _ => {}
+        }
+    }
+    TransitionOutcome {
+        next_state: LoopState::ExecutingTools {
+            turn,
+            calls: calls.clone(),
+            usage,
+        },
+        events,
+        next_action: NextAction::ExecuteTools { calls },
+        conversation_appends: Vec::new(),
+    }
+}
+
+/// `MessageOutput` for every assistant message, in order; other items are dropped.
+pub(crate) fn message_outputs(items: Vec<Item>) -> Vec<AgentEvent> {
+    items
+        .into_iter()
+        .filter(|i| matches!(i, Item::AssistantMessage { .. }))
+        .map(|item| AgentEvent::MessageOutput { item })
+        .collect()
+}
+
+fn on_tool_results(
+    turn: u32,
+    calls: &[ToolCall],
+    usage: Usage,
+    results: Vec<ToolOutcome>,
+    config: &LoopConfig,
+) -> TransitionOutcome {
+    if let Some(problem) = mismatch(calls, &results) {
+        let error = AgentError::other(format!(
+            "invalid transition: tool_results do not match the pending calls ({problem})"
+        ));
+        return fail(error, Vec::new());
+    }
+    let mut events: Vec<AgentEvent> = results
+        .into_iter()
+        .map(|outcome| {
+            let (content, is_error) = match outcome.result {
+                ToolOutcomeResult::Ok(parts) => (parts, false),
+                ToolOutcomeResult::Error(text) => (vec![ContentPart::text(text)], true),
+            };
+            AgentEvent::ToolOutputItem {
+                item: Item::ToolResult(ToolResult {
+                    call_id: outcome.call_id,
+                    content,
+                    is_error,
+                }),
+            }
+        })
+        .collect();
+    let next = turn.saturating_add(1);
+    if next >= config.max_turns {
+        let max_turns = config.max_turns;
+        return fail(AgentError::MaxTurnsExceeded { max_turns }, events);
+    }
+    events.push(AgentEvent::TurnStarted { turn: next });
+    let state = LoopState::CallingModel { turn: next, usage };
+    call_model(state, events, config.plain_request())
+}
+
+/// Each pending call must get exactly one result, and no result may name another call.
+fn mismatch(calls: &[ToolCall], results: &[ToolOutcome]) -> Option<String> {
+    let mut pending: std::collections::HashMap<&str, bool> =
+        calls.iter().map(|c| (c.call_id.as_str(), false)).collect();
+    for r in results {
+        match pending.get_mut(r.call_id.as_str()) {
+            None => return Some(format!("unknown call_id `{}`", r.call_id)),
+            Some(true) => return Some(format!("two results for call_id `{}`", r.call_id)),
+            Some(seen) => *seen = true,
+        }
+    }
+    calls
+        .iter()
+        .find(|c| pending.get(c.call_id.as_str()) == Some(&false))
+        .map(|c| format!("no result for call_id `{}`", c.call_id))
+}

@@ -1,0 +1,62 @@
+"""A whole agent run against recorded OpenAI traffic: the recorded tool loop, end to end."""
+
+from __future__ import annotations
+
+import pytest
+from tests.conftest import SHARED
+
+from helikon import Agent, ToolEffect, tool
+from helikon.providers.openai import OpenAIModel
+from helikon.testing.replay import ReplayServer
+
+CASSETTE = SHARED / "wire" / "openai" / "chat_tool_loop_stream.yaml"
+
+
+@tool(effect=ToolEffect.READ_ONLY, description="")
+def get_capital(country: str) -> str:
+    """Return a country's capital."""
+    return {"UK": "London"}.get(country, "unknown")
+
+
+async def test_recorded_tool_loop_runs_as_an_agent() -> None:
+    if not CASSETTE.exists():
+        pytest.fail(f"missing recording {CASSETTE}")
+    with ReplayServer(CASSETTE) as server:
+        model = OpenAIModel.chat(
+            "gpt-4o-mini", api_key="test-key", base_url=server.base_url + "/v1"
+        )
+        agent = Agent(name="capitals", model=model, tools=[get_capital])
+        try:
+            result = await agent.run("What is the capital of the UK? Use the tool, then answer.")
+        finally:
+            await model.aclose()
+        sent = server.requests
+    assert result.final_output == "The capital of the UK is London."
+    assert (result.usage.input_tokens, result.usage.output_tokens) == (53 + 78, 15 + 9)
+    assert result.usage.total_tokens == 68 + 87
+    kinds = [e.type for e in result.events]
+    assert kinds.count("tool_call_delta") == 6  # the name chunk and five argument fragments
+    call = next(e for e in result.events if e.type == "tool_call_item")
+    assert call.item.call_id == "call_ZR5UUuTt3pf61kjwAJIYdVMj"
+    assert call.item.args == {"country": "UK"}
+    assert len(sent) == 2
+    assert sent[1]["messages"] == [
+        {
+            "role": "user",
+            "content": "What is the capital of the UK? Use the tool, then answer.",
+        },
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {
+                    "id": "call_ZR5UUuTt3pf61kjwAJIYdVMj",
+                    "type": "function",
+                    "function": {"name": "get_capital", "arguments": '{"country":"UK"}'},
+                }
+            ],
+        },
+        {"role": "tool", "tool_call_id": "call_ZR5UUuTt3pf61kjwAJIYdVMj", "content": "London"},
+    ]
+    assert [t["function"]["name"] for t in sent[0]["tools"]] == ["get_capital"]
+    assert sent[0]["stream"] is True
