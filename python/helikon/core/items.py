@@ -120,20 +120,29 @@ class UserMessage(_Model):
 
 
 class AssistantMessage(_Model):
-    """An assistant turn; ``agent`` names the agent that produced it."""
+    """An assistant turn; ``agent`` names the agent that produced it.
+
+    ``provider_data`` is opaque state the producing provider needs back on the next turn
+    (a Responses id, encrypted reasoning); other providers ignore it.
+    """
 
     type: Literal["assistant_message"] = "assistant_message"
     content: list[ContentPart]
     agent: str | None = None
+    provider_data: dict[str, Any] | None = None
 
 
 class ToolCall(_Model):
-    """A tool call the model asked for. ``args`` is the parsed JSON arguments."""
+    """A tool call the model asked for. ``args`` is the parsed JSON arguments.
+
+    ``provider_data`` is opaque per-call provider state (e.g. a Gemini thought signature).
+    """
 
     type: Literal["tool_call"] = "tool_call"
     call_id: str
     name: str
     args: Any = Field(default_factory=dict)
+    provider_data: dict[str, Any] | None = None
 
 
 class ToolResult(_Model):

@@ -32,6 +32,7 @@ __all__ = [
     "ModelEvent",
     "ModelRequest",
     "ModelSettings",
+    "ProviderMetadata",
     "ReasoningDelta",
     "ResponseFormat",
     "TextFormat",
@@ -71,8 +72,22 @@ class Finish(BaseModel):
     raw: str | None = None
 
 
+class ProviderMetadata(BaseModel):
+    """Opaque provider state to carry back on later turns.
+
+    With ``call_id`` it attaches to that tool call's ``provider_data``; without, to the
+    turn's assistant message (or, when the turn produced no message, to its first tool
+    call). Later events merge over earlier ones key by key.
+    """
+
+    model_config = ConfigDict(frozen=True)
+    type: Literal["provider_metadata"] = "provider_metadata"
+    data: dict[str, Any]
+    call_id: str | None = None
+
+
 ModelEvent: TypeAlias = Annotated[
-    TokenDelta | ReasoningDelta | ToolCallDelta | UsageReported | Finish,
+    TokenDelta | ReasoningDelta | ToolCallDelta | UsageReported | Finish | ProviderMetadata,
     Field(discriminator="type"),
 ]
 

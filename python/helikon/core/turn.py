@@ -15,7 +15,7 @@ from helikon.core.items import (
     TextPart,
     ToolCall,
 )
-from helikon.core.model import Finish, FinishReason, UsageReported
+from helikon.core.model import Finish, FinishReason, ProviderMetadata, UsageReported
 from helikon.core.usage import Usage
 
 __all__ = ["TurnAccumulator"]
@@ -26,6 +26,7 @@ class _PendingCall:
     call_id: str
     name: str = ""
     args: list[str] = field(default_factory=list)
+    provider_data: dict[str, Any] | None = None
 
 
 @dataclass(slots=True)
@@ -46,6 +47,7 @@ class TurnAccumulator:
     usage: Usage = field(default_factory=Usage)
     finish: FinishReason = FinishReason.STOP
     finish_raw: str | None = None
+    provider_data: dict[str, Any] | None = None
 
     def add(self, event: Any) -> None:
         """Fold one model event in."""
@@ -70,6 +72,14 @@ class TurnAccumulator:
         elif isinstance(event, Finish):
             self.finish = event.reason
             self.finish_raw = event.raw
+        elif isinstance(event, ProviderMetadata):
+            if event.call_id is None:
+                self.provider_data = {**(self.provider_data or {}), **event.data}
+            else:
+                call = self.calls.get(event.call_id)
+                if call is None:
+                    call = self.calls[event.call_id] = _PendingCall(event.call_id)
+                call.provider_data = {**(call.provider_data or {}), **event.data}
 
     def items(self, agent: str) -> list[Item]:
         """The assistant message (if it has content) then the tool calls, in order."""
@@ -84,8 +94,10 @@ class TurnAccumulator:
         text = "".join(self.text)
         if text:
             content.append(TextPart(text=text))
-        if content:
-            out.append(AssistantMessage(content=content, agent=agent))
+        message_data = self.provider_data
+        if content or (message_data is not None and not self.calls):
+            out.append(AssistantMessage(content=content, agent=agent, provider_data=message_data))
+            message_data = None
         for call in self.calls.values():
             raw = "".join(call.args)
             args: Any
@@ -93,5 +105,11 @@ class TurnAccumulator:
                 args = json.loads(raw) if raw.strip() else {}
             except json.JSONDecodeError:
                 args = raw
-            out.append(ToolCall(call_id=call.call_id, name=call.name, args=args))
+            data = call.provider_data
+            if message_data is not None:
+                data = {**message_data, **(data or {})}
+                message_data = None
+            out.append(
+                ToolCall(call_id=call.call_id, name=call.name, args=args, provider_data=data)
+            )
         return out

@@ -17,6 +17,10 @@ pub enum Item {
         content: Vec<ContentPart>,
         #[serde(default)]
         agent: Option<String>,
+        /// Opaque provider state carried back to the same provider (response ids, thought
+        /// signatures); never interpreted here. Omitted when absent.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        provider_data: Option<Value>,
     },
     /// A tool call the model asked for.
     ToolCall(ToolCall),
@@ -49,6 +53,9 @@ pub struct ToolCall {
     /// The parsed JSON arguments; `{}` when absent.
     #[serde(default = "empty_object")]
     pub args: Value,
+    /// Opaque provider state for this call (e.g. a Gemini thought signature).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub provider_data: Option<Value>,
 }
 
 /// A tool result; `is_error` marks an error outcome fed back to the model.
@@ -85,6 +92,8 @@ pub mod tool_call_items {
         call_id: &'a str,
         name: &'a str,
         args: &'a Value,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        provider_data: &'a Option<Value>,
     }
 
     #[derive(Deserialize)]
@@ -96,6 +105,8 @@ pub mod tool_call_items {
         name: String,
         #[serde(default = "super::empty_object")]
         args: Value,
+        #[serde(default)]
+        provider_data: Option<Value>,
     }
 
     pub fn serialize<S: Serializer>(calls: &[ToolCall], serializer: S) -> Result<S::Ok, S::Error> {
@@ -104,6 +115,7 @@ pub mod tool_call_items {
             call_id: &c.call_id,
             name: &c.name,
             args: &c.args,
+            provider_data: &c.provider_data,
         }))
     }
 
@@ -115,6 +127,7 @@ pub mod tool_call_items {
                     call_id: c.call_id,
                     name: c.name,
                     args: c.args,
+                    provider_data: c.provider_data,
                 }),
                 Some(other) => Err(D::Error::custom(format!(
                     "expected a tool_call item, found type `{other}`"

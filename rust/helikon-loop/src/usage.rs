@@ -13,6 +13,13 @@ pub struct Usage {
     pub cached_input_tokens: u64,
     pub reasoning_tokens: u64,
     pub total_tokens: u64,
+    /// Tokens written to a provider prompt cache (Anthropic, Bedrock); omitted when 0.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub cache_write_input_tokens: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 impl std::ops::Add for Usage {
@@ -28,6 +35,9 @@ impl std::ops::Add for Usage {
                 .saturating_add(other.cached_input_tokens),
             reasoning_tokens: self.reasoning_tokens.saturating_add(other.reasoning_tokens),
             total_tokens: self.total_tokens.saturating_add(other.total_tokens),
+            cache_write_input_tokens: self
+                .cache_write_input_tokens
+                .saturating_add(other.cache_write_input_tokens),
         }
     }
 }
@@ -44,6 +54,7 @@ mod tests {
             cached_input_tokens: 3,
             reasoning_tokens: 4,
             total_tokens: u64::MAX,
+            cache_write_input_tokens: 0,
         };
         let b = Usage {
             input_tokens: 10,
@@ -51,6 +62,7 @@ mod tests {
             cached_input_tokens: 30,
             reasoning_tokens: 40,
             total_tokens: 5,
+            cache_write_input_tokens: 7,
         };
         let sum = a + b;
         assert_eq!(sum.input_tokens, 11);
