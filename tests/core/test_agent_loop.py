@@ -363,3 +363,20 @@ def test_run_sync_inside_a_loop_is_a_clear_error() -> None:
             Agent(name="x", model=MockModel([[Text("hi")]])).run_sync("go")
 
     asyncio.run(inner())
+
+
+class WithDefaults(BaseModel):
+    a: int
+    b: int = 5
+    c: str | None = None
+
+
+def test_strict_nulls_for_optional_fields_mean_absent() -> None:
+    ot = OutputType(WithDefaults)
+    value, errors = ot.validate_text('{"a": 1, "b": null, "c": null}')
+    assert errors == []
+    assert value == WithDefaults(a=1, b=5, c=None)
+    _, errors = ot.validate_text('{"a": null, "b": null, "c": null}')
+    assert errors == ["a: Input should be a valid integer"]
+    _, errors = OutputType(WithDefaults, strict=False).validate_text('{"a": 1, "b": null}')
+    assert errors == ["b: Input should be a valid integer"]

@@ -59,6 +59,7 @@ from helikon.errors import (
     TransportError,
 )
 from helikon.providers.openai import OpenAIModel
+from helikon.providers.openai.chat import build_chat_body
 from helikon.testing.replay import Pause, RecordedInteraction, ReplayServer, load_cassette
 
 SHARED = Path(
@@ -714,9 +715,22 @@ def test_message_translation() -> None:
     ]
 
 
+QSCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {"q": {"type": "string"}},
+    "required": ["q"],
+}
+QSTRICT: dict[str, Any] = {
+    "type": "object",
+    "properties": {"q": {"type": "string"}},
+    "required": ["q"],
+    "additionalProperties": False,
+}
+
+
 def test_settings_and_tools_translation() -> None:
     tools = [
-        ToolDef(name="lookup", description="Find.", parameters={"type": "object"}, strict=True),
+        ToolDef(name="lookup", description="Find.", parameters=QSCHEMA, strict=True),
         ToolDef(name="plain", description="", parameters={"type": "object"}),
     ]
     settings = ModelSettings(
@@ -725,7 +739,7 @@ def test_settings_and_tools_translation() -> None:
         max_output_tokens=256,
         tool_choice=ToolChoice.tool("lookup"),
         parallel_tool_calls=False,
-        response_format=JsonSchemaFormat(name="out", schema={"type": "object"}, strict=True),
+        response_format=JsonSchemaFormat(name="out", schema=QSCHEMA, strict=True),
         previous_response_id="resp_ignored",
         extra={"seed": 7, "temperature": 0.3},
     )
@@ -742,7 +756,7 @@ def test_settings_and_tools_translation() -> None:
                 "function": {
                     "name": "lookup",
                     "description": "Find.",
-                    "parameters": {"type": "object"},
+                    "parameters": QSTRICT,
                     "strict": True,
                 },
             },
@@ -760,7 +774,7 @@ def test_settings_and_tools_translation() -> None:
         "parallel_tool_calls": False,
         "response_format": {
             "type": "json_schema",
-            "json_schema": {"name": "out", "schema": {"type": "object"}, "strict": True},
+            "json_schema": {"name": "out", "schema": QSTRICT, "strict": True},
         },
         "seed": 7,
     }
@@ -862,3 +876,14 @@ async def test_already_cancelled_sends_nothing() -> None:
         await model.aclose()
         assert server.requests == []
     assert out.events == [] and out.error is None
+
+
+def test_strict_falls_back_to_the_original_schema_when_not_expressible() -> None:
+    """A free-form object cannot be strict: the original schema goes with strict: false."""
+    free = {"type": "object", "properties": {"meta": {"type": "object"}}, "required": ["meta"]}
+    request = ModelRequest(
+        messages=[UserMessage(content=[TextPart(text="hi")])],
+        settings=ModelSettings(response_format=JsonSchemaFormat(name="t", schema=free)),
+    )
+    body = build_chat_body("gpt-5-mini", request, stream=True)
+    assert body["response_format"]["json_schema"] == {"name": "t", "schema": free, "strict": False}

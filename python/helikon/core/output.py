@@ -85,19 +85,55 @@ class OutputType(Generic[T]):
     def validate_text(self, text: str) -> tuple[Any, list[str]]:
         """Parse and validate the final answer text.
 
+        In strict mode optional fields were sent as nullable (OpenAI strict mode has no
+        optional properties), so a ``null`` the type itself rejects is read as "absent" and
+        the field's default applies.
+
         Returns:
             ``(value, [])`` on success, ``(None, errors)`` on failure; a non-JSON answer gives
             one error containing ``"not valid JSON"``.
         """
         stripped = text.strip()
         try:
-            json.loads(stripped)
+            data = json.loads(stripped)
         except json.JSONDecodeError as exc:
             return None, [f"response was not valid JSON: {exc.msg} at position {exc.pos}"]
+        dropped: dict[tuple[Any, ...], Any] = {}
+        errors: list[Any] = []
+        for _ in range(_MAX_NULL_PASSES):
+            try:
+                return self._adapter.validate_python(data), []
+            except pydantic.ValidationError as exc:
+                errors = exc.errors(include_url=False)
+                if not (self.strict and _drop_rejected_nulls(data, errors, dropped)):
+                    break
+        # a required field whose null we dropped: report why the null was rejected
+        errors = [dropped.get(tuple(e["loc"]), e) if e["type"] == "missing" else e for e in errors]
+        return None, [
+            f"{'.'.join(str(x) for x in e['loc']) or '<root>'}: {e['msg']}" for e in errors
+        ]
+
+
+_MAX_NULL_PASSES = 8
+
+
+def _drop_rejected_nulls(
+    data: Any, errors: list[Any], dropped: dict[tuple[Any, ...], Any]
+) -> bool:
+    """Delete the object keys whose ``null`` value the type rejected; True if any went."""
+    changed = False
+    for e in errors:
+        loc = e.get("loc", ())
+        if e.get("input", 0) is not None or not loc:
+            continue
+        parent = data
         try:
-            return self._adapter.validate_json(stripped), []
-        except pydantic.ValidationError as exc:
-            return None, [
-                f"{'.'.join(str(x) for x in e['loc']) or '<root>'}: {e['msg']}"
-                for e in exc.errors(include_url=False)
-            ]
+            for step in loc[:-1]:
+                parent = parent[step]
+        except (KeyError, IndexError, TypeError):
+            continue
+        if isinstance(parent, dict) and loc[-1] in parent and parent[loc[-1]] is None:
+            del parent[loc[-1]]
+            dropped[tuple(loc)] = e
+            changed = True
+    return changed

@@ -54,7 +54,7 @@ import asyncio
 import json
 import os
 import weakref
-from collections.abc import AsyncIterator, Awaitable, Iterable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Iterable, Iterator, Mapping, Sequence
 from contextlib import suppress
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, TypeVar, cast
@@ -95,6 +95,7 @@ from helikon.core.model import (
 from helikon.core.usage import Usage
 from helikon.errors import ConfigError, ModelError, ModelOther, Refused, TransportError
 from helikon.providers.openai._errors import map_openai_error
+from helikon.providers.openai._strict import strict_schema
 
 if TYPE_CHECKING:
     from types import TracebackType
@@ -103,6 +104,7 @@ if TYPE_CHECKING:
     from openai.types.completion_usage import CompletionUsage
 
     from helikon.core.cancel import CancellationToken
+    from helikon.providers.openai.responses import OpenAIResponsesModel
 
 __all__ = ["OpenAIModel"]
 
@@ -282,13 +284,16 @@ def _messages(items: list[Item]) -> list[dict[str, Any]]:
 
 
 def _tool(tool: ToolDef) -> dict[str, Any]:
+    parameters, strict = tool.parameters, tool.strict
+    if strict:
+        parameters, strict = strict_schema(tool.parameters, True)
     function: dict[str, Any] = {
         "name": tool.name,
         "description": tool.description,
-        "parameters": tool.parameters,
+        "parameters": parameters,
     }
-    if tool.strict is not None:
-        function["strict"] = tool.strict
+    if strict is not None:
+        function["strict"] = strict
     return {"type": "function", "function": function}
 
 
@@ -314,9 +319,10 @@ def _settings(settings: ModelSettings, has_tools: bool) -> dict[str, Any]:
         body["parallel_tool_calls"] = settings.parallel_tool_calls
     fmt = settings.response_format
     if isinstance(fmt, JsonSchemaFormat):
+        schema, strict = strict_schema(fmt.schema, fmt.strict)
         body["response_format"] = {
             "type": "json_schema",
-            "json_schema": {"name": fmt.name, "schema": fmt.schema, "strict": fmt.strict},
+            "json_schema": {"name": fmt.name, "schema": schema, "strict": strict},
         }
     elif isinstance(fmt, JsonObjectFormat):
         body["response_format"] = {"type": "json_object"}
@@ -602,6 +608,59 @@ class OpenAIModel:
             stream=stream,
         )
 
+    @classmethod
+    def responses(
+        cls,
+        model_id: str,
+        *,
+        api_key: str | None = None,
+        base_url: str | None = None,
+        organization: str | None = None,
+        client: openai.AsyncOpenAI | None = None,
+        max_retries: int = 0,
+        timeout: float | None = None,
+        stream: bool = True,
+        server_state: bool = False,
+        store: bool | None = None,
+        include: Sequence[str] = (),
+        reasoning: Mapping[str, Any] | None = None,
+    ) -> OpenAIResponsesModel:
+        """A model on the Responses API (``helikon.providers.openai.responses``).
+
+        Args:
+            model_id, api_key, base_url, organization, client, max_retries, timeout, stream:
+                as for :meth:`chat`.
+            server_state: chain requests with ``previous_response_id`` (from the last
+                assistant turn) and send only the newer items.
+            store: the request's ``store`` flag; ``None`` keeps the API default (stored).
+            include: extra outputs, e.g. ``["reasoning.encrypted_content"]`` to carry
+                reasoning across turns without server state.
+            reasoning: the ``reasoning`` request field, e.g. ``{"effort": "low"}``.
+
+        Returns:
+            The model.
+
+        Raises:
+            ConfigError: no API key, ``server_state=True`` with ``store=False``, or a bad
+                argument.
+        """
+        from helikon.providers.openai.responses import OpenAIResponsesModel
+
+        return OpenAIResponsesModel(
+            model_id,
+            api_key=api_key,
+            base_url=base_url,
+            organization=organization,
+            client=client,
+            max_retries=max_retries,
+            timeout=timeout,
+            stream=stream,
+            server_state=server_state,
+            store=store,
+            include=include,
+            reasoning=reasoning,
+        )
+
     # ------------------------------------------------------------------ Model protocol
 
     @property
@@ -615,7 +674,7 @@ class OpenAIModel:
         return self._model_id
 
     @property
-    def api(self) -> Literal["chat_completions"]:
+    def api(self) -> Literal["chat_completions", "responses"]:
         """Which OpenAI API this instance speaks."""
         return "chat_completions"
 
