@@ -26,8 +26,9 @@ keeps working for callers who do not know helikon::
     │   ├── RunTimeout(AgentError, TimeoutError)
     │   ├── NotImplementedPhase(AgentError, NotImplementedError)
     │   └── AgentOther
-    └── RunError                                      raised by ``run()`` / ``collect()``;
-                                                      ``.error`` holds the AgentError
+    ├── RunError                                      raised by ``run()`` / ``collect()``;
+    │                                                 ``.error`` holds the AgentError
+    └── SandboxUnavailable                            the OS cannot enforce the sandbox asked for
 
 Error text never contains a secret: redaction runs before any tool text reaches an error.
 """
@@ -55,6 +56,7 @@ __all__ = [
     "Refused",
     "RunError",
     "RunTimeout",
+    "SandboxUnavailable",
     "SchemaError",
     "ToolDenied",
     "ToolError",
@@ -294,3 +296,42 @@ class SandboxUnavailable(HelikonError):
     """
 
     kind = "Unavailable"
+
+
+# --------------------------------------------------------------------------- session errors
+# (owned by the sessions area; raised by every helikon.sessions backend)
+#
+#   SessionError
+#   ├── SessionUnavailable(SessionError, ConnectionError)   the store cannot be reached
+#   ├── SessionBackendError                                  the store answered with an error
+#   └── SessionOther                                         anything else (a stored row that
+#                                                            does not parse, an unusable event)
+
+__all__ += ["SessionBackendError", "SessionError", "SessionOther", "SessionUnavailable"]
+
+
+class SessionError(HelikonError):
+    """A session read or write failed. ``kind`` is the spec's variant name.
+
+    A failed ``append`` persists nothing and leaves the session usable.
+    """
+
+    kind: str = "Other"
+
+
+class SessionUnavailable(SessionError, ConnectionError):
+    """The session store cannot be reached (connection refused, pool closed, timeout)."""
+
+    kind = "Unavailable"
+
+
+class SessionBackendError(SessionError):
+    """The session store answered with an error, e.g. SQLite's ``database is locked``."""
+
+    kind = "Backend"
+
+
+class SessionOther(SessionError):
+    """Any other session failure: an event that cannot be serialized, a corrupt stored row."""
+
+    kind = "Other"

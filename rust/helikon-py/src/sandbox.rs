@@ -1,0 +1,212 @@
+//! Binding of `helikon-sandbox`: the compile-once `SandboxPolicy` and `ConfinedDir`
+//! pyclasses, and a kernel probe.
+//!
+//! Configuration arrives as JSON; results leave as JSON text or bytes. Building a policy
+//! (kernel probe + self-test), running a command and every file operation release the GIL.
+//! Errors map to `helikon.errors`: `Denied` -> `ToolDenied`, `Config` -> `ConfigError`,
+//! `Unsupported` / `SelfTest` -> `SandboxUnavailable`, anything else -> `ToolOther`.
+use std::time::Duration;
+
+use helikon_sandbox::{probe, ConfinedDir, SandboxError, SandboxPolicy as Core};
+use pyo3::prelude::*;
+use pyo3::types::PyBytes;
+
+use crate::errors::helikon_error;
+
+/// Default cap for `ConfinedDir.read_*` (10 MiB).
+const DEFAULT_READ_CAP: u64 = 10 * 1024 * 1024;
+
+fn map_err(py: Python<'_>, e: SandboxError) -> PyErr {
+    match e {
+        SandboxError::Denied { path, reason } => {
+            helikon_error(py, "ToolDenied", format!("{path}: {reason}"))
+        }
+        SandboxError::Config(_) => helikon_error(py, "ConfigError", e.to_string()),
+        SandboxError::Unsupported(_) | SandboxError::SelfTest(_) => {
+            helikon_error(py, "SandboxUnavailable", e.to_string())
+        }
+        _ => helikon_error(py, "ToolOther", e.to_string()),
+    }
+}
+
+fn to_json<T: serde::Serialize>(py: Python<'_>, value: &T) -> PyResult<String> {
+    serde_json::to_string(value)
+        .map_err(|e| helikon_error(py, "HelikonError", format!("serialize: {e}")))
+}
+
+/// A built execution sandbox (see `helikon._native.pyi` for the documented API).
+#[pyclass(frozen, name = "SandboxPolicy", module = "helikon._native")]
+pub struct PySandboxPolicy {
+    inner: Core,
+}
+
+#[pymethods]
+impl PySandboxPolicy {
+    /// Parse `config_json`, probe the kernel, prepare the rules and run the self-test.
+    #[new]
+    fn new(py: Python<'_>, config_json: &str) -> PyResult<Self> {
+        let text = config_json.to_string();
+        py.detach(move || Core::from_json(&text))
+            .map(|inner| Self { inner })
+            .map_err(|e| map_err(py, e))
+    }
+
+    /// Run `command` with `<shell> -c` in the root; returns the outcome JSON.
+    fn run(&self, py: Python<'_>, command: &str, timeout_s: f64) -> PyResult<String> {
+        if !timeout_s.is_finite() || timeout_s <= 0.0 {
+            return Err(helikon_error(
+                py,
+                "ConfigError",
+                "timeout_s must be a positive number of seconds".to_string(),
+            ));
+        }
+        let timeout = Duration::try_from_secs_f64(timeout_s).map_err(|_| {
+            helikon_error(py, "ConfigError", "timeout_s is out of range".to_string())
+        })?;
+        let out = py.detach(|| self.inner.run(command, timeout));
+        let out = out.map_err(|e| map_err(py, e))?;
+        to_json(py, &out)
+    }
+
+    /// The guarantees JSON.
+    fn guarantees(&self, py: Python<'_>) -> PyResult<String> {
+        to_json(py, self.inner.guarantees())
+    }
+
+    /// The probed kernel features as JSON (`null` in host mode).
+    fn kernel_features(&self, py: Python<'_>) -> PyResult<String> {
+        to_json(py, &self.inner.kernel_features())
+    }
+
+    /// The canonical root path.
+    #[getter]
+    fn root(&self) -> String {
+        self.inner.root().root().display().to_string()
+    }
+
+    /// The label of the guarantees (`"os-sandbox (landlock+seccomp)"` or
+    /// `"host (no containment)"`).
+    #[getter]
+    fn label(&self) -> String {
+        self.inner.guarantees().label.clone()
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "SandboxPolicy(root={:?}, label={:?})",
+            self.inner.root().root().display().to_string(),
+            self.inner.guarantees().label
+        )
+    }
+}
+
+/// A directory opened as a capability for the file tools.
+#[pyclass(frozen, name = "ConfinedDir", module = "helikon._native")]
+pub struct PyConfinedDir {
+    inner: ConfinedDir,
+}
+
+#[pymethods]
+impl PyConfinedDir {
+    /// Open `root` (an existing directory).
+    #[new]
+    fn new(py: Python<'_>, root: &str) -> PyResult<Self> {
+        let root = root.to_string();
+        py.detach(move || ConfinedDir::open(&root))
+            .map(|inner| Self { inner })
+            .map_err(|e| map_err(py, e))
+    }
+
+    /// The canonical root path.
+    #[getter]
+    fn root(&self) -> String {
+        self.inner.root().display().to_string()
+    }
+
+    /// The bytes of a regular file of at most `max_bytes` bytes.
+    #[pyo3(
+        signature = (path, max_bytes = DEFAULT_READ_CAP),
+        text_signature = "(self, path, max_bytes=10485760)"
+    )]
+    fn read_bytes<'py>(
+        &self,
+        py: Python<'py>,
+        path: &str,
+        max_bytes: u64,
+    ) -> PyResult<Bound<'py, PyBytes>> {
+        let data = py.detach(|| self.inner.read(path, max_bytes));
+        let data = data.map_err(|e| map_err(py, e))?;
+        Ok(PyBytes::new(py, &data))
+    }
+
+    /// The UTF-8 text of a regular file of at most `max_bytes` bytes.
+    #[pyo3(
+        signature = (path, max_bytes = DEFAULT_READ_CAP),
+        text_signature = "(self, path, max_bytes=10485760)"
+    )]
+    fn read_text(&self, py: Python<'_>, path: &str, max_bytes: u64) -> PyResult<String> {
+        let data = py.detach(|| self.inner.read(path, max_bytes));
+        let data = data.map_err(|e| map_err(py, e))?;
+        String::from_utf8(data).map_err(|e| {
+            helikon_error(
+                py,
+                "ToolOther",
+                format!(
+                    "{path}: not valid UTF-8 text (invalid byte at offset {})",
+                    e.utf8_error().valid_up_to()
+                ),
+            )
+        })
+    }
+
+    /// Atomically replace (or create) `path` with `data`.
+    fn write_atomic(&self, py: Python<'_>, path: &str, data: &[u8]) -> PyResult<()> {
+        py.detach(|| self.inner.write_atomic(path, data))
+            .map_err(|e| map_err(py, e))
+    }
+
+    /// Atomically replace (or create) `path` with `text` encoded as UTF-8.
+    fn write_text(&self, py: Python<'_>, path: &str, text: &str) -> PyResult<()> {
+        py.detach(|| self.inner.write_atomic(path, text.as_bytes()))
+            .map_err(|e| map_err(py, e))
+    }
+
+    /// Metadata JSON of `path` (`""` is the root).
+    fn stat(&self, py: Python<'_>, path: &str) -> PyResult<String> {
+        let st = py.detach(|| self.inner.stat(path));
+        let st = st.map_err(|e| map_err(py, e))?;
+        to_json(py, &st)
+    }
+
+    /// Whether `path` exists inside the root (a path that would escape raises ToolDenied).
+    fn exists(&self, py: Python<'_>, path: &str) -> PyResult<bool> {
+        py.detach(|| self.inner.exists(path))
+            .map_err(|e| map_err(py, e))
+    }
+
+    /// Entries of the directory `path` as JSON, sorted by name.
+    #[pyo3(signature = (path = ""))]
+    fn list(&self, py: Python<'_>, path: &str) -> PyResult<String> {
+        let entries = py.detach(|| self.inner.list(path));
+        let entries = entries.map_err(|e| map_err(py, e))?;
+        to_json(py, &entries)
+    }
+
+    fn __repr__(&self) -> String {
+        format!("ConfinedDir({:?})", self.inner.root().display().to_string())
+    }
+}
+
+/// Probe the running kernel's sandbox features; returns JSON.
+#[pyfunction]
+fn sandbox_probe(py: Python<'_>) -> PyResult<String> {
+    let features = py.detach(probe::probe);
+    to_json(py, &features)
+}
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<PySandboxPolicy>()?;
+    m.add_class::<PyConfinedDir>()?;
+    m.add_function(wrap_pyfunction!(sandbox_probe, m)?)?;
+    Ok(())
+}

@@ -1,0 +1,256 @@
+//! The sandbox configuration, as JSON from the binding or built in Rust.
+//!
+//! Unknown fields are rejected. `null` for a limit disables it; an absent limit takes the
+//! documented default.
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use serde::Deserialize;
+
+use crate::error::{Result, SandboxError};
+
+/// Which backend runs commands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Mode {
+    /// Landlock + seccomp + rlimits + uid drop, fail-closed (the default).
+    #[default]
+    OsSandbox,
+    /// No containment: cwd pin, env scrub, rlimits, timeout, process-tree kill, output cap.
+    Host,
+}
+
+/// What AF_UNIX sockets may do while the network is denied.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum UnixSockets {
+    /// `socketpair` and unconnected stream/seqpacket sockets only; `connect`, `bind`,
+    /// `listen` and `accept` are refused (the default).
+    #[default]
+    Pairs,
+    /// No AF_UNIX sockets at all.
+    None,
+    /// Also `connect`/`bind`/`listen`/`accept` on AF_UNIX (for test servers in the root).
+    /// Below Landlock ABI 9, pathname sockets outside the root become reachable.
+    Connect,
+}
+
+/// Defaults the caller may explicitly waive when the kernel lacks them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Weakening {
+    /// Landlock signal scoping (ABI 6, Linux 6.12).
+    SignalScope,
+    /// Landlock abstract-unix-socket scoping (ABI 6, Linux 6.12).
+    AbstractUnixScope,
+}
+
+impl Weakening {
+    /// The config spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::SignalScope => "signal_scope",
+            Self::AbstractUnixScope => "abstract_unix_scope",
+        }
+    }
+}
+
+/// Resource limits applied to every command (setrlimit in the child).
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Limits {
+    /// `RLIMIT_CPU` seconds; absent: the call's timeout rounded up plus 5 s.
+    #[serde(default)]
+    pub cpu_seconds: Option<u64>,
+    /// `RLIMIT_FSIZE` bytes (default 1 GiB).
+    #[serde(default = "default_fsize")]
+    pub file_size_bytes: Option<u64>,
+    /// `RLIMIT_AS` bytes (default off: it breaks runtimes that reserve address space).
+    #[serde(default)]
+    pub address_space_bytes: Option<u64>,
+    /// `RLIMIT_NPROC` as tasks *added* to what the sandbox uid already runs (default 256).
+    /// Not enforced by the kernel for root (host mode as root).
+    #[serde(default = "default_nproc")]
+    pub max_processes: Option<u64>,
+    /// `RLIMIT_NOFILE` (default 1024).
+    #[serde(default = "default_nofile")]
+    pub open_files: Option<u64>,
+}
+
+fn default_fsize() -> Option<u64> {
+    Some(1 << 30)
+}
+fn default_nproc() -> Option<u64> {
+    Some(256)
+}
+fn default_nofile() -> Option<u64> {
+    Some(1024)
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Self {
+            cpu_seconds: None,
+            file_size_bytes: default_fsize(),
+            address_space_bytes: None,
+            max_processes: default_nproc(),
+            open_files: default_nofile(),
+        }
+    }
+}
+
+/// The whole configuration of a [`crate::SandboxPolicy`].
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SandboxConfig {
+    /// The workspace root: the cwd of every command and the only writable tree (with a private
+    /// temp dir).
+    pub root: PathBuf,
+    /// Backend (default `os_sandbox`).
+    #[serde(default)]
+    pub mode: Mode,
+    /// Opt out of the network axis only (TCP/UDP over IPv4/IPv6 allowed; other families and
+    /// io_uring stay denied).
+    #[serde(default)]
+    pub allow_network: bool,
+    /// AF_UNIX policy while the network is denied.
+    #[serde(default)]
+    pub unix_sockets: UnixSockets,
+    /// `(uid, gid)` to run commands as. Required when this process runs as root in
+    /// `os_sandbox` mode; capabilities and supplementary groups are dropped.
+    #[serde(default)]
+    pub run_as: Option<(u32, u32)>,
+    /// Host environment variables passed through (exact names, or a prefix ending in `*`).
+    #[serde(default = "default_env_allowlist")]
+    pub env_allowlist: Vec<String>,
+    /// Variables set explicitly (applied after the allowlist and the fixed variables).
+    #[serde(default)]
+    pub env: BTreeMap<String, String>,
+    /// Extra read-only (read + execute) paths, e.g. `/opt/tool` or `/nix/store`.
+    #[serde(default)]
+    pub read_paths: Vec<PathBuf>,
+    /// Grant read access to `/proc` (lets commands read other processes' command lines).
+    #[serde(default)]
+    pub allow_proc: bool,
+    /// Defaults waived when the kernel lacks them (recorded in the guarantees).
+    #[serde(default)]
+    pub allow_weaker: Vec<Weakening>,
+    /// Resource limits.
+    #[serde(default)]
+    pub limits: Limits,
+    /// Bytes kept per stream (half from the start, half from the end). Default 64 KiB.
+    #[serde(default = "default_output_cap")]
+    pub output_cap_bytes: usize,
+    /// Milliseconds between SIGTERM and SIGKILL on timeout. Default 200.
+    #[serde(default = "default_grace")]
+    pub kill_grace_ms: u64,
+    /// The shell run as `<shell> -c <command>`. Default `/bin/sh`.
+    #[serde(default = "default_shell")]
+    pub shell: PathBuf,
+}
+
+/// The default environment allowlist.
+pub fn default_env_allowlist() -> Vec<String> {
+    ["PATH", "LANG", "LANGUAGE", "LC_*", "TERM", "TZ"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect()
+}
+fn default_output_cap() -> usize {
+    64 * 1024
+}
+fn default_grace() -> u64 {
+    200
+}
+fn default_shell() -> PathBuf {
+    PathBuf::from("/bin/sh")
+}
+
+impl SandboxConfig {
+    /// A default OS-sandbox configuration for `root`.
+    pub fn new(root: impl Into<PathBuf>) -> Self {
+        Self {
+            root: root.into(),
+            mode: Mode::default(),
+            allow_network: false,
+            unix_sockets: UnixSockets::default(),
+            run_as: None,
+            env_allowlist: default_env_allowlist(),
+            env: BTreeMap::new(),
+            read_paths: Vec::new(),
+            allow_proc: false,
+            allow_weaker: Vec::new(),
+            limits: Limits::default(),
+            output_cap_bytes: default_output_cap(),
+            kill_grace_ms: default_grace(),
+            shell: default_shell(),
+        }
+    }
+
+    /// Parse and validate JSON.
+    ///
+    /// # Errors
+    /// [`SandboxError::Config`] naming the field.
+    pub fn from_json(text: &str) -> Result<Self> {
+        let cfg: Self =
+            serde_json::from_str(text).map_err(|e| SandboxError::Config(e.to_string()))?;
+        cfg.validate()?;
+        Ok(cfg)
+    }
+
+    /// Check values that serde cannot.
+    ///
+    /// # Errors
+    /// [`SandboxError::Config`] naming the field.
+    pub fn validate(&self) -> Result<()> {
+        if !self.root.is_absolute() {
+            return Err(SandboxError::Config("root must be an absolute path".into()));
+        }
+        if self.root.parent().is_none() && self.mode == Mode::OsSandbox {
+            return Err(SandboxError::Config(
+                "root must not be '/' for the OS sandbox (nothing would be contained)".into(),
+            ));
+        }
+        for p in &self.read_paths {
+            if !p.is_absolute() {
+                return Err(SandboxError::Config(format!(
+                    "read_paths: {} is not absolute",
+                    p.display()
+                )));
+            }
+            if p.parent().is_none() {
+                return Err(SandboxError::Config(
+                    "read_paths must not contain '/' (it would expose the whole filesystem)".into(),
+                ));
+            }
+        }
+        if !self.shell.is_absolute() {
+            return Err(SandboxError::Config(
+                "shell must be an absolute path".into(),
+            ));
+        }
+        if self.output_cap_bytes == 0 {
+            return Err(SandboxError::Config("output_cap_bytes must be > 0".into()));
+        }
+        for (k, v) in &self.env {
+            if k.is_empty() || k.contains('=') || k.contains('\0') || v.contains('\0') {
+                return Err(SandboxError::Config(format!("env: invalid variable {k:?}")));
+            }
+        }
+        for pat in &self.env_allowlist {
+            if pat.is_empty() || pat.contains('=') {
+                return Err(SandboxError::Config(format!(
+                    "env_allowlist: invalid entry {pat:?}"
+                )));
+            }
+        }
+        if let Some((0, _)) = self.run_as {
+            if self.mode == Mode::OsSandbox {
+                return Err(SandboxError::Config(
+                    "run_as uid 0 keeps root inside the sandbox; choose an unprivileged uid".into(),
+                ));
+            }
+        }
+        Ok(())
+    }
+}

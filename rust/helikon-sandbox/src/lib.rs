@@ -1,0 +1,91 @@
+//! helikon-sandbox: containment for helikon's file and shell tools (Linux).
+//!
+//! # Use cases
+//!
+//! * [`ConfinedDir`]: the Read/Write/Edit tools' view of a workspace. A directory opened once
+//!   as a cap-std capability; relative paths only, resolved by the kernel beneath the root.
+//!   `..`, absolute paths, symlinks leading out (also one swapped in between a check and the
+//!   use) and hard-linked regular files are refused with [`SandboxError::Denied`] naming the
+//!   path and the reason. Reads have a size cap; writes are atomic (temp file + rename in the
+//!   target's directory, parents created inside the root).
+//! * [`SandboxPolicy`]: the Bash tool's execution backend. Built once from a
+//!   [`SandboxConfig`]; [`SandboxPolicy::run`] runs `/bin/sh -c <command>` with the cwd pinned
+//!   to the opened root, a scrubbed environment, rlimits, a timeout (SIGTERM, grace, SIGKILL),
+//!   an output cap keeping head and tail, and a sweep that kills every process the command
+//!   started before the call returns (also after a normal exit). Two modes:
+//!   - `os_sandbox` (default): Landlock (every filesystem right of the running ABI; TCP rules
+//!     on ABI 4+; signal and abstract-socket scoping on ABI 6+), a seccomp filter (socket
+//!     families, namespaces, mounts, tracing, io_uring, bpf, keyrings, module/kexec loading,
+//!     personality, TIOCSTI, device nodes, chown, x32 and foreign-arch calls), no_new_privs,
+//!     and, when the host runs as root, a mandatory switch to `run_as` with every capability
+//!     and supplementary group dropped. Guarantees: `os_kernel` on every axis (network `none`
+//!     with `allow_network`), label `"os-sandbox (landlock+seccomp)"`.
+//!   - `host`: no containment (label `"host (no containment)"`), same process hygiene.
+//!
+//! # Fail-closed
+//!
+//! [`SandboxPolicy::build`] probes the kernel ([`probe::probe`]), decides what it can enforce
+//! ([`probe::plan`]) and refuses with [`SandboxError::Unsupported`] (naming the missing
+//! feature and the Linux release that adds it) rather than run weaker; a weaker mode needs an
+//! explicit `allow_weaker` entry, recorded in the guarantees. It then runs a self-test: `true`
+//! must succeed, and inside a fully confined child listing `/`, creating an `AF_INET` socket
+//! (when the network is denied) and `unshare(CLONE_NEWUSER)` must all be refused. A child that
+//! cannot complete any confinement step never execs; the error names the step.
+//!
+//! # Process model and `unsafe`
+//!
+//! All `unsafe` lives in the private `sys` module: the host forks a supervisor (a
+//! `PR_SET_CHILD_SUBREAPER` that never execs), which forks the child. Everything the children
+//! use (argv, envp, the Landlock ruleset fd built from the root's already-open descriptor, the
+//! seccomp programs, rlimit values) is prepared before `fork`; after it only async-signal-safe
+//! system calls run, nothing allocates or unwinds. The host process itself is never
+//! restricted.
+//!
+//! # Limitations
+//!
+//! * Landlock does not mediate metadata calls (stat, chmod, utimes, setxattr) on outside paths;
+//!   `run_as` reduces this to files the sandbox uid owns. `chown` is denied outright.
+//! * Files hard-linked into the root before the run are readable through their path in the
+//!   root (Landlock is path-based); the child cannot create such links itself. `ConfinedDir`
+//!   refuses them.
+//! * `RLIMIT_NPROC` is per uid: concurrent runs under one uid share the budget; root ignores it
+//!   (host mode as root). Disk fill by many small files is bounded only by time.
+//! * Below Landlock ABI 9, allowing AF_UNIX `connect` (`unix_sockets = "connect"` or
+//!   `allow_network`) makes pathname sockets outside the root reachable if the uid may open
+//!   them. `/proc` is not granted by default (`ps` does not work).
+//! * If the host process dies mid-call the supervisor and the shell die with it
+//!   (`PR_SET_PDEATHSIG`), but grandchildren may be re-parented to init.
+//!
+//! # Test strategy
+//!
+//! Tests run for real on the kernel (as root, commands as uid 65534): more than 40 escape
+//! attempts (filesystem reads and writes by absolute path, `..`, symlinks, hard links,
+//! `/proc/self/root`; TCP/UDP/IPv6/abstract/pathname/datagram sockets against listeners the
+//! test runs on 127.0.0.1 and local sockets; ptrace, mount, unshare, clone/clone3 with
+//! namespace flags, bpf, perf, keyrings, userfaultfd, io_uring, x32, TIOCSTI, personality;
+//! signals to outside processes, fork bombs, detached daemons, disk fill, runaway output and
+//! CPU) must fail in `os_sandbox` mode, and the safe ones are shown to succeed in `host` mode
+//! so every case can detect an escape. Benign commands (ls, cat, grep, pipes, python, git,
+//! `/dev/null`, tar, sed) must work in both modes. Kernel planning is tested with simulated
+//! older kernels.
+pub mod config;
+pub mod confined;
+mod env;
+pub mod error;
+pub mod guarantees;
+mod landlock_rules;
+mod limits;
+mod output;
+pub mod policy;
+pub mod probe;
+mod seccomp_rules;
+mod spawn;
+mod sys;
+
+pub use config::{Limits, Mode, SandboxConfig, UnixSockets, Weakening};
+pub use confined::{ConfinedDir, DirEntryInfo, EntryKind, EntryStat};
+pub use error::{Result, SandboxError};
+pub use guarantees::{Isolation, SandboxGuarantees, HOST_LABEL, OS_SANDBOX_LABEL};
+pub use policy::{SandboxPolicy, MAX_TIMEOUT};
+pub use probe::{Enforcement, KernelFeatures};
+pub use spawn::RunOutcome;

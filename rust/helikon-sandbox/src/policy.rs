@@ -1,0 +1,378 @@
+//! [`SandboxPolicy`]: built once (probe, rules, self-test), then runs commands.
+use std::ffi::CString;
+use std::os::fd::{AsFd, OwnedFd};
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::DirBuilderExt;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use libc::c_int;
+use rustix::fs::{open, Mode as FsMode, OFlags};
+
+use crate::config::{Mode, SandboxConfig};
+use crate::confined::ConfinedDir;
+use crate::env::build_env;
+use crate::error::{Result, SandboxError};
+use crate::guarantees::{Isolation, SandboxGuarantees, OS_SANDBOX_LABEL};
+use crate::landlock_rules::{self, Grant};
+use crate::limits;
+use crate::probe::{self, Enforcement, KernelFeatures};
+use crate::seccomp_rules::{self, FilterOptions, SocketPolicy};
+use crate::spawn::{self, Prepared, RunOutcome};
+use crate::sys::{self, BpfProgram, ChildAction, Report};
+
+/// Longest timeout accepted for one call.
+pub const MAX_TIMEOUT: Duration = Duration::from_secs(24 * 3600);
+
+static RUN_COUNTER: AtomicU64 = AtomicU64::new(0);
+
+/// A compiled sandbox: the opened root, the prepared rules, the guarantees.
+pub struct SandboxPolicy {
+    cfg: SandboxConfig,
+    root: ConfinedDir,
+    shell: CString,
+    devnull: OwnedFd,
+    grants: Vec<Grant>,
+    enforcement: Option<Enforcement>,
+    features: Option<KernelFeatures>,
+    seccomp: Vec<BpfProgram>,
+    creds: Option<(u32, u32)>,
+    task_uid: u32,
+    cap_last: c_int,
+    guarantees: SandboxGuarantees,
+}
+
+impl std::fmt::Debug for SandboxPolicy {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SandboxPolicy")
+            .field("root", &self.root.root())
+            .field("mode", &self.cfg.mode)
+            .field("run_as", &self.creds)
+            .field("guarantees", &self.guarantees)
+            .finish_non_exhaustive()
+    }
+}
+
+fn cap_last() -> c_int {
+    std::fs::read_to_string("/proc/sys/kernel/cap_last_cap")
+        .ok()
+        .and_then(|s| s.trim().parse().ok())
+        .unwrap_or(63)
+}
+
+impl SandboxPolicy {
+    /// Parse JSON and build.
+    ///
+    /// # Errors
+    /// As [`SandboxPolicy::build`].
+    pub fn from_json(text: &str) -> Result<Self> {
+        Self::build(SandboxConfig::from_json(text)?)
+    }
+
+    /// Probe the kernel, prepare the rules and run the self-test.
+    ///
+    /// # Errors
+    /// [`SandboxError::Config`] for invalid settings, [`SandboxError::Unsupported`] when the
+    /// kernel or the process cannot enforce the configuration (including running as root
+    /// without `run_as`), [`SandboxError::SelfTest`] when a probe that must be refused was
+    /// not.
+    pub fn build(cfg: SandboxConfig) -> Result<Self> {
+        cfg.validate()?;
+        let root = ConfinedDir::open(&cfg.root)?;
+        let shell = CString::new(cfg.shell.as_os_str().as_bytes())
+            .map_err(|_| SandboxError::Config("shell contains a NUL byte".into()))?;
+        let devnull = open(
+            "/dev/null",
+            OFlags::RDONLY | OFlags::CLOEXEC,
+            FsMode::empty(),
+        )
+        .map_err(|e| SandboxError::io("open /dev/null", e.into()))?;
+        let devnull = spawn::above_stdio(devnull)?;
+
+        let euid = sys::geteuid();
+        let egid = sys::getegid();
+        let creds = match cfg.run_as {
+            None if euid == 0 && cfg.mode == Mode::OsSandbox => {
+                return Err(SandboxError::Unsupported(
+                    "running as root requires run_as=(uid, gid): a root process keeps \
+                     capabilities under Landlock and seccomp (raw sockets, device nodes, \
+                     chown); give an unprivileged uid/gid that can write the root"
+                        .into(),
+                ))
+            }
+            None => None,
+            Some((u, g)) if u == euid && g == egid && euid != 0 => None,
+            Some(ids) if euid == 0 => Some(ids),
+            Some(_) => {
+                return Err(SandboxError::Config(
+                    "run_as needs this process to run as root (or to equal its own uid/gid)".into(),
+                ))
+            }
+        };
+        let task_uid = creds.map_or(euid, |(u, _)| u);
+
+        let (enforcement, features, grants, seccomp, guarantees) = match cfg.mode {
+            Mode::Host => (
+                None,
+                None,
+                Vec::new(),
+                Vec::new(),
+                SandboxGuarantees::host(),
+            ),
+            Mode::OsSandbox => {
+                let features = probe::probe();
+                let enf = probe::plan(&cfg, &features)?;
+                let grants = landlock_rules::open_grants(&cfg.read_paths, cfg.allow_proc)?;
+                let sockets = if cfg.allow_network {
+                    SocketPolicy::InetAllowed
+                } else {
+                    SocketPolicy::Denied(cfg.unix_sockets)
+                };
+                let seccomp = seccomp_rules::build(&FilterOptions {
+                    sockets,
+                    deny_path_truncate: enf.deny_path_truncate,
+                })?;
+                let guarantees = SandboxGuarantees {
+                    filesystem: Isolation::OsKernel,
+                    network: if cfg.allow_network {
+                        Isolation::None
+                    } else {
+                        Isolation::OsKernel
+                    },
+                    syscalls: Isolation::OsKernel,
+                    label: OS_SANDBOX_LABEL.to_string(),
+                    landlock_abi: u32::try_from(enf.abi).ok(),
+                    waived: enf.waived.clone(),
+                    notes: enf.notes.clone(),
+                };
+                (Some(enf), Some(features), grants, seccomp, guarantees)
+            }
+        };
+        let policy = Self {
+            cfg,
+            root,
+            shell,
+            devnull,
+            grants,
+            enforcement,
+            features,
+            seccomp,
+            creds,
+            task_uid,
+            cap_last: cap_last(),
+            guarantees,
+        };
+        policy.self_test()?;
+        Ok(policy)
+    }
+
+    /// What this policy enforces.
+    pub fn guarantees(&self) -> &SandboxGuarantees {
+        &self.guarantees
+    }
+
+    /// The probed kernel features (`None` in host mode).
+    pub fn kernel_features(&self) -> Option<&KernelFeatures> {
+        self.features.as_ref()
+    }
+
+    /// The configuration this policy was built from.
+    pub fn config(&self) -> &SandboxConfig {
+        &self.cfg
+    }
+
+    /// The opened root.
+    pub fn root(&self) -> &ConfinedDir {
+        &self.root
+    }
+
+    /// Paths granted to the child besides the root and its temp dir (diagnostics).
+    pub fn granted_paths(&self) -> Vec<PathBuf> {
+        self.grants.iter().map(|g| g.path().to_path_buf()).collect()
+    }
+
+    /// Run `<shell> -c <command>` in the root with the policy's containment, waiting at most
+    /// `timeout` (then SIGTERM, a grace period, SIGKILL). Every process the command started
+    /// is killed before this returns.
+    ///
+    /// # Errors
+    /// [`SandboxError::Config`] for a bad timeout or a NUL in the command,
+    /// [`SandboxError::Spawn`] when the child could not be confined (the command did not
+    /// run).
+    pub fn run(&self, command: &str, timeout: Duration) -> Result<RunOutcome> {
+        let (outcome, report) = self.run_action(ChildAction::Exec, command, timeout)?;
+        if report.setup_step != 0 {
+            return Err(setup_error(&report));
+        }
+        Ok(outcome)
+    }
+
+    fn run_action(
+        &self,
+        action: ChildAction,
+        command: &str,
+        timeout: Duration,
+    ) -> Result<(RunOutcome, Report)> {
+        if timeout.is_zero() || timeout > MAX_TIMEOUT {
+            return Err(SandboxError::Config(format!(
+                "timeout must be between 0 and {} seconds",
+                MAX_TIMEOUT.as_secs()
+            )));
+        }
+        let tmp = TempDir::create(self.creds)?;
+        let tmp_fd = open(
+            tmp.path(),
+            OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC,
+            FsMode::empty(),
+        )
+        .map_err(|e| SandboxError::io("open private temp dir", e.into()))?;
+        let landlock = match &self.enforcement {
+            Some(enf) => Some(landlock_rules::ruleset(
+                enf,
+                self.root.as_fd(),
+                tmp_fd.as_fd(),
+                &self.grants,
+            )?),
+            None => None,
+        };
+        let env = build_env(
+            std::env::vars_os(),
+            &self.cfg.env_allowlist,
+            &self.cfg.env,
+            tmp.path(),
+            self.root.root(),
+        );
+        let rlimits = limits::rlimits(
+            &self.cfg.limits,
+            timeout,
+            self.task_uid,
+            sys::geteuid() == 0,
+        );
+        let os = self.cfg.mode == Mode::OsSandbox;
+        let result = spawn::execute(Prepared {
+            shell: &self.shell,
+            command,
+            env,
+            cwd: self.root.as_fd(),
+            devnull: self.devnull.as_fd(),
+            rlimits,
+            creds: self.creds,
+            cap_last: self.cap_last,
+            no_new_privs: os,
+            landlock,
+            seccomp: &self.seccomp,
+            action,
+            timeout,
+            kill_grace_ms: self.cfg.kill_grace_ms,
+            output_cap: self.cfg.output_cap_bytes,
+        });
+        drop(tmp_fd);
+        drop(tmp);
+        result
+    }
+
+    /// One command that must work, then escapes that must fail.
+    fn self_test(&self) -> Result<()> {
+        let t = Duration::from_secs(10);
+        let (out, report) = self.run_action(ChildAction::Exec, "true", t)?;
+        if report.setup_step != 0 {
+            return Err(SandboxError::SelfTest(format!(
+                "`true` could not start: {}",
+                setup_error(&report)
+            )));
+        }
+        if out.exit_code != Some(0) {
+            return Err(SandboxError::SelfTest(format!(
+                "`true` did not succeed (exit {:?}, signal {:?}): {}",
+                out.exit_code,
+                out.signal,
+                out.stderr.chars().take(300).collect::<String>()
+            )));
+        }
+        if self.cfg.mode == Mode::Host {
+            return Ok(());
+        }
+        let mut probes = vec![(ChildAction::ProbeOpenRoot, "listing / (outside the root)")];
+        if !self.cfg.allow_network {
+            probes.push((ChildAction::ProbeInetSocket, "creating an AF_INET socket"));
+        }
+        probes.push((ChildAction::ProbeUnshare, "unshare(CLONE_NEWUSER)"));
+        for (action, what) in probes {
+            let (_, report) = self.run_action(action, "true", t)?;
+            if report.setup_step != sys::step::PROBE {
+                return Err(SandboxError::SelfTest(format!(
+                    "probe '{what}' could not run: {}",
+                    setup_error(&report)
+                )));
+            }
+            if report.setup_errno == 0 {
+                return Err(SandboxError::SelfTest(format!(
+                    "{what} was not refused inside the sandbox"
+                )));
+            }
+        }
+        Ok(())
+    }
+}
+
+fn setup_error(report: &Report) -> SandboxError {
+    SandboxError::Spawn(format!(
+        "sandbox setup failed at '{}': {}",
+        sys::step_name(report.setup_step),
+        std::io::Error::from_raw_os_error(report.setup_errno)
+    ))
+}
+
+/// The run's private temp dir, removed on drop.
+struct TempDir {
+    path: PathBuf,
+}
+
+impl TempDir {
+    fn create(owner: Option<(u32, u32)>) -> Result<Self> {
+        let n = RUN_COUNTER.fetch_add(1, Ordering::Relaxed);
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.subsec_nanos())
+            .unwrap_or(0);
+        let path =
+            std::env::temp_dir().join(format!("helikon-sbx-{}-{n}-{nanos:x}", std::process::id()));
+        std::fs::DirBuilder::new()
+            .mode(0o700)
+            .create(&path)
+            .map_err(|e| SandboxError::io("create private temp dir", e))?;
+        let dir = Self { path };
+        if let Some((uid, gid)) = owner {
+            std::os::unix::fs::chown(&dir.path, Some(uid), Some(gid))
+                .map_err(|e| SandboxError::io("chown private temp dir", e))?;
+        }
+        Ok(dir)
+    }
+
+    fn path(&self) -> &Path {
+        &self.path
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        if std::fs::remove_dir_all(&self.path).is_err() {
+            // A command may have left directories without write or search permission.
+            make_removable(&self.path);
+            let _ = std::fs::remove_dir_all(&self.path);
+        }
+    }
+}
+
+fn make_removable(dir: &Path) {
+    use std::os::unix::fs::PermissionsExt;
+    let _ = std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700));
+    if let Ok(entries) = std::fs::read_dir(dir) {
+        for e in entries.flatten() {
+            if e.file_type().is_ok_and(|t| t.is_dir()) {
+                make_removable(&e.path());
+            }
+        }
+    }
+}
