@@ -41,6 +41,7 @@ def _block_real_model_calls(monkeypatch: pytest.MonkeyPatch) -> None:
     for var in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY"):
         monkeypatch.delenv(var, raising=False)
     monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/blocked-by-helikon-tests")
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", "http://127.0.0.1:9/blocked-by-helikon-tests")
 
 
 def require_service(name: str, probe: Callable[[], bool]) -> None:

@@ -1,0 +1,394 @@
+"""Anthropic Messages behind the helikon :class:`~helikon.core.model.Model` protocol.
+
+:class:`AnthropicModel` drives ``POST /v1/messages`` through the official ``anthropic`` SDK
+(``AsyncAnthropic``) and turns the answer into model events: :class:`TokenDelta` for text,
+:class:`ReasoningDelta` for extended thinking (with the block's signature or redacted data),
+:class:`ToolCallDelta` for ``tool_use`` blocks and their ``input_json_delta`` fragments, one
+:class:`UsageReported` and one terminal :class:`Finish`.
+
+How a request is built is documented in ``helikon.providers.anthropic._request`` and how the
+answer is read in ``helikon.providers.anthropic._response``; in short: system items are
+hoisted into ``system``, tool results are paired with their ``tool_use`` turn, thinking blocks
+go back unchanged and first in their assistant turn, and
+:class:`~helikon.providers.anthropic.settings.CacheStrategy` places ``cache_control``
+breakpoints.
+
+Structured output: ``ResponseFormat`` :class:`~helikon.core.model.JsonSchemaFormat` is sent the
+way the recorded traffic (``shared/wire/anthropic/messages_json_schema.yaml``) shows the API
+taking it: ``output_config: {"format": {"type": "json_schema", "schema": ...}}``, the schema as
+given; the answer is the JSON text of the ``text`` block. No forced tool is used, so the
+schema'd answer streams as ordinary text and tools stay usable in the same request.
+
+Finish reasons: ``end_turn`` / ``stop_sequence`` -> ``STOP``, ``tool_use`` -> ``TOOL_CALLS``,
+``max_tokens`` / ``model_context_window_exceeded`` -> ``LENGTH``, ``refusal`` -> ``REFUSAL``
+(the stream ends normally; ``stop_details`` go to the turn's ``provider_data``), anything
+else (``pause_turn``) -> ``OTHER``; ``Finish.raw`` keeps the provider's value.
+
+Errors: see ``helikon.providers.anthropic._errors`` (429 -> ``RateLimited`` with
+``retry_after``, 529 / 5xx -> ``ModelUnavailable``, "prompt is too long" ->
+``ContextLengthExceeded``, network -> ``TransportError``, 401 -> ``ModelOther`` naming
+``ANTHROPIC_API_KEY``).
+
+Cancellation: the token is checked between events, and the wait for the response headers and
+for each next event races ``cancel.wait()``; when it fires the HTTP stream is closed and the
+iterator ends without a ``Finish``.
+
+Limitations:
+    * Audio input is rejected (the Messages API takes none); documents (PDF) are not mapped.
+    * ``JsonObjectFormat`` has no Messages equivalent and sends nothing; the loop still
+      validates the answer.
+    * Server tools (web search, code execution), citations and ``pause_turn`` continuation
+      are not interpreted.
+    * An SDK client created by the model is bound to the event loop that first used it; a
+      new loop gets a new client. Call :meth:`AnthropicModel.aclose` when done.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import weakref
+from collections.abc import AsyncIterator, Awaitable
+from contextlib import suppress
+from typing import TYPE_CHECKING, Any, TypeVar, cast
+
+import anthropic
+
+from helikon.core.model import ModelCapabilities, ModelEvent, ModelRequest
+from helikon.errors import ConfigError, ModelError, TransportError
+from helikon.providers.anthropic._errors import map_anthropic_error
+from helikon.providers.anthropic._request import build_messages_body
+from helikon.providers.anthropic._response import MessageTurn
+from helikon.providers.anthropic.settings import CacheStrategy, ExtendedThinking
+
+if TYPE_CHECKING:
+    from types import TracebackType
+
+    from helikon.core.cancel import CancellationToken
+
+__all__ = ["DEFAULT_MAX_TOKENS", "AnthropicModel"]
+
+DEFAULT_MAX_TOKENS = 8192
+"""``max_tokens`` when neither the model nor ``ModelSettings.max_output_tokens`` sets one."""
+
+_T = TypeVar("_T")
+
+
+class _Cancelled:
+    """Marker: the cancellation token won the race."""
+
+
+_CANCELLED = _Cancelled()
+
+
+async def _race(awaitable: Awaitable[_T], waiter: asyncio.Future[None]) -> _T | _Cancelled:
+    """Await ``awaitable`` unless ``waiter`` (the cancel signal) completes first."""
+    task = asyncio.ensure_future(awaitable)
+    pending: set[asyncio.Future[Any]] = {task, waiter}
+    try:
+        await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        if not task.done():
+            task.cancel()
+            with suppress(BaseException):
+                await task
+    if task.done() and not task.cancelled():
+        return task.result()  # an event that arrived together with the cancel still counts
+    return _CANCELLED
+
+
+async def _next_event(iterator: AsyncIterator[_T]) -> tuple[bool, _T | None]:
+    try:
+        return True, await iterator.__anext__()
+    except StopAsyncIteration:
+        return False, None
+
+
+async def _guard(awaitable: Awaitable[_T]) -> _T:
+    """Await ``awaitable``, translating SDK and stream failures into ModelErrors."""
+    try:
+        return await awaitable
+    except ModelError:
+        raise
+    except json.JSONDecodeError as exc:
+        raise TransportError(f"Anthropic sent malformed stream data: {exc}") from exc
+    except Exception as exc:  # SDK errors, HTTP-library errors below it, SDK-side checks
+        raise map_anthropic_error(exc) from exc
+
+
+class AnthropicModel:
+    """A Claude model on the Anthropic Messages API. Build it with :meth:`messages`.
+
+    Example:
+        >>> model = AnthropicModel.messages("claude-sonnet-4-5", api_key="sk-ant-test")
+        >>> (model.provider, model.model)
+        ('anthropic', 'claude-sonnet-4-5')
+    """
+
+    def __init__(
+        self,
+        model_id: str,
+        *,
+        api_key: str | None = None,
+        base_url: str | None = None,
+        client: anthropic.AsyncAnthropic | None = None,
+        max_tokens: int = DEFAULT_MAX_TOKENS,
+        thinking: ExtendedThinking | None = None,
+        cache: CacheStrategy | None = None,
+        max_retries: int = 0,
+        timeout: float | None = None,
+        stream: bool = True,
+    ) -> None:
+        if not model_id:
+            raise ConfigError("AnthropicModel.messages: model_id must be a non-empty model name")
+        key = api_key or os.environ.get("ANTHROPIC_API_KEY") or None
+        if client is None and key is None:
+            raise ConfigError(
+                "AnthropicModel.messages: no API key. Set the ANTHROPIC_API_KEY environment "
+                "variable or pass api_key=... (or client=AsyncAnthropic(...))."
+            )
+        if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 1:
+            raise ConfigError("AnthropicModel.messages: max_tokens must be a positive int")
+        if thinking is not None and thinking.budget_tokens >= max_tokens:
+            raise ConfigError(
+                f"AnthropicModel.messages: ExtendedThinking.budget_tokens "
+                f"({thinking.budget_tokens}) must be below max_tokens ({max_tokens})"
+            )
+        if max_retries < 0:
+            raise ConfigError("AnthropicModel.messages: max_retries must be >= 0")
+        self._model_id = model_id
+        self._api_key = key
+        self._base_url = base_url or os.environ.get("ANTHROPIC_BASE_URL") or None
+        self._max_tokens = max_tokens
+        self._thinking = thinking
+        self._cache = cache
+        self._max_retries = max_retries
+        self._timeout = timeout
+        self._stream = stream
+        self._given_client = client
+        self._client: anthropic.AsyncAnthropic | None = None
+        self._client_loop: weakref.ref[asyncio.AbstractEventLoop] | None = None
+
+    @classmethod
+    def messages(
+        cls,
+        model_id: str,
+        *,
+        api_key: str | None = None,
+        base_url: str | None = None,
+        client: anthropic.AsyncAnthropic | None = None,
+        max_tokens: int = DEFAULT_MAX_TOKENS,
+        thinking: ExtendedThinking | None = None,
+        cache: CacheStrategy | None = None,
+        max_retries: int = 0,
+        timeout: float | None = None,
+        stream: bool = True,
+    ) -> AnthropicModel:
+        """A model on the Messages API.
+
+        Args:
+            model_id: the model name, e.g. ``"claude-sonnet-4-5"``.
+            api_key: the API key; defaults to ``ANTHROPIC_API_KEY``.
+            base_url: the API root (without ``/v1``); defaults to ``ANTHROPIC_BASE_URL``,
+                then the SDK's.
+            client: a ready ``AsyncAnthropic`` to use instead (then ``api_key``,
+                ``base_url``, ``max_retries`` and ``timeout`` are not used, and the client is
+                not closed by :meth:`aclose`).
+            max_tokens: the output cap (the API requires one);
+                ``ModelSettings.max_output_tokens`` overrides it per request.
+            thinking: extended thinking, e.g. ``ExtendedThinking(budget_tokens=2048)``.
+            cache: prompt-cache breakpoints, e.g. ``CacheStrategy()``; ``None`` sends none.
+            max_retries: SDK-level retries; 0 by default because retrying is a composition
+                concern (wrap the model in a retrying model).
+            timeout: request timeout in seconds; ``None`` keeps the SDK default.
+            stream: stream the answer (SSE) or fetch it whole; events are the same.
+
+        Returns:
+            The model.
+
+        Raises:
+            ConfigError: no API key (argument or ``ANTHROPIC_API_KEY``), a thinking budget
+                not below ``max_tokens``, or another bad argument.
+        """
+        return cls(
+            model_id,
+            api_key=api_key,
+            base_url=base_url,
+            client=client,
+            max_tokens=max_tokens,
+            thinking=thinking,
+            cache=cache,
+            max_retries=max_retries,
+            timeout=timeout,
+            stream=stream,
+        )
+
+    # ------------------------------------------------------------------ Model protocol
+
+    @property
+    def provider(self) -> str:
+        """``"anthropic"``."""
+        return "anthropic"
+
+    @property
+    def model(self) -> str:
+        """The model id requested."""
+        return self._model_id
+
+    @property
+    def thinking(self) -> ExtendedThinking | None:
+        """The extended-thinking setting, if on."""
+        return self._thinking
+
+    @property
+    def cache(self) -> CacheStrategy | None:
+        """The prompt-cache strategy, if any."""
+        return self._cache
+
+    def capabilities(self) -> ModelCapabilities:
+        """Streaming (as configured), tools, parallel calls, structured output, vision and
+        prompt caching; reasoning when extended thinking is on; no server-managed state, no
+        audio."""
+        return ModelCapabilities(
+            streaming=self._stream,
+            tools=True,
+            parallel_tool_calls=True,
+            structured_output=True,
+            server_managed_state=False,
+            reasoning=self._thinking is not None,
+            vision=True,
+            audio=False,
+            prompt_caching=True,
+        )
+
+    def request_body(self, request: ModelRequest) -> dict[str, Any]:
+        """The JSON body this model sends for ``request`` (for inspection and tests).
+
+        Example:
+            >>> from helikon.core.items import SystemMessage, TextPart, UserMessage
+            >>> model = AnthropicModel.messages("claude-sonnet-4-5", api_key="k", max_tokens=512)
+            >>> body = model.request_body(ModelRequest(messages=[
+            ...     SystemMessage(content=[TextPart(text="Be brief.")]), UserMessage.text("hi")]))
+            >>> body["system"], body["messages"]
+            ([{'type': 'text', 'text': 'Be brief.'}], [{'role': 'user', 'content': [{'type': 'text', 'text': 'hi'}]}])
+        """  # noqa: E501
+        return build_messages_body(
+            self._model_id,
+            request,
+            max_tokens=self._max_tokens,
+            thinking=self._thinking,
+            cache=self._cache,
+            stream=self._stream,
+        )
+
+    async def invoke(
+        self, request: ModelRequest, cancel: CancellationToken
+    ) -> AsyncIterator[ModelEvent]:
+        """Call the model and stream its answer as model events.
+
+        Args:
+            request: the conversation, tools and settings.
+            cancel: stops the call promptly when fired (the iterator just ends).
+
+        Yields:
+            ``ReasoningDelta`` / ``TokenDelta`` / ``ToolCallDelta`` as they arrive, then
+            ``ProviderMetadata`` (several thinking blocks, refusal details), one
+            ``UsageReported`` and one ``Finish``.
+
+        Raises:
+            ModelError: a subclass per the mapping in
+                ``helikon.providers.anthropic._errors``.
+        """
+        if cancel.cancelled:
+            return
+        body = self.request_body(request)
+        client = self._client_for_loop()
+        waiter: asyncio.Future[None] = asyncio.ensure_future(cancel.wait())
+        stream: Any = None
+        try:
+            started = await _race(_guard(self._send(client, body)), waiter)
+            if isinstance(started, _Cancelled):
+                return
+            turn = MessageTurn()
+            if not self._stream:
+                for event in turn.on_message(started):
+                    yield event
+            else:
+                stream = started
+                iterator = cast("AsyncIterator[Any]", stream.__aiter__())
+                while True:
+                    if cancel.cancelled:
+                        return
+                    pulled = await _race(_guard(_next_event(iterator)), waiter)
+                    if isinstance(pulled, _Cancelled):
+                        return
+                    more, raw = pulled
+                    if not more:
+                        break
+                    for event in turn.on_event(raw):
+                        yield event
+            if cancel.cancelled:
+                return
+            for event in turn.ending():
+                yield event
+        finally:
+            waiter.cancel()
+            with suppress(BaseException):
+                await waiter
+            if stream is not None:
+                with suppress(Exception):
+                    await stream.close()
+
+    async def aclose(self) -> None:
+        """Close the SDK client this model created (a client passed in is left open)."""
+        client, self._client = self._client, None
+        self._client_loop = None
+        if client is not None:
+            await client.close()
+
+    async def __aenter__(self) -> AnthropicModel:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.aclose()
+
+    def __repr__(self) -> str:
+        return f"AnthropicModel.messages({self._model_id!r}, stream={self._stream})"
+
+    # ------------------------------------------------------------------ internals
+
+    def _client_for_loop(self) -> anthropic.AsyncAnthropic:
+        if self._given_client is not None:
+            return self._given_client
+        loop = asyncio.get_running_loop()
+        current = self._client_loop() if self._client_loop is not None else None
+        if self._client is None or current is not loop:
+            options: dict[str, Any] = {"max_retries": self._max_retries}
+            if self._timeout is not None:
+                options["timeout"] = self._timeout
+            if self._base_url is not None:
+                options["base_url"] = self._base_url
+            self._client = anthropic.AsyncAnthropic(api_key=self._api_key, **options)
+            self._client_loop = weakref.ref(loop)
+        return self._client
+
+    async def _send(self, client: anthropic.AsyncAnthropic, body: dict[str, Any]) -> Any:
+        payload = dict(body)
+        model = payload.pop("model")
+        max_tokens = payload.pop("max_tokens")
+        messages = payload.pop("messages")
+        stream = bool(payload.pop("stream"))
+        create: Any = client.messages.create
+        return await create(
+            model=model,
+            max_tokens=max_tokens,
+            messages=messages,
+            stream=stream,
+            extra_body=payload,
+        )
