@@ -74,6 +74,7 @@ from helikon.core.output import OutputType
 from helikon.core.result import RunResult, RunResultStreaming
 from helikon.core.tool import FunctionTool, Tool, ToolEffect, ToolOutput, tool
 from helikon.core.usage import Usage
+from helikon.providers.retry import RetryingModel, RetryPolicy
 from helikon.errors import (
     AgentError,
     Cancelled,
@@ -145,6 +146,8 @@ __all__ = [
     "Refused",
     "RepairStarted",
     "ResponseFormat",
+    "RetryPolicy",
+    "RetryingModel",
     "RunCompleted",
     "RunConfig",
     "RunContext",
