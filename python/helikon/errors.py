@@ -25,6 +25,7 @@ keeps working for callers who do not know helikon::
     │   ├── Cancelled
     │   ├── RunTimeout(AgentError, TimeoutError)
     │   ├── NotImplementedPhase(AgentError, NotImplementedError)
+    │   ├── GuardrailTripwire                         an input/output guardrail tripped
     │   └── AgentOther
     ├── RunError                                      raised by ``run()`` / ``collect()``;
     │                                                 ``.error`` holds the AgentError
@@ -43,6 +44,7 @@ __all__ = [
     "Cancelled",
     "ConfigError",
     "ContextLengthExceeded",
+    "GuardrailTripwire",
     "HelikonError",
     "InvalidArgs",
     "InvalidStructuredOutput",
@@ -256,6 +258,20 @@ class NotImplementedPhase(AgentError, NotImplementedError):
     """A reserved loop phase (compaction, approval) was reached."""
 
     kind = "NotImplemented"
+
+
+class GuardrailTripwire(AgentError):
+    """An input or output guardrail tripped; ``guardrail_kind`` and ``info`` say why."""
+
+    kind = "GuardrailTriggered"
+
+    def __init__(self, guardrail_kind: str, info: Any = None) -> None:
+        self.guardrail_kind = guardrail_kind
+        self.info = info
+        super().__init__(f"guardrail tripped ({guardrail_kind})")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**super().to_dict(), "guardrail_kind": self.guardrail_kind, "info": self.info}
 
 
 class AgentOther(AgentError):

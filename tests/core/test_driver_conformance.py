@@ -74,7 +74,9 @@ async def test_driver_run(case: dict[str, Any]) -> None:
         assert outputs[0].item.content[0].text == case["expect_tool_result_text"]
         assert outputs[0].item.is_error
     if "expect_usage" in case:
-        assert events[-1].usage.model_dump(include=set(case["expect_usage"])) == case["expect_usage"]
+        assert (
+            events[-1].usage.model_dump(include=set(case["expect_usage"])) == case["expect_usage"]
+        )
     if "expect_final_output" in case:
         result = await Agent(
             name="test", model=MockModel(scripts), tools=_tools(case["tools"], {})

@@ -12,7 +12,9 @@ from helikon import _native
 from helikon.core.context import RunConfig, RunContext
 from helikon.core.driver import run_agent
 from helikon.core.events import AgentEvent
+from helikon.core.guardrails import Guardrail
 from helikon.core.handoff import HandoffSpec, handoff_tool_name
+from helikon.core.hooks import Hook
 from helikon.core.items import (
     AssistantMessage,
     Item,
@@ -73,6 +75,9 @@ class Agent:
         output_type: a type (or :class:`OutputType`) the final answer must validate against.
         model_settings: provider knobs (temperature, tool choice, ...).
         run_config: default :class:`RunConfig` for runs of this agent.
+        hooks: agent-level lifecycle hooks (fire before the run-level ones).
+        input_guardrails: checks on the user's text, run alongside the first model call.
+        output_guardrails: checks on the final answer before it is returned.
 
     Raises:
         TypeError: ``name`` or ``model`` is missing.
@@ -98,6 +103,9 @@ class Agent:
         output_type: Any = None,
         model_settings: ModelSettings | None = None,
         run_config: RunConfig | None = None,
+        hooks: Sequence[Hook] = (),
+        input_guardrails: Sequence[Guardrail] = (),
+        output_guardrails: Sequence[Guardrail] = (),
     ) -> None:
         if not isinstance(name, str) or not name.strip():
             raise ConfigError("Agent(name=...) must be a non-empty string")
@@ -130,6 +138,19 @@ class Agent:
             self.output_type = OutputType(output_type)
         self.model_settings = model_settings or ModelSettings()
         self.run_config = run_config or RunConfig()
+        self.hooks: list[Hook] = list(hooks)
+        self.input_guardrails: list[Guardrail] = list(input_guardrails)
+        self.output_guardrails: list[Guardrail] = list(output_guardrails)
+        for name, seq in (
+            ("input_guardrails", self.input_guardrails),
+            ("output_guardrails", self.output_guardrails),
+        ):
+            for g in seq:
+                if not callable(getattr(g, "check", None)):
+                    raise ConfigError(f"Agent({name}=...): {g!r} has no async check() method")
+        for hook in self.hooks:
+            if not callable(getattr(hook, "on_event", None)):
+                raise ConfigError(f"Agent(hooks=...): {hook!r} has no async on_event() method")
         self._native_configs: dict[int, Any] = {}
 
     def __repr__(self) -> str:

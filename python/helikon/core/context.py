@@ -2,11 +2,24 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
 from typing import Any, Generic, TypeVar
 
 from helikon.core.cancel import CancellationToken
+from helikon.core.hooks import HookRegistry
+from helikon.core.permissions import (
+    AllowRule,
+    ApprovalHandler,
+    DenyRule,
+    GuardRule,
+    PermissionMode,
+    PermissionPolicy,
+    Permissions,
+    RedactionSettings,
+)
 from helikon.errors import ConfigError
+from helikon.tracing import TracerHandle
 
 __all__ = ["RunConfig", "RunContext", "ToolContext"]
 
@@ -50,18 +63,23 @@ class RunConfig:
             raise ConfigError(f"RunConfig.timeout must be > 0 seconds or None, got {self.timeout}")
 
 
-@dataclass(slots=True)
+@dataclass(frozen=True, slots=True)
 class RunContext(Generic[C]):
-    """The state one run shares across the loop, tools and sub-agents.
+    """The state one run shares across the loop, tools, hooks and sub-agents.
 
     Build with :meth:`ephemeral` for the all-defaults case and override parts with the
-    ``with_*`` setters, which return a new context.
+    ``with_*`` setters, which return a new context (the context itself is immutable; ``state``
+    is the one shared mutable dict).
 
     Attributes:
         user_ctx: your application context (any object; ``None`` when you need none).
         cancel: the run's cancellation token.
         state: run-scoped key/value state shared with sub-agents.
         agent_depth: how deep in an agent nesting chain this run is (0 = root).
+        tracer: trace attributes (session id, user id, tags) for the run's spans.
+        hooks: the run-level :class:`~helikon.HookRegistry` (after agent-level hooks).
+        permissions: the permission pipeline's settings (mode, rules, policy, approval).
+        redaction: secret redaction of tool output (on by default).
 
     Example:
         >>> ctx = RunContext.ephemeral({"user": "u-1"})
@@ -73,23 +91,80 @@ class RunContext(Generic[C]):
     cancel: CancellationToken = field(default_factory=CancellationToken)
     state: dict[str, Any] = field(default_factory=dict)
     agent_depth: int = 0
+    tracer: TracerHandle = field(default_factory=TracerHandle)
+    hooks: HookRegistry = field(default_factory=HookRegistry)
+    permissions: Permissions = field(default_factory=Permissions)
+    redaction: RedactionSettings = field(default_factory=RedactionSettings)
 
     @classmethod
     def ephemeral(cls, user_ctx: C = None) -> RunContext[C]:  # type: ignore[assignment]
-        """A context with a fresh cancellation token and empty state."""
+        """A context with a fresh token, empty state and hooks, default permissions."""
         return cls(user_ctx=user_ctx)
 
     def with_cancel(self, cancel: CancellationToken) -> RunContext[C]:
         """A copy using ``cancel`` as the run's token."""
-        return RunContext(self.user_ctx, cancel, self.state, self.agent_depth)
+        return replace(self, cancel=cancel)
 
     def with_user_ctx(self, user_ctx: C) -> RunContext[C]:
         """A copy carrying ``user_ctx``."""
-        return RunContext(user_ctx, self.cancel, self.state, self.agent_depth)
+        return replace(self, user_ctx=user_ctx)
+
+    def with_tracer(self, tracer: TracerHandle) -> RunContext[C]:
+        """A copy whose spans carry ``tracer``'s session id, user id and tags."""
+        return replace(self, tracer=tracer)
+
+    def with_hooks(self, hooks: HookRegistry) -> RunContext[C]:
+        """A copy with ``hooks`` as the run-level hook registry."""
+        return replace(self, hooks=hooks)
+
+    def with_permission_mode(self, mode: PermissionMode) -> RunContext[C]:
+        """A copy with ``mode``, if the change tightens (see :meth:`PermissionMode.tighten`).
+
+        A refused loosening keeps the current mode: from ``BYPASS`` only ``DONT_ASK`` is
+        accepted, and ``DONT_ASK`` is terminal.
+        """
+        p = self.permissions
+        return replace(self, permissions=replace(p, mode=p.mode.tighten(mode)))
+
+    def with_deny_rules(self, rules: Sequence[DenyRule]) -> RunContext[C]:
+        """A copy with ``rules`` as the deny rules (evaluated first, even under Bypass)."""
+        return replace(self, permissions=replace(self.permissions, deny_rules=tuple(rules)))
+
+    def with_allow_rules(self, rules: Sequence[AllowRule]) -> RunContext[C]:
+        """A copy with ``rules`` as the allow rules (pre-approvals in every mode)."""
+        return replace(self, permissions=replace(self.permissions, allow_rules=tuple(rules)))
+
+    def with_guard_rules(self, rules: Sequence[GuardRule]) -> RunContext[C]:
+        """A copy with ``rules`` as the user guard rules (after the built-in guards)."""
+        return replace(self, permissions=replace(self.permissions, guard_rules=tuple(rules)))
+
+    def without_default_guards(self) -> RunContext[C]:
+        """A copy without the built-in destructive-command guards."""
+        return replace(self, permissions=replace(self.permissions, default_guards=False))
+
+    def with_permission_policy(self, policy: PermissionPolicy | None) -> RunContext[C]:
+        """A copy consulting ``policy`` (canUseTool) after the mode."""
+        return replace(self, permissions=replace(self.permissions, policy=policy))
+
+    def with_approval_handler(self, handler: ApprovalHandler | None) -> RunContext[C]:
+        """A copy resolving AskUser decisions with ``handler`` (none = deny)."""
+        return replace(self, permissions=replace(self.permissions, approval_handler=handler))
+
+    def with_extra_secrets(self, secrets: Sequence[str]) -> RunContext[C]:
+        """A copy that also redacts these literal values from tool output."""
+        r = self.redaction
+        return replace(self, redaction=replace(r, extra_secrets=(*r.extra_secrets, *secrets)))
+
+    def without_output_redaction(self) -> RunContext[C]:
+        """A copy that does not redact tool output."""
+        return replace(self, redaction=replace(self.redaction, enabled=False))
 
     def nested(self) -> RunContext[C]:
-        """The context for a sub-agent: same token and state, depth + 1."""
-        return RunContext(self.user_ctx, self.cancel, self.state, self.agent_depth + 1)
+        """The context for a sub-agent: same token, state, hooks and permissions; depth + 1.
+
+        ``BYPASS`` and ``DONT_ASK`` propagate as they are, like every other setting.
+        """
+        return replace(self, agent_depth=self.agent_depth + 1)
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,6 +179,7 @@ class ToolContext(Generic[C]):
         agent_name: the agent that made the call.
         agent_depth: nesting depth of that agent.
         max_agent_depth: the run's nesting limit.
+        permission_mode: the run's permission mode (a tool may branch on it).
     """
 
     user_ctx: C
@@ -113,3 +189,4 @@ class ToolContext(Generic[C]):
     agent_name: str
     agent_depth: int = 0
     max_agent_depth: int = 8
+    permission_mode: PermissionMode = PermissionMode.DEFAULT

@@ -5,6 +5,11 @@ latest input it returns the next state, the events to emit and the next action. 
 does what the machine asks — call the model, run tools, hand off — and feeds the outcome
 back. Python owns every message body: per turn only the turn's own items cross the native
 boundary, never the whole conversation, so a run is O(turns), not O(turns²).
+
+Around the machine it runs the governance seams: lifecycle hooks, input guardrails
+(concurrently with the first model call; no tool runs before they pass), output guardrails
+(before ``RunCompleted``), the per-call pipeline in :mod:`helikon.core.tool_exec`, and
+OpenTelemetry spans (:mod:`helikon.tracing`).
 """
 
 from __future__ import annotations
@@ -12,17 +17,28 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import AsyncIterator
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from helikon import _native
-from helikon.core.context import RunConfig, RunContext, ToolContext
+from helikon.core.context import RunConfig, RunContext
 from helikon.core.events import (
     AgentEvent,
     AgentUpdated,
+    GuardrailTriggered,
     HandoffItem,
     RunFailed,
     RunStarted,
     event_adapter,
+)
+from helikon.core.guardrails import GuardrailInput, Tripwire, run_guardrails
+from helikon.core.hooks import (
+    OnHandoff,
+    OnRunComplete,
+    OnRunStart,
+    OnSubagentStop,
+    OnTurnStart,
+    fire,
 )
 from helikon.core.items import (
     AssistantMessage,
@@ -31,23 +47,25 @@ from helikon.core.items import (
     TextPart,
     ToolCall,
     ToolResult,
+    UserMessage,
     item_adapter,
     text_of,
 )
 from helikon.core.model import JsonSchemaFormat, ModelRequest, ToolDef
 from helikon.core.tool import Tool
+from helikon.core.tool_exec import CallOutcome, ToolCallRunner
 from helikon.core.turn import TurnAccumulator
 from helikon.core.usage import Usage
 from helikon.errors import (
     AgentError,
     AgentOther,
     Cancelled,
-    InvalidArgs,
+    GuardrailTripwire,
     MaxAgentDepthExceeded,
     ModelError,
     RunTimeout,
-    ToolError,
 )
+from helikon.tracing import RunSpans
 
 if TYPE_CHECKING:
     from helikon.core.agent import Agent
@@ -62,10 +80,11 @@ _TRANSFER_SCHEMA: dict[str, Any] = {
 
 
 class _Stop(Exception):
-    """Internal: the run ends with this agent error."""
+    """Internal: the run ends with this agent error (after ``events``)."""
 
-    def __init__(self, error: AgentError) -> None:
+    def __init__(self, error: AgentError, events: tuple[AgentEvent, ...] = ()) -> None:
         self.error = error
+        self.events = events
 
 
 def _dump(items: list[Item]) -> list[dict[str, Any]]:
@@ -75,16 +94,36 @@ def _dump(items: list[Item]) -> list[dict[str, Any]]:
 class _Run:
     """One agent's loop within a run (a handoff starts a new ``_Run`` for the target)."""
 
-    def __init__(self, agent: Agent, ctx: RunContext[Any], config: RunConfig, token: Any) -> None:
+    def __init__(
+        self,
+        agent: Agent,
+        ctx: RunContext[Any],
+        config: RunConfig,
+        token: Any,
+        spans: RunSpans | None,
+        input_guard: asyncio.Task[Tripwire | None] | None = None,
+    ) -> None:
         self.agent = agent
         self.ctx = ctx
         self.config = config
         self.token = token
+        self.spans = spans
+        self.input_guard = input_guard
         self.tools: dict[str, Tool] = {t.name: t for t in agent.tools}
         self.handoffs = {h.tool_name: h for h in agent.handoff_specs}
         self.native_config = agent.native_config(config.max_turns)
         self.usage = Usage()
         self.invalid_args_seen: set[str] = set()
+        self.hooks = [*agent.hooks, *ctx.hooks]
+        self.injected: list[str] = []
+        self.caller = ToolCallRunner(
+            replace(ctx, cancel=token),
+            self.tools,
+            agent.name,
+            list(agent.hooks),
+            config.max_agent_depth,
+            spans,
+        )
 
     # ----------------------------------------------------------------- model turn
 
@@ -109,12 +148,19 @@ class _Run:
                 tools.append(ToolDef(name, h.description, dict(_TRANSFER_SCHEMA)))
         if not tools and settings.tool_choice is not None:
             settings = settings.merged(tool_choice=None)
-        return ModelRequest(messages=list(conversation), tools=tools, settings=settings)
+        messages = list(conversation)
+        if self.injected:
+            messages.extend(SystemMessage(content=[TextPart(text=t)]) for t in self.injected)
+            self.injected = []
+        return ModelRequest(messages=messages, tools=tools, settings=settings)
 
     async def _model_turn(
         self, request: ModelRequest, acc: TurnAccumulator
     ) -> AsyncIterator[AgentEvent]:
-        stream = self.agent.model.invoke(request, self.token)
+        model = self.agent.model
+        span = self.spans.chat(model.provider, model.model) if self.spans is not None else None
+        error: str | None = None
+        stream = model.invoke(request, self.token)
         try:
             async for ev in stream:
                 acc.add(ev)
@@ -122,62 +168,35 @@ class _Run:
                     yield ev
                 if self.token.cancelled:
                     break
+        except ModelError as exc:
+            error = type(exc).__name__
+            raise
         finally:
             aclose = getattr(stream, "aclose", None)
             if aclose is not None:
                 await aclose()
+            if span is not None:
+                RunSpans.end_chat(
+                    span,
+                    input_tokens=acc.usage.input_tokens,
+                    output_tokens=acc.usage.output_tokens,
+                    finish=acc.finish_raw or acc.finish.value,
+                    error=error,
+                )
 
     # ----------------------------------------------------------------- tools
 
-    async def _call_tool(
-        self, call: dict[str, Any], sem: asyncio.Semaphore | None
-    ) -> dict[str, Any]:
-        call_id, name = call["call_id"], call["name"]
-        t = self.tools.get(name)
-        if t is None:
-            return {"call_id": call_id, "error": f"unknown tool: {name}"}
-        tctx = ToolContext(
-            user_ctx=self.ctx.user_ctx,
-            state=self.ctx.state,
-            cancel=self.token,
-            call_id=call_id,
-            agent_name=self.agent.name,
-            agent_depth=self.ctx.agent_depth,
-            max_agent_depth=self.config.max_agent_depth,
-        )
-        try:
-            if sem is None:
-                out = await t.invoke(tctx, call.get("args"))
-            else:
-                async with sem:
-                    out = await t.invoke(tctx, call.get("args"))
-        except InvalidArgs as exc:
-            if name in self.invalid_args_seen:
-                raise _Stop(
-                    AgentOther(
-                        f"tool {name!r} got invalid arguments again after the errors were fed "
-                        f"back once: {'; '.join(exc.schema_errors)}"
-                    )
-                ) from None
-            self.invalid_args_seen.add(name)
-            return {"call_id": call_id, "error": str(exc)}
-        except ToolError as exc:
-            return {"call_id": call_id, "error": str(exc)}
-        except Exception as exc:  # a third-party Tool implementation raised
-            return {"call_id": call_id, "error": f"{type(exc).__name__}: {exc}"}
-        return {
-            "call_id": call_id,
-            "ok": [p.model_dump(mode="json", exclude_none=True) for p in out.content],
-        }
+    async def _call(self, call: dict[str, Any], sem: asyncio.Semaphore | None) -> CallOutcome:
+        if sem is None:
+            return await self.caller.run(call)
+        async with sem:
+            return await self.caller.run(call)
 
-    async def _run_tools(self, calls: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    async def _run_tools(self, calls: list[dict[str, Any]]) -> list[CallOutcome]:
+        await self._await_input_guard()
         limit = self.config.parallel_tool_call_limit
         sem = asyncio.Semaphore(limit) if limit is not None and limit < len(calls) else None
-        if len(calls) == 1:
-            work: Any = self._call_tool(calls[0], sem)
-            gathered = asyncio.ensure_future(work)
-        else:
-            gathered = asyncio.gather(*(self._call_tool(c, sem) for c in calls))
+        gathered = asyncio.gather(*(self._call(c, sem) for c in calls))
         waiter = asyncio.ensure_future(self.token.wait())
         try:
             done, _ = await asyncio.wait({gathered, waiter}, return_when=asyncio.FIRST_COMPLETED)
@@ -186,26 +205,77 @@ class _Run:
         if gathered not in done:
             gathered.cancel()
             raise _Stop(self._cancel_error())
-        result = gathered.result()
-        return [result] if len(calls) == 1 else list(result)
+        outcomes: list[CallOutcome] = gathered.result()
+        for call, outcome in zip(calls, outcomes, strict=True):
+            if outcome.invalid_args is None:
+                continue
+            name = call["name"]
+            if name in self.invalid_args_seen:
+                raise _Stop(
+                    AgentOther(
+                        f"tool {name!r} got invalid arguments again after the errors were fed "
+                        f"back once: {'; '.join(outcome.invalid_args)}"
+                    )
+                )
+            self.invalid_args_seen.add(name)
+        return outcomes
+
+    # ----------------------------------------------------------------- guardrails
+
+    async def _await_input_guard(self) -> None:
+        task = self.input_guard
+        if task is None:
+            return
+        self.input_guard = None
+        trip = await task
+        if trip is not None:
+            raise _Stop(
+                GuardrailTripwire(trip.kind.value, trip.info),
+                (GuardrailTriggered(kind=trip.kind.value, info=trip.info),),
+            )
+
+    async def _check_output(self, state: dict[str, Any]) -> None:
+        guards = self.agent.output_guardrails
+        if not guards:
+            return
+        text = str((state.get("output") or {}).get("text", ""))
+        trip = await run_guardrails(guards, self.ctx, GuardrailInput("model_output", text))
+        if trip is not None:
+            raise _Stop(
+                GuardrailTripwire(trip.kind.value, trip.info),
+                (GuardrailTriggered(kind=trip.kind.value, info=trip.info),),
+            )
 
     def _cancel_error(self) -> AgentError:
         if self.token.reason == "timeout" and self.config.timeout is not None:
             return RunTimeout(self.config.timeout)
+        if self.token.reason == "guardrail":
+            return AgentOther("input guardrail tripped")
         return Cancelled()
 
     # ----------------------------------------------------------------- the loop
 
     async def drive(self, conversation: list[Item]) -> AsyncIterator[AgentEvent]:
         """Drive this agent's loop over ``conversation`` (mutated in place)."""
-        state_json: str | None = None
-        outcome = self._transition(state_json, '"start"', "[]")
+        outcome = self._transition(None, '"start"', "[]")
         while True:
             state = outcome["next_state"]
             state_json = json.dumps(state)
             self.usage = Usage.model_validate(state.get("usage") or {})
             for raw in outcome["events"]:
-                yield event_adapter.validate_python(raw)
+                ev = event_adapter.validate_python(raw)
+                if ev.type == "turn_started":
+                    if self.spans is not None:
+                        self.spans.turn(ev.turn)
+                    if self.hooks:
+                        turn = await fire(self.hooks, self.ctx, OnTurnStart(ev.turn))
+                        self.injected.extend(turn.inject)
+                elif ev.type == "run_completed":
+                    await self._await_input_guard()
+                    await self._check_output(state)
+                    if self.hooks:
+                        await fire(self.hooks, self.ctx, OnRunComplete(self.agent.name))
+                yield ev
             for appended in outcome.get("conversation_appends") or ():
                 conversation.append(item_adapter.validate_python(appended))
             action = outcome["next_action"]
@@ -213,53 +283,20 @@ class _Run:
             if kind == "Terminate":
                 return
             if self.token.cancelled:
+                await self._await_input_guard()
                 raise _Stop(self._cancel_error())
             if kind == "CallModel":
-                request = self._request(conversation, action["request"])
-                acc = TurnAccumulator()
-                try:
-                    async for ev in self._model_turn(request, acc):
-                        yield ev
-                except ModelError as exc:
-                    self.usage = self.usage + acc.usage
-                    raise _Stop(AgentOther(f"model error ({exc.kind}): {exc}")) from exc
-                if self.token.cancelled:
-                    self.usage = self.usage + acc.usage
-                    raise _Stop(self._cancel_error())
-                items = acc.items(self.agent.name)
-                conversation.extend(items)
-                response: dict[str, Any] = {
-                    "items": _dump(items),
-                    "usage": acc.usage.model_dump(),
-                    "finish_reason": acc.finish.value,
-                }
-                if state.get("state") in ("Finalizing", "RepairingOutput"):
-                    response["validation"] = self._validate(items)
-                conv = "[]"
-                if self.handoffs and any(
-                    isinstance(i, ToolCall) and i.name in self.handoffs for i in items
-                ):
-                    conv = json.dumps(_dump(conversation[: -len(items)] if items else conversation))
-                outcome = self._transition(
-                    state_json, json.dumps({"model_response": response}), conv
-                )
+                async for ev in self._call_model(state, state_json, conversation, action):
+                    yield ev
+                outcome = self._pending
             elif kind == "ExecuteTools":
-                calls = action["calls"]
-                results = await self._run_tools(calls)
+                outcomes = await self._run_tools(action["calls"])
+                for o in outcomes:
+                    for ev in o.events:
+                        yield ev
+                results = [o.result for o in outcomes]
                 for r in results:
-                    if "ok" in r:
-                        content = r["ok"]
-                        conversation.append(
-                            ToolResult.model_validate({"call_id": r["call_id"], "content": content})
-                        )
-                    else:
-                        conversation.append(
-                            ToolResult(
-                                call_id=r["call_id"],
-                                content=[TextPart(text=r["error"])],
-                                is_error=True,
-                            )
-                        )
+                    conversation.append(_result_item(r))
                 outcome = self._transition(state_json, json.dumps({"tool_results": results}), "[]")
             elif kind == "Handoff":
                 async for ev in self._handoff(state, action["target"]):
@@ -268,11 +305,45 @@ class _Run:
             else:  # pragma: no cover - the native machine only emits the four actions
                 raise _Stop(AgentOther(f"internal: unknown next action {kind!r}"))
 
+    async def _call_model(
+        self,
+        state: dict[str, Any],
+        state_json: str,
+        conversation: list[Item],
+        action: dict[str, Any],
+    ) -> AsyncIterator[AgentEvent]:
+        request = self._request(conversation, action["request"])
+        acc = TurnAccumulator()
+        try:
+            async for ev in self._model_turn(request, acc):
+                yield ev
+        except ModelError as exc:
+            self.usage = self.usage + acc.usage
+            await self._await_input_guard()
+            raise _Stop(AgentOther(f"model error ({exc.kind}): {exc}")) from exc
+        if self.token.cancelled:
+            self.usage = self.usage + acc.usage
+            await self._await_input_guard()
+            raise _Stop(self._cancel_error())
+        items = acc.items(self.agent.name)
+        conversation.extend(items)
+        response: dict[str, Any] = {
+            "items": _dump(items),
+            "usage": acc.usage.model_dump(),
+            "finish_reason": acc.finish.value,
+        }
+        if state.get("state") in ("Finalizing", "RepairingOutput"):
+            response["validation"] = self._validate(items)
+        conv = "[]"
+        if self.handoffs and any(
+            isinstance(i, ToolCall) and i.name in self.handoffs for i in items
+        ):
+            conv = json.dumps(_dump(conversation[: len(conversation) - len(items)]))
+        self._pending = self._transition(state_json, json.dumps({"model_response": response}), conv)
+
     def _validate(self, items: list[Item]) -> dict[str, Any] | None:
         ot = self.agent.output_type
-        if ot is None:
-            return None
-        if any(isinstance(i, ToolCall) for i in items):
+        if ot is None or any(isinstance(i, ToolCall) for i in items):
             return None  # the machine reports the tool-call violation itself
         last = next((i for i in reversed(items) if isinstance(i, AssistantMessage)), None)
         _, errors = ot.validate_text(text_of(last.content) if last else "")
@@ -285,35 +356,53 @@ class _Run:
         return out
 
     async def _handoff(self, state: dict[str, Any], target_name: str) -> AsyncIterator[AgentEvent]:
+        await self._await_input_guard()
         target = self.agent.handoff_target(target_name)
         depth = self.ctx.agent_depth + 1
         if depth >= self.config.max_agent_depth:
             raise _Stop(MaxAgentDepthExceeded(self.config.max_agent_depth))
+        if self.hooks:
+            await fire(self.hooks, self.ctx, OnHandoff(self.agent.name, target.name))
         yield HandoffItem.model_validate({"from": self.agent.name, "to": target.name})
         yield AgentUpdated(agent=target.name)
         transcript = [item_adapter.validate_python(i) for i in state.get("transcript", [])]
         conversation = _with_instructions(target, self.ctx, transcript)
-        sub = _Run(target, self.ctx.nested(), self.config, self.token)
+        spans = RunSpans.start(target.name, self.ctx.tracer, self.spans)
+        sub = _Run(target, self.ctx.nested(), self.config, self.token, spans)
         base = Usage.model_validate(state.get("usage") or {})
+        error: str | None = None
         try:
             async for ev in sub.drive(conversation):
                 if ev.type == "run_completed":
                     yield ev.model_copy(update={"usage": base + ev.usage})
                     continue
-                if ev.type == "run_failed":
-                    yield ev.model_copy(update={"usage": base + sub.usage})
-                    continue
                 yield ev
-        except _Stop:
+        except _Stop as stop:
+            error = stop.error.kind
             self.usage = base + sub.usage
             raise
+        finally:
+            if spans is not None:
+                spans.end(error)
+            if self.hooks:
+                await fire(self.hooks, self.ctx, OnSubagentStop(target.name))
         self.usage = base + sub.usage
+
+
+def _result_item(r: dict[str, Any]) -> ToolResult:
+    if "ok" in r:
+        return ToolResult.model_validate({"call_id": r["call_id"], "content": r["ok"]})
+    return ToolResult(call_id=r["call_id"], content=[TextPart(text=r["error"])], is_error=True)
 
 
 def _with_instructions(agent: Agent, ctx: RunContext[Any], items: list[Item]) -> list[Item]:
     text = agent.render_instructions(ctx)
     head: list[Item] = [SystemMessage(content=[TextPart(text=text)])] if text else []
     return head + items
+
+
+def _user_text(items: list[Item]) -> str:
+    return "\n".join(text_of(i.content) for i in items if isinstance(i, UserMessage))
 
 
 async def run_agent(
@@ -329,14 +418,36 @@ async def run_agent(
     timer: asyncio.TimerHandle | None = None
     if config.timeout is not None:
         timer = asyncio.get_running_loop().call_later(config.timeout, token.cancel, "timeout")
-    run = _Run(agent, ctx, config, token)
+    spans = RunSpans.start(agent.name, ctx.tracer)
+    guard: asyncio.Task[Tripwire | None] | None = None
+    if agent.input_guardrails:
+        guard = asyncio.ensure_future(
+            run_guardrails(
+                agent.input_guardrails,
+                ctx,
+                GuardrailInput("user_text", _user_text(input_items)),
+            )
+        )
+        guard.add_done_callback(
+            lambda t: token.cancel("guardrail") if not t.cancelled() and t.result() else None
+        )
+    run = _Run(agent, ctx, config, token, spans, guard)
+    error: str | None = None
     try:
+        hooks = run.hooks
+        if hooks:
+            start = await fire(hooks, ctx, OnRunStart(agent.name))
+            run.injected.extend(start.inject)
         conversation = _with_instructions(agent, ctx, list(input_items))
         async for ev in run.drive(conversation):
             yield ev
     except _Stop as stop:
+        error = stop.error.kind
+        for ev in stop.events:
+            yield ev
         yield RunFailed(error=stop.error.to_dict(), usage=run.usage)
     except Exception as exc:  # an agent bug must still end the stream with RunFailed
+        error = type(exc).__name__
         yield RunFailed(
             error=AgentOther(f"internal error: {type(exc).__name__}: {exc}").to_dict(),
             usage=run.usage,
@@ -344,3 +455,7 @@ async def run_agent(
     finally:
         if timer is not None:
             timer.cancel()
+        if guard is not None and not guard.done():
+            guard.cancel()
+        if spans is not None:
+            spans.end(error)

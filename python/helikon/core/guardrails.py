@@ -22,6 +22,7 @@ __all__ = [
     "GuardrailVerdict",
     "Pass",
     "Tripwire",
+    "run_guardrails",
 ]
 
 
@@ -64,3 +65,25 @@ class Guardrail(Protocol):
     async def check(self, ctx: RunContext[Any], input: GuardrailInput) -> GuardrailVerdict:
         """Return :class:`Pass` or a :class:`Tripwire`."""
         ...
+
+
+async def run_guardrails(
+    guards: list[Guardrail],
+    ctx: RunContext[Any],
+    input: GuardrailInput,
+) -> Tripwire | None:
+    """Run ``guards`` concurrently; the first tripwire (in list order) or ``None``.
+
+    A guardrail that raises is a tripwire of kind ``other`` whose ``info`` names the error.
+    """
+    import asyncio
+
+    async def one(g: Guardrail) -> Tripwire | None:
+        try:
+            verdict = await g.check(ctx, input)
+        except Exception as exc:
+            return Tripwire(GuardrailKind.OTHER, {"error": f"{type(exc).__name__}: {exc}"})
+        return verdict if isinstance(verdict, Tripwire) else None
+
+    results = await asyncio.gather(*(one(g) for g in guards))
+    return next((r for r in results if r is not None), None)

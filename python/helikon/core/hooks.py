@@ -213,9 +213,7 @@ class HookRegistry:
         return len(self._hooks)
 
 
-async def fire(
-    hooks: Iterable[Hook], ctx: RunContext[Any], event: HookEvent
-) -> FoldedDecision:
+async def fire(hooks: Iterable[Hook], ctx: RunContext[Any], event: HookEvent) -> FoldedDecision:
     """Fire ``event`` at each hook in order and fold the decisions (stops at a Deny)."""
     decisions: list[HookDecision] = []
     for hook in hooks:

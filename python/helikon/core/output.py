@@ -117,9 +117,7 @@ class OutputType(Generic[T]):
 _MAX_NULL_PASSES = 8
 
 
-def _drop_rejected_nulls(
-    data: Any, errors: list[Any], dropped: dict[tuple[Any, ...], Any]
-) -> bool:
+def _drop_rejected_nulls(data: Any, errors: list[Any], dropped: dict[tuple[Any, ...], Any]) -> bool:
     """Delete the object keys whose ``null`` value the type rejected; True if any went."""
     changed = False
     for e in errors:

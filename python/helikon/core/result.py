@@ -15,6 +15,7 @@ from helikon.errors import (
     AgentError,
     AgentOther,
     Cancelled,
+    GuardrailTripwire,
     InvalidStructuredOutput,
     MaxAgentDepthExceeded,
     MaxTurnsExceeded,
@@ -74,6 +75,8 @@ def agent_error_from_dict(error: dict[str, Any]) -> AgentError:
         return RunTimeout(float(error.get("seconds", 0.0)))
     if kind == "NotImplemented":
         return NotImplementedPhase(message)
+    if kind == "GuardrailTriggered":
+        return GuardrailTripwire(str(error.get("guardrail_kind", "other")), error.get("info"))
     return AgentOther(message)
 
 

@@ -1,0 +1,274 @@
+"""The permission pipeline: ``deny › guard › allow › mode › policy › AskUser``.
+
+:func:`authorize` decides one tool call; :func:`explain` returns the same decision together
+with the rule that made it. The Bash and path matching is Rust (``helikon._native``): deny
+rules match when ANY sub-command runs the program (an unanalysable command counts as a
+match), allow rules only when EVERY sub-command does, and guards see every write target.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import TYPE_CHECKING, Any
+
+from helikon import _native
+from helikon.core.permissions import (
+    AllowRule,
+    ApprovalDeny,
+    AskUser,
+    DenyRule,
+    GuardRule,
+    PermissionAllow,
+    PermissionDecision,
+    PermissionDeny,
+    PermissionMode,
+    ReplaceArgs,
+)
+from helikon.core.tool import ToolEffect
+
+if TYPE_CHECKING:
+    from helikon.core.context import RunContext
+
+__all__ = ["Explanation", "authorize", "explain"]
+
+_BASH = "Bash"
+_READ_TOOLS = ("Read",)
+_EDIT_TOOLS = ("Write", "Edit")
+
+
+@dataclass(frozen=True, slots=True)
+class Explanation:
+    """Why a call was decided the way it was.
+
+    Attributes:
+        decision: ``"allow"``, ``"deny"`` or ``"ask"`` (before any approval handler).
+        stage: ``"deny_rule"``, ``"guard"``, ``"allow_rule"``, ``"mode"``, ``"policy"`` or
+            ``"default"``.
+        rule: the rule or guard that decided (its name or ``kind(value)``), if any.
+        reason: a sentence for humans (and the model, on a denial).
+        command: for Bash, the sub-command that matched.
+        line: for Bash, the 1-based line of that sub-command.
+    """
+
+    decision: str
+    stage: str
+    rule: str | None = None
+    reason: str = ""
+    command: str | None = None
+    line: int | None = None
+
+
+def _command(args: Any) -> str | None:
+    if isinstance(args, dict) and isinstance(args.get("command"), str):
+        return str(args["command"])
+    return None
+
+
+def _path(args: Any) -> str | None:
+    for key in ("path", "file_path"):
+        if isinstance(args, dict) and isinstance(args.get(key), str):
+            return str(args[key])
+    return None
+
+
+@lru_cache(maxsize=256)
+def _policy(rules_json: str) -> Any:
+    return _native.CommandPolicy(rules_json)
+
+
+def _check_bash(rules: dict[str, Any], command: str) -> dict[str, Any]:
+    result: dict[str, Any] = json.loads(_policy(json.dumps(rules, sort_keys=True)).check(command))
+    return result
+
+
+def _path_matches(pattern: str, path: str) -> bool:
+    return bool(_native.path_rule_matches(pattern, path))
+
+
+def _rule_matches(rule: DenyRule | AllowRule, tool: str, args: Any, *, allow: bool) -> bool:
+    if rule.kind == "tool":
+        return tool == rule.value
+    if rule.kind == "bash_command":
+        command = _command(args) if tool == _BASH else None
+        if command is None:
+            return False
+        if allow:
+            verdict = _check_bash({"allow": [rule.value], "default_guards": False}, command)
+            return verdict.get("verdict") == "allow"
+        verdict = _check_bash({"deny": [rule.value], "default_guards": False}, command)
+        return verdict.get("verdict") in ("deny", "ask")
+    path = _path(args)
+    if path is None:
+        return False
+    if rule.kind == "read":
+        return tool in _READ_TOOLS and _path_matches(rule.value, path)
+    return tool in _EDIT_TOOLS and _path_matches(rule.value, path)
+
+
+def _guard_hits(
+    guards: tuple[GuardRule, ...], default_guards: bool, tool: str, args: Any
+) -> list[dict[str, Any]]:
+    """Every tripping guard, built-in first, in evaluation order."""
+    rules: dict[str, Any] = {
+        "default_guards": default_guards,
+        "guards": [_guard_spec(g) for g in guards],
+    }
+    if tool == _BASH:
+        command = _command(args)
+        if command is None:
+            return []
+        hits: list[dict[str, Any]] = _check_bash(rules, command).get("matches", [])
+        return hits
+    if tool in _EDIT_TOOLS:
+        path = _path(args)
+        if path is None:
+            return []
+        out: list[dict[str, Any]] = json.loads(
+            _policy(json.dumps(rules, sort_keys=True)).check_write(path)
+        ).get("matches", [])
+        return out
+    return []
+
+
+def _guard_spec(g: GuardRule) -> dict[str, Any]:
+    spec: dict[str, Any] = {"name": g.name, "action": g.action}
+    if g.program is not None:
+        spec["program"] = g.program
+    if g.args_contain:
+        spec["args_contain"] = list(g.args_contain)
+    if g.write_paths:
+        spec["write_paths"] = list(g.write_paths)
+    if g.reason is not None:
+        spec["reason"] = g.reason
+    return spec
+
+
+def _rule_name(rule: DenyRule | AllowRule) -> str:
+    return f"{type(rule).__name__}.{rule.kind}({rule.value!r})"
+
+
+async def explain(
+    ctx: RunContext[Any],
+    tool: str,
+    args: Any,
+    effect: ToolEffect = ToolEffect.SIDE_EFFECT,
+) -> Explanation:
+    """The decision for a call and the rule that made it, without asking anyone.
+
+    Approval handlers are not consulted: an ``ask`` here is what a handler would be asked
+    (and what resolves to deny without one). The policy IS consulted when the pipeline
+    reaches it.
+
+    Example:
+        >>> import asyncio
+        >>> from helikon import RunContext
+        >>> e = asyncio.run(explain(RunContext.ephemeral(), "Bash", {"command": "rm -rf /"}))
+        >>> (e.decision, e.stage)
+        ('ask', 'guard')
+    """
+    p = ctx.permissions
+    for rule in p.deny_rules:
+        if _rule_matches(rule, tool, args, allow=False):
+            return Explanation("deny", "deny_rule", _rule_name(rule), f"{_rule_name(rule)}")
+    for hit in _guard_hits(p.guard_rules, p.default_guards, tool, args):
+        return Explanation(
+            "deny" if hit.get("action") == "deny" else "ask",
+            "guard",
+            str(hit.get("rule") or hit.get("name") or "guard"),
+            str(hit.get("reason") or ""),
+            hit.get("command"),
+            hit.get("line"),
+        )
+    for allow_rule in p.allow_rules:
+        if _rule_matches(allow_rule, tool, args, allow=True):
+            name = _rule_name(allow_rule)
+            return Explanation("allow", "allow_rule", name, name)
+    mode_decision = _mode(p.mode, effect)
+    if mode_decision is not None:
+        return Explanation(mode_decision, "mode", p.mode.value, f"mode {p.mode.value}")
+    if p.policy is None:
+        return Explanation("allow", "default", None, "no policy installed")
+    d = await p.policy.check(ctx, tool, args)
+    if isinstance(d, PermissionDeny):
+        return Explanation("deny", "policy", type(p.policy).__name__, d.reason)
+    if isinstance(d, AskUser):
+        return Explanation("ask", "policy", type(p.policy).__name__, d.prompt)
+    return Explanation("allow", "policy", type(p.policy).__name__, "allowed by policy")
+
+
+def _mode(mode: PermissionMode, effect: ToolEffect) -> str | None:
+    if mode is PermissionMode.BYPASS:
+        return "allow"
+    if mode is PermissionMode.PLAN:
+        return None if effect is ToolEffect.READ_ONLY else "deny"
+    if mode is PermissionMode.ACCEPT_EDITS:
+        return "allow" if effect is ToolEffect.WRITE else None
+    if mode is PermissionMode.DONT_ASK:
+        return "deny"
+    return None
+
+
+async def authorize(
+    ctx: RunContext[Any],
+    tool: str,
+    effect: ToolEffect,
+    args: Any,
+    *,
+    on_ask: Callable[[str], None] | None = None,
+) -> PermissionDecision:
+    """Decide one call: Allow, Deny (with the reason) or ReplaceArgs.
+
+    Ask guards and AskUser go to the approval handler (``on_ask`` is told first, so the
+    driver can emit ``ApprovalRequested``); without a handler they are Deny. An approving
+    handler clears only that guard and evaluation continues with the next stage.
+    """
+    p = ctx.permissions
+    for rule in p.deny_rules:
+        if _rule_matches(rule, tool, args, allow=False):
+            return PermissionDeny(f"{_rule_name(rule)} matched")
+    for hit in _guard_hits(p.guard_rules, p.default_guards, tool, args):
+        name = str(hit.get("rule") or hit.get("name") or "guard")
+        reason = str(hit.get("reason") or name)
+        where = f" ({hit['command']})" if hit.get("command") else ""
+        if hit.get("action") == "deny":
+            return PermissionDeny(f"guard {name}: {reason}{where}")
+        outcome = await _ask(ctx, tool, f"guard {name}: {reason}{where}", args, on_ask)
+        if isinstance(outcome, PermissionDeny):
+            return outcome
+    for allow_rule in p.allow_rules:
+        if _rule_matches(allow_rule, tool, args, allow=True):
+            return PermissionAllow()
+    mode_decision = _mode(p.mode, effect)
+    if mode_decision == "allow":
+        return PermissionAllow()
+    if mode_decision == "deny":
+        return PermissionDeny(f"mode {p.mode.value} does not allow {tool} ({effect.value})")
+    if p.policy is None:
+        return PermissionAllow()
+    d = await p.policy.check(ctx, tool, args)
+    if isinstance(d, AskUser):
+        return await _ask(ctx, tool, d.prompt, args, on_ask)
+    if isinstance(d, ReplaceArgs | PermissionDeny | PermissionAllow):
+        return d
+    return PermissionDeny(f"policy returned an unknown decision {d!r}")
+
+
+async def _ask(
+    ctx: RunContext[Any],
+    tool: str,
+    prompt: str,
+    args: Any,
+    on_ask: Callable[[str], None] | None,
+) -> PermissionDecision:
+    handler = ctx.permissions.approval_handler
+    if handler is None:
+        return PermissionDeny(f"{prompt} (approval required; no approval handler installed)")
+    if on_ask is not None:
+        on_ask(prompt)
+    outcome = await handler.decide(tool, prompt, args)
+    if isinstance(outcome, ApprovalDeny):
+        return PermissionDeny(f"{prompt}: {outcome.reason}")
+    return PermissionAllow()

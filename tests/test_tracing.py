@@ -1,0 +1,115 @@
+"""OpenTelemetry spans: the invoke_agent -> agent.turn -> chat / execute_tool tree."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+pytest.importorskip("opentelemetry.sdk")
+
+from opentelemetry import trace
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+from helikon import Agent, RunContext, tool
+from helikon.testing import Call, Fail, MockModel, Text, Usage
+from helikon.tracing import TracerHandle
+
+_EXPORTER = InMemorySpanExporter()
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _provider() -> None:
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(_EXPORTER))
+    trace.set_tracer_provider(provider)
+
+
+@pytest.fixture
+def spans() -> Iterator[InMemorySpanExporter]:
+    _EXPORTER.clear()
+    yield _EXPORTER
+    _EXPORTER.clear()
+
+
+@tool
+def lookup(q: str) -> str:
+    """Look up."""
+    if q == "bad":
+        raise ValueError("no such thing")
+    return "42"
+
+
+def _by_name(exporter: InMemorySpanExporter) -> dict[str, Any]:
+    return {s.name: s for s in exporter.get_finished_spans()}
+
+
+async def test_span_tree_and_genai_attributes(spans: InMemorySpanExporter) -> None:
+    model = MockModel(
+        [[Call("c1", "lookup", {"q": "x"}), Usage(10, 2)], [Text("42"), Usage(20, 1)]],
+        model="gpt-test",
+    )
+    ctx = RunContext.ephemeral(None).with_tracer(
+        TracerHandle().with_session_id("s-1").with_user_id("u-1").with_tag("prod")
+    )
+    await Agent(name="finder", model=model, tools=[lookup]).run("q", ctx)
+    finished = spans.get_finished_spans()
+    names = [s.name for s in finished]
+    assert names.count("chat gpt-test") == 2
+    assert names.count("agent.turn") == 2
+    root = next(s for s in finished if s.name == "invoke_agent finder")
+    assert root.parent is None
+    assert dict(root.attributes) == {
+        "gen_ai.operation.name": "invoke_agent",
+        "gen_ai.agent.name": "finder",
+        "session.id": "s-1",
+        "user.id": "u-1",
+        "tags": ("prod",),
+    }
+    turns = [s for s in finished if s.name == "agent.turn"]
+    assert all(t.parent.span_id == root.context.span_id for t in turns)
+    chats = [s for s in finished if s.name == "chat gpt-test"]
+    assert chats[0].parent.span_id == turns[0].context.span_id
+    assert chats[0].attributes["gen_ai.provider.name"] == "mock"
+    assert chats[0].attributes["gen_ai.request.model"] == "gpt-test"
+    assert chats[0].attributes["gen_ai.usage.input_tokens"] == 10
+    assert chats[0].attributes["gen_ai.usage.output_tokens"] == 2
+    assert chats[0].attributes["gen_ai.response.finish_reasons"] == ("tool_calls",)
+    tool_span = _by_name(spans)["execute_tool lookup"]
+    assert tool_span.parent.span_id == turns[0].context.span_id
+    assert tool_span.attributes["gen_ai.tool.name"] == "lookup"
+    assert tool_span.attributes["gen_ai.tool.call.id"] == "c1"
+    assert all(s.context.trace_id == root.context.trace_id for s in finished)
+
+
+async def test_errors_are_marked(spans: InMemorySpanExporter) -> None:
+    model = MockModel([[Call("c1", "lookup", {"q": "bad"})], [Fail("Unavailable", "down")]])
+    events = [e async for e in Agent(name="f", model=model, tools=[lookup]).stream("q")]
+    assert events[-1].type == "run_failed"
+    by = _by_name(spans)
+    assert by["execute_tool lookup"].attributes["error.type"] == "ToolOther"
+    failed_chat = [s for s in spans.get_finished_spans() if s.name == "chat mock"][-1]
+    assert failed_chat.attributes["error.type"] == "ModelUnavailable"
+    assert by["invoke_agent f"].attributes["error.type"] == "Other"
+    assert by["invoke_agent f"].status.status_code.name == "ERROR"
+
+
+def test_no_provider_means_no_spans_and_no_error() -> None:
+    code = textwrap.dedent(
+        """
+        from helikon import Agent
+        from helikon.testing import MockModel, Text
+        from helikon.tracing import RunSpans, TracerHandle
+        assert RunSpans.start("a", TracerHandle()) is None
+        print(Agent(name="a", model=MockModel([[Text("ok")]])).run_sync("hi").final_output)
+        """
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "ok"
