@@ -52,6 +52,7 @@ from helikon.core.items import (
     ToolResult,
     ToolUsePart,
     UserMessage,
+    text_of,
 )
 from helikon.core.model import (
     Finish,
@@ -183,5 +184,6 @@ __all__ = [
     "UsageReported",
     "UserMessage",
     "__version__",
+    "text_of",
     "tool",
 ]

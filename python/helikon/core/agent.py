@@ -31,13 +31,18 @@ from helikon.core.result import RunResult, RunResultStreaming
 from helikon.core.tool import Tool
 from helikon.errors import AgentOther, ConfigError, RunError
 
-__all__ = ["Agent", "AgentInput", "Instructions"]
+__all__ = ["Agent", "AgentInput", "Instructions", "input_items"]
 
 Instructions = str | Callable[[RunContext[Any]], str]
 AgentInput = str | UserMessage | Sequence[Item] | Sequence[dict[str, Any]]
 
 
-def _input_items(input: AgentInput) -> list[Item]:
+def input_items(input: AgentInput) -> list[Item]:
+    """Normalize an agent input (text, a message, items or their dicts) to items.
+
+    Raises:
+        ConfigError: an element is not an item.
+    """
     if isinstance(input, str):
         return [UserMessage(content=[TextPart(text=input)])]
     if isinstance(input, UserMessage):
@@ -256,7 +261,7 @@ class Agent:
                 ).to_dict()
             )
             return
-        async for ev in run_agent(self, _input_items(input), ctx, config):
+        async for ev in run_agent(self, input_items(input), ctx, config):
             yield ev
 
     async def run(
@@ -277,7 +282,14 @@ class Agent:
                 ``InvalidStructuredOutput``, ``Cancelled``, ``RunTimeout``, ...).
         """
         stream = RunResultStreaming(self.stream(input, ctx, run_config=run_config))
-        result: RunResult[Any] = await stream.collect()
+        return self.typed_result(await stream.collect())
+
+    def typed_result(self, result: RunResult[Any]) -> RunResult[Any]:
+        """``result`` with ``final_output`` validated as ``output_type`` (if the agent has one).
+
+        Raises:
+            RunError: the final text does not validate.
+        """
         if self.output_type is not None:
             value, errors = self.output_type.validate_text(result.final_output)
             if errors:

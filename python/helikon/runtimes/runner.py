@@ -1,0 +1,142 @@
+"""The asyncio :class:`Runner`: runs an agent with a session, recording the run.
+
+Lifecycle of ``Runner.run(agent, input, session=...)``:
+
+1. Load the session's conversation with :func:`~helikon.sessions.load_conversation` — a read
+   failure is a hard error (:class:`~helikon.errors.SessionError`, nothing runs), and a log
+   a crash left provider-invalid is repaired first (the repairs are appended as events).
+2. Run the agent on history + input, observing every event with a
+   :class:`~helikon.sessions.SessionRecorder`.
+3. Before the terminal event reaches the caller, append the run's events (input first; a
+   tool call interrupted mid-flight gets a synthesized error result, so the log always
+   projects to a provider-valid conversation). The write is shielded from cancellation and
+   best effort: a failure is logged and the run's result stands.
+
+``RunConfig.timeout`` and cancellation follow the best-effort rule of the loop. Wrap the
+model in :class:`~helikon.RetryingModel` for retries; the runner itself never retries.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator, Sequence
+from typing import Any
+
+from helikon.core.agent import Agent, AgentInput, input_items
+from helikon.core.context import RunConfig, RunContext
+from helikon.core.events import AgentEvent, RunCompleted, RunFailed
+from helikon.core.items import Item
+from helikon.core.result import RunResult, RunResultStreaming
+from helikon.sessions import MemorySession, Session, SessionRecorder, load_conversation
+from helikon.sessions._shield import complete
+
+__all__ = ["Runner"]
+
+log = logging.getLogger("helikon.runtimes")
+
+
+class Runner:
+    """Runs agents on sessions (the spec's ``TokioRunner``, for asyncio).
+
+    Example:
+        >>> import asyncio
+        >>> from helikon import Agent
+        >>> from helikon.sessions import MemorySession
+        >>> from helikon.testing import MockModel, Text
+        >>> session = MemorySession()
+        >>> agent = Agent(name="a", model=MockModel([[Text("hi")], [Text("again")]]))
+        >>> asyncio.run(Runner().run(agent, "hello", session=session)).final_output
+        'hi'
+        >>> [i.type for i in asyncio.run(session.snapshot())]
+        ['user_message', 'assistant_message']
+    """
+
+    async def run(
+        self,
+        agent: Agent,
+        input: AgentInput,
+        *,
+        session: Session | None = None,
+        ctx: RunContext[Any] | None = None,
+        run_config: RunConfig | None = None,
+    ) -> RunResult[Any]:
+        """Run to completion; see the module doc for the lifecycle.
+
+        Raises:
+            SessionError: the session could not be read before the run.
+            RunError: the run failed (its events are still recorded in the session).
+        """
+        stream = self.run_streamed(agent, input, session=session, ctx=ctx, run_config=run_config)
+        result: RunResult[Any] = await RunResultStreaming(stream).collect()
+        return agent.typed_result(result)
+
+    async def run_streamed(
+        self,
+        agent: Agent,
+        input: AgentInput,
+        *,
+        session: Session | None = None,
+        ctx: RunContext[Any] | None = None,
+        run_config: RunConfig | None = None,
+    ) -> AsyncIterator[AgentEvent]:
+        """Run, yielding every event; the session is written before the terminal event.
+
+        Raises:
+            SessionError: the session could not be read (raised at the first iteration).
+        """
+        session = session if session is not None else MemorySession()
+        new_items = input_items(input)
+        history = await load_conversation(session)
+        async for ev in self._drive(agent, history, new_items, session, ctx, run_config):
+            yield ev
+
+    async def resume(
+        self,
+        agent: Agent,
+        *,
+        session: Session,
+        ctx: RunContext[Any] | None = None,
+        run_config: RunConfig | None = None,
+    ) -> RunResult[Any]:
+        """Continue a session with no new input (e.g. after a crash mid-run).
+
+        The repaired history is sent as it is; the model answers from there.
+
+        Raises:
+            SessionError: the session could not be read.
+            RunError: the run failed.
+        """
+        return await self.run(agent, [], session=session, ctx=ctx, run_config=run_config)
+
+    async def _drive(
+        self,
+        agent: Agent,
+        history: list[Item],
+        new_items: Sequence[Item],
+        session: Session,
+        ctx: RunContext[Any] | None,
+        run_config: RunConfig | None,
+    ) -> AsyncIterator[AgentEvent]:
+        recorder = SessionRecorder(agent.name)
+        recorder.record_input(new_items)
+        persisted = False
+        try:
+            async for ev in agent.stream([*history, *new_items], ctx, run_config=run_config):
+                recorder.observe(ev)
+                if isinstance(ev, RunCompleted | RunFailed):
+                    persisted = True
+                    await _persist(session, recorder)
+                yield ev
+        finally:
+            if not persisted:
+                await _persist(session, recorder)
+
+
+async def _persist(session: Session, recorder: SessionRecorder) -> None:
+    events = recorder.drain()
+    if not events:
+        return
+    try:
+        await complete(session.append(events))
+    except Exception as exc:  # best effort: the run's outcome stands
+        log.warning("could not record the run in the session: %s", exc)

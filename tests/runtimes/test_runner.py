@@ -1,0 +1,205 @@
+"""The Runner: sessions loaded before, recorded after, valid after any interruption."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from helikon import Agent, CancellationToken, RunContext, RunError, ToolCall, ToolResult, tool
+from helikon.errors import SessionError
+from helikon.runtimes import Runner
+from helikon.sessions import (
+    MemorySession,
+    SequenceId,
+    SessionEvent,
+    tool_called,
+    user_message,
+)
+from helikon.sessions.sqlite import SqlitePool, SqliteSession
+from helikon.testing import Call, Delay, MockModel, Text, Usage
+
+
+@tool
+def echo(x: int) -> dict[str, int]:
+    """Echo."""
+    return {"x": x}
+
+
+async def test_run_loads_history_and_records_the_run() -> None:
+    session = MemorySession()
+    model = MockModel([[Call("c1", "echo", {"x": 1})], [Text("done")], [Text("again")]])
+    agent = Agent(name="a", model=model, tools=[echo], instructions="be brief")
+    runner = Runner()
+    assert (await runner.run(agent, "first", session=session)).final_output == "done"
+    kinds = [e.type for e in await session.events()]
+    assert kinds == ["user_message", "tool_called", "tool_returned", "assistant_message"]
+    await runner.run(agent, "second", session=session)
+    third_request = model.requests[2]
+    assert [m.type for m in third_request.messages] == [
+        "system",
+        "user_message",
+        "tool_call",
+        "tool_result",
+        "assistant_message",
+        "user_message",
+    ]
+    assert len(await session.events()) == 6
+
+
+class SlowSqlite:
+    """A session whose appends take 50 ms (field case BR-14)."""
+
+    def __init__(self, inner: SqliteSession) -> None:
+        self.inner = inner
+
+    async def append(self, events: Sequence[SessionEvent]) -> list[SequenceId]:
+        await asyncio.sleep(0.05)
+        return await self.inner.append(events)
+
+    async def events(self, since: SequenceId | None = None) -> list[SessionEvent]:
+        return await self.inner.events(since)
+
+    async def snapshot(self) -> Any:
+        return await self.inner.snapshot()
+
+
+async def test_streamed_run_is_persisted_before_the_stream_ends(tmp_path: Path) -> None:
+    """Field case BR-14: the last turn of a streamed run always reaches the session."""
+    async with await SqlitePool.connect(tmp_path / "s.db") as pool:
+        for i in range(100):
+            session = SlowSqlite(await SqliteSession.open(pool, f"s{i}"))
+            model = MockModel(
+                [[Call("c1", "echo", {"x": 1})], [Text("done")], [Text("second run")]]
+            )
+            agent = Agent(name="a", model=model, tools=[echo])
+            async for _ in Runner().run_streamed(agent, "go", session=session):
+                pass
+            kinds = [e.type for e in await session.events()]
+            assert kinds == ["user_message", "tool_called", "tool_returned", "assistant_message"]
+            await Runner().run(agent, "more", session=session)
+            assert [m.type for m in model.requests[2].messages] == [
+                "user_message",
+                "tool_call",
+                "tool_result",
+                "assistant_message",
+                "user_message",
+            ]
+
+
+async def test_interrupted_tool_call_is_repaired_on_load(tmp_path: Path) -> None:
+    """Field case BR-12: a crash mid-tool leaves tool_called with no result."""
+    async with await SqlitePool.connect(tmp_path / "s.db") as pool:
+        seeded = await SqliteSession.open(pool, "crashy")
+        await seeded.append(
+            [user_message("clean up"), tool_called("tu_9", "Bash", {"command": "sleep 600"})]
+        )
+    async with await SqlitePool.connect(tmp_path / "s.db") as pool:  # "a new process"
+        session = await SqliteSession.open(pool, "crashy")
+        model = MockModel([[Text("continuing")]])
+        result = await Runner().run(Agent(name="a", model=model), "continue", session=session)
+        assert result.final_output == "continuing"
+        sent = model.requests[0].messages
+        assert [m.type for m in sent] == [
+            "user_message",
+            "tool_call",
+            "tool_result",
+            "user_message",
+        ]
+        call, res = sent[1], sent[2]
+        assert isinstance(call, ToolCall) and isinstance(res, ToolResult)
+        assert res.call_id == "tu_9" and res.is_error
+        assert "interrupted" in res.content[0].text.lower()
+        kinds = [e.type for e in await session.events()]
+        assert "conversation_repaired" in kinds
+        assert kinds[-2:] == ["user_message", "assistant_message"]
+
+
+async def test_cancelled_run_keeps_usage_and_completed_turns(tmp_path: Path) -> None:
+    """Field case BR-15: the turn before the cancel is kept; a follow-up run is valid."""
+    async with await SqlitePool.connect(tmp_path / "s.db") as pool:
+        session = await SqliteSession.open(pool, "c")
+        token = CancellationToken()
+        model = MockModel(
+            [
+                [Call("c1", "echo", {"x": 1}), Usage(100, 10)],
+                [Usage(150, 3), Text("Par"), Delay(1.0), Text("tial")],
+                [Text("fresh")],
+            ]
+        )
+        agent = Agent(name="a", model=model, tools=[echo])
+        ctx = RunContext.ephemeral(None).with_cancel(token)
+        events = []
+        async for ev in Runner().run_streamed(agent, "go", session=session, ctx=ctx):
+            events.append(ev)
+            if ev.type == "token_delta" and ev.text == "Par":
+                token.cancel()
+        assert events[-1].type == "run_failed"
+        assert events[-1].error["kind"] == "Cancelled"
+        assert events[-1].usage.input_tokens >= 250 and events[-1].usage.output_tokens >= 13
+        kinds = [e.type for e in await session.events()]
+        assert kinds == ["user_message", "tool_called", "tool_returned"]
+        result = await Runner().run(agent, "retry", session=session)
+        assert result.final_output == "fresh"
+        assert [m.type for m in model.requests[2].messages] == [
+            "user_message",
+            "tool_call",
+            "tool_result",
+            "user_message",
+        ]
+
+
+async def test_cancelled_mid_tool_gets_a_synthesized_result() -> None:
+    session = MemorySession()
+    token = CancellationToken()
+
+    @tool
+    async def hang() -> str:
+        """Hang."""
+        await asyncio.sleep(10)
+        return "never"
+
+    agent = Agent(name="a", model=MockModel([[Call("c1", "hang", {})]]), tools=[hang])
+    ctx = RunContext.ephemeral(None).with_cancel(token)
+    asyncio.get_running_loop().call_later(0.05, token.cancel)
+    with pytest.raises(RunError):
+        await Runner().run(agent, "go", session=session, ctx=ctx)
+    items = await session.snapshot()
+    assert [i.type for i in items] == ["user_message", "tool_call", "tool_result"]
+    assert items[2].is_error  # type: ignore[union-attr]
+
+
+class BrokenSession(MemorySession):
+    async def snapshot(self) -> Any:
+        raise SessionError("database is down")
+
+
+async def test_read_failure_is_a_hard_error() -> None:
+    model = MockModel([[Text("never")]])
+    with pytest.raises(SessionError, match="database is down"):
+        await Runner().run(Agent(name="a", model=model), "go", session=BrokenSession())
+    assert model.requests == []
+
+
+class WriteFails(MemorySession):
+    async def append(self, events: Sequence[SessionEvent]) -> list[SequenceId]:
+        raise SessionError("disk full")
+
+
+async def test_write_failure_is_logged_and_the_result_stands(caplog: Any) -> None:
+    agent = Agent(name="a", model=MockModel([[Text("ok")]]))
+    result = await Runner().run(agent, "go", session=WriteFails())
+    assert result.final_output == "ok"
+    assert "could not record the run in the session: disk full" in caplog.text
+
+
+async def test_resume_continues_without_new_input() -> None:
+    session = MemorySession()
+    await session.append([user_message("hello")])
+    model = MockModel([[Text("hi there")]])
+    result = await Runner().resume(Agent(name="a", model=model), session=session)
+    assert result.final_output == "hi there"
+    assert [m.type for m in model.requests[0].messages] == ["user_message"]
