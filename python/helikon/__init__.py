@@ -76,6 +76,7 @@ from helikon.core.result import RunResult, RunResultStreaming
 from helikon.core.tool import FunctionTool, Tool, ToolEffect, ToolOutput, tool
 from helikon.core.usage import Usage
 from helikon.providers.retry import RetryingModel, RetryPolicy
+from helikon.redaction import Redactor, redact
 from helikon.errors import (
     AgentError,
     Cancelled,
@@ -144,6 +145,7 @@ __all__ = [
     "RateLimited",
     "ReasoningDelta",
     "ReasoningPart",
+    "Redactor",
     "Refused",
     "RepairStarted",
     "ResponseFormat",
@@ -184,6 +186,7 @@ __all__ = [
     "UsageReported",
     "UserMessage",
     "__version__",
+    "redact",
     "text_of",
     "tool",
 ]

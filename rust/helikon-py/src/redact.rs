@@ -1,0 +1,141 @@
+//! Binding of `helikon-redact`: the compile-once `Redactor` pyclass.
+//!
+//! Only primitives and JSON text cross: secrets and the environment arrive as JSON, findings
+//! leave as JSON with char (code point) offsets, which is how Python indexes `str`. Scans
+//! release the GIL. Error messages name the field, never a secret value.
+use helikon_redact::{to_char_offsets, RedactError, Redactor as Core};
+use pyo3::prelude::*;
+use serde_json::Value;
+
+use crate::errors::helikon_error;
+
+/// Map a build error to `ConfigError` (bad input) or `HelikonError` (internal).
+fn map_err(py: Python<'_>, e: RedactError) -> PyErr {
+    match e {
+        RedactError::Config(_) => helikon_error(py, "ConfigError", e.to_string()),
+        RedactError::Build(_) => helikon_error(py, "HelikonError", e.to_string()),
+    }
+}
+
+/// Parse JSON without echoing its content: serde's messages can quote a string value.
+fn parse(py: Python<'_>, what: &str, text: &str) -> PyResult<Value> {
+    serde_json::from_str(text).map_err(|e| {
+        helikon_error(
+            py,
+            "ConfigError",
+            format!("{what}: invalid JSON at line {}, column {}", e.line(), e.column()),
+        )
+    })
+}
+
+/// A compiled secret redactor (see `helikon.redaction.Redactor` for the documented API).
+#[pyclass(frozen, name = "Redactor", module = "helikon._native")]
+pub struct PyRedactor {
+    inner: Core,
+}
+
+#[pymethods]
+impl PyRedactor {
+    /// Build from `extra_secrets_json` (a JSON array of strings), `env_json` (a JSON object
+    /// of string values; only secret-named keys count) and the mask.
+    #[new]
+    fn new(py: Python<'_>, extra_secrets_json: &str, env_json: &str, mask: &str) -> PyResult<Self> {
+        let extra = match parse(py, "extra_secrets_json", extra_secrets_json)? {
+            Value::Array(items) => items
+                .into_iter()
+                .enumerate()
+                .map(|(i, v)| match v {
+                    Value::String(s) => Ok(s),
+                    _ => Err(helikon_error(
+                        py,
+                        "ConfigError",
+                        format!("extra_secrets[{i}] must be a string"),
+                    )),
+                })
+                .collect::<PyResult<Vec<String>>>()?,
+            _ => {
+                return Err(helikon_error(
+                    py,
+                    "ConfigError",
+                    "extra_secrets_json must be a JSON array of strings".to_string(),
+                ))
+            }
+        };
+        let env = match parse(py, "env_json", env_json)? {
+            Value::Object(map) => map
+                .into_iter()
+                .map(|(k, v)| match v {
+                    Value::String(s) => Ok((k, s)),
+                    _ => Err(helikon_error(
+                        py,
+                        "ConfigError",
+                        "env values must be strings".to_string(),
+                    )),
+                })
+                .collect::<PyResult<Vec<(String, String)>>>()?,
+            _ => {
+                return Err(helikon_error(
+                    py,
+                    "ConfigError",
+                    "env_json must be a JSON object of strings".to_string(),
+                ))
+            }
+        };
+        let mask = mask.to_string();
+        let built = py.detach(move || {
+            Core::builder()
+                .with_extra_secrets(extra)
+                .with_env(env)
+                .mask(mask)
+                .build()
+        });
+        built.map(|inner| Self { inner }).map_err(|e| map_err(py, e))
+    }
+
+    /// `text` with every secret replaced by the mask.
+    fn redact(&self, py: Python<'_>, text: &str) -> String {
+        py.detach(|| self.inner.redact(text))
+    }
+
+    /// The redacted regions as JSON: `[{"kind": str, "start": int, "end": int}, ...]`,
+    /// sorted, disjoint, char offsets.
+    fn findings(&self, py: Python<'_>, text: &str) -> PyResult<String> {
+        let out = py.detach(|| {
+            let found = self.inner.findings(text);
+            serde_json::to_string(&to_char_offsets(text, &found))
+        });
+        out.map_err(|e| helikon_error(py, "HelikonError", format!("findings: {e}")))
+    }
+
+    /// Redact a JSON document: strings redacted, secret-named keys' string values masked.
+    fn redact_json(&self, py: Python<'_>, json_text: &str) -> PyResult<String> {
+        let value = parse(py, "json_text", json_text)?;
+        let out = py.detach(|| serde_json::to_string(&self.inner.redact_value(&value)));
+        out.map_err(|e| helikon_error(py, "HelikonError", format!("redact_json: {e}")))
+    }
+
+    /// The replacement marker.
+    #[getter]
+    fn mask(&self) -> &str {
+        self.inner.mask()
+    }
+
+    /// How many distinct known secret values survived filtering.
+    #[getter]
+    fn known_secret_count(&self) -> usize {
+        self.inner.known_secret_count()
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "Redactor(mask={:?}, known_secrets={})",
+            self.inner.mask(),
+            self.inner.known_secret_count()
+        )
+    }
+}
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<PyRedactor>()?;
+    Ok(())
+}

@@ -1,0 +1,315 @@
+//! The key-name pass: values of secret-named keys and `Authorization` headers.
+//!
+//! One regex finds a secret key name directly followed by its separator (`KEY=`, `KEY:`,
+//! `"KEY": `, `'KEY' :`, `KEY = ` in TOML/INI). The value's extent is then read by hand:
+//!
+//! - a quoted value (`"..."`, `'...'`, or JSON-escaped `\"...\"`) ends at its closing quote
+//!   when a delimiter follows it; the quotes are kept (`"password": "***"`,
+//!   `api_key = "***"`, `f(api_key="***", n=1)`) except when a shell-style `KEY="v"` ends
+//!   the line: there the quotes are part of the word and masked with it (`B_TOKEN=***`, as
+//!   the spec). Keeping quotes mid-line keeps the output idempotent: an unquoted `***`
+//!   would otherwise run to the end of the line on a second pass;
+//! - a value inside an enclosing quote that starts right before the key
+//!   (`-H "X-Api-Key: abc" url`) ends at that quote;
+//! - a URL query parameter (`?api_key=...&x=1`) ends at `&`, `#` or whitespace;
+//! - an unquoted value after a quoted key (`"api_key": 123,`) ends at `,`, `}` or `]`;
+//! - anything else runs to the end of the line (the spec's rule; `BAR_TOKEN=secret FOO=1`
+//!   becomes `BAR_TOKEN=***`). Trailing whitespace is kept.
+//!
+//! Every occurrence on a line is examined: scanning resumes after each value. Each byte is
+//! looked at a bounded number of times, so the pass is linear in the text.
+use regex::Regex;
+
+use crate::finding::{Finding, FindingKind};
+use crate::names;
+
+pub(crate) fn key_regex() -> Result<Regex, regex::Error> {
+    Regex::new(&format!(
+        r#"(?-u){}(?:\\?["'][ \t]*[:=]|[:=]|[ \t]+=[ \t])"#,
+        names::key_pattern()
+    ))
+}
+
+/// Byte classes.
+fn is_key_byte(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.')
+}
+
+fn is_hspace(b: u8) -> bool {
+    matches!(b, b' ' | b'\t' | b'\r')
+}
+
+/// Can this byte follow a closing quote so that the quote really ends the value?
+fn is_delimiter(b: u8) -> bool {
+    b.is_ascii_whitespace() || matches!(b, b',' | b';' | b')' | b']' | b'}' | b'&' | b'|' | b'>')
+}
+
+/// The quote token opening at `at` (`"`, `'`, `\"` or `\'`), if any.
+fn quote_at(bytes: &[u8], at: usize) -> Option<&'static [u8]> {
+    match (bytes.get(at), bytes.get(at + 1)) {
+        (Some(b'"'), _) => Some(b"\""),
+        (Some(b'\''), _) => Some(b"'"),
+        (Some(b'\\'), Some(b'"')) => Some(b"\\\""),
+        (Some(b'\\'), Some(b'\'')) => Some(b"\\'"),
+        _ => None,
+    }
+}
+
+/// Position of the closing `quote` in `bytes[from..limit]`; backslash escapes the next byte
+/// of a plain quote. Returns the index of the first byte of the closing token.
+fn find_close(bytes: &[u8], from: usize, limit: usize, quote: &[u8]) -> Option<usize> {
+    let mut i = from;
+    while i < limit {
+        let b = bytes.get(i).copied()?;
+        if quote.len() == 2 {
+            if b == b'\\' && bytes.get(i + 1) == quote.get(1) {
+                return Some(i);
+            }
+        } else if b == b'\\' {
+            i += 2;
+            continue;
+        } else if Some(&b) == quote.first() {
+            return Some(i);
+        }
+        i += 1;
+    }
+    None
+}
+
+/// Where the closing token at `close` ends, if a delimiter (or the line end) follows it.
+fn closed_at(bytes: &[u8], close: Option<usize>, quote: &[u8], eol: usize) -> Option<usize> {
+    let end = close? + quote.len();
+    if end >= eol
+        || bytes
+            .get(end)
+            .is_some_and(|&b| is_delimiter(b) || b == b'\\')
+    {
+        Some(end)
+    } else {
+        None
+    }
+}
+
+/// Append the values of secret-named keys in `text`.
+///
+/// `tokens` are the token-format spans of the same text, sorted: the walk back to a key's
+/// start never enters one, so what stands "before the key" is the same whether or not the
+/// token has been masked yet (idempotence). Keys whose separator lies in one of the sorted
+/// URL `userinfo` ranges are skipped.
+pub(crate) fn scan(
+    re: &Regex,
+    text: &str,
+    mask: &str,
+    tokens: &[Finding],
+    userinfo: &[(usize, usize)],
+    out: &mut Vec<Finding>,
+) {
+    let mut token_idx = 0usize;
+    let mut url_idx = 0usize;
+    let bytes = text.as_bytes();
+    let mut pos = 0usize;
+    let mut eol_cache = 0usize;
+    let mut has_eol_cache = false;
+    while pos < text.len() {
+        let Some(m) = re.find_at(text, pos) else {
+            break;
+        };
+        // The walk back stops at the previous value's end or the last token before the key.
+        while tokens
+            .get(token_idx + 1)
+            .is_some_and(|t| t.end <= m.start())
+        {
+            token_idx += 1;
+        }
+        let token_end = tokens
+            .get(token_idx)
+            .filter(|t| t.end <= m.start())
+            .map_or(0, |t| t.end);
+        let floor = pos.max(token_end);
+        // The separator is the last ':' or '=' of the match.
+        let Some(sep_rel) = m.as_str().rfind([':', '=']) else {
+            pos = m.end();
+            continue;
+        };
+        let sep_at = m.start() + sep_rel;
+        let sep = bytes.get(sep_at).copied().unwrap_or(b'=');
+        let after_sep = sep_at + 1;
+        let before_sep = m.as_str().get(..sep_rel).unwrap_or_default();
+        let key_quoted = before_sep
+            .trim_end_matches([' ', '\t'])
+            .ends_with(['"', '\'']);
+        // A shell-style `KEY=value` (no space before `=`, key not quoted).
+        let shell_word = sep == b'=' && !key_quoted && !before_sep.ends_with([' ', '\t']);
+        // Inside a URL's userinfo (`scheme://x-access-token:PASSWORD@host`) the name is a
+        // user, not a key; the URL matcher masks the password.
+        while userinfo.get(url_idx).is_some_and(|&(_, e)| e <= sep_at) {
+            url_idx += 1;
+        }
+        if userinfo.get(url_idx).is_some_and(|&(s, _)| s <= sep_at) {
+            pos = after_sep;
+            continue;
+        }
+        // `::` (paths), `==` (comparisons) and `=>` (hash arrows) are not assignments.
+        let next = bytes.get(after_sep).copied();
+        if (sep == b':' && next == Some(b':')) || (sep == b'=' && matches!(next, Some(b'=' | b'>')))
+        {
+            pos = after_sep + 1;
+            continue;
+        }
+        // Line end (cached: positions only grow, so a cached EOL past `after_sep` is ours).
+        if !has_eol_cache || eol_cache < after_sep {
+            eol_cache = text
+                .get(after_sep..)
+                .and_then(|rest| rest.find('\n'))
+                .map_or(text.len(), |i| after_sep + i);
+            has_eol_cache = true;
+        }
+        let eol = eol_cache;
+        let mut content_end = eol;
+        while content_end > after_sep && bytes.get(content_end - 1).is_some_and(|&b| is_hspace(b)) {
+            content_end -= 1;
+        }
+        let mut v_start = after_sep;
+        while v_start < content_end && bytes.get(v_start).is_some_and(|&b| is_hspace(b)) {
+            v_start += 1;
+        }
+        if v_start >= content_end {
+            pos = eol.max(after_sep);
+            continue;
+        }
+        // Where the key name starts, and what stands right before it.
+        let mut key_start = m.start();
+        while key_start > floor && bytes.get(key_start - 1).is_some_and(|&b| is_key_byte(b)) {
+            key_start -= 1;
+        }
+        let key_text = text.get(key_start..sep_at).unwrap_or_default();
+        let pre = key_start.checked_sub(1).and_then(|i| bytes.get(i).copied());
+        let enclosing: Option<&'static [u8]> = match pre {
+            Some(b'"') | Some(b'\'') if !key_quoted => {
+                let escaped = key_start >= 2 && bytes.get(key_start - 2) == Some(&b'\\');
+                match (pre, escaped) {
+                    (Some(b'"'), true) => Some(b"\\\""),
+                    (Some(b'"'), false) => Some(b"\""),
+                    (_, true) => Some(b"\\'"),
+                    _ => Some(b"'"),
+                }
+            }
+            _ => None,
+        };
+
+        let (mut vs, ve) = if let Some(q) = quote_at(bytes, v_start) {
+            let close = find_close(bytes, v_start + q.len(), eol, q);
+            match closed_at(bytes, close, q, eol) {
+                // The spec's shell word: at the end of the line the quotes go with it.
+                Some(end) if shell_word && end >= content_end => (v_start, end),
+                Some(end) => (v_start + q.len(), end - q.len()),
+                None => (v_start, content_end),
+            }
+        } else if let Some(q) = enclosing {
+            let close = find_close(bytes, v_start, eol, q);
+            match (close, closed_at(bytes, close, q, eol)) {
+                (Some(c), Some(_)) => (v_start, trim_end(bytes, v_start, c)),
+                _ => (v_start, content_end),
+            }
+        } else if sep == b'=' && matches!(pre, Some(b'?' | b'&')) {
+            let end = bytes
+                .get(v_start..content_end)
+                .and_then(|v| {
+                    v.iter().position(|&b| {
+                        b.is_ascii_whitespace()
+                            || matches!(b, b'&' | b'#' | b'"' | b'\'' | b'<' | b'>')
+                    })
+                })
+                .map_or(content_end, |i| v_start + i);
+            (v_start, end)
+        } else if key_quoted && sep == b':' {
+            let end = bytes
+                .get(v_start..content_end)
+                .and_then(|v| v.iter().position(|&b| matches!(b, b',' | b'}' | b']')))
+                .map_or(content_end, |i| v_start + i);
+            let end = trim_end(bytes, v_start, end);
+            let lit = text.get(v_start..end).unwrap_or_default();
+            if matches!(lit, "null" | "true" | "false" | "None" | "True" | "False") {
+                pos = end.max(after_sep);
+                continue;
+            }
+            (v_start, end)
+        } else {
+            (v_start, content_end)
+        };
+
+        let kind = if names::is_auth_header(key_text.trim_matches(['"', '\'', '\\'])) {
+            vs = skip_auth_scheme(bytes, vs, ve);
+            FindingKind::Authorization
+        } else {
+            FindingKind::SecretKeyValue
+        };
+        let value = text.get(vs..ve).unwrap_or_default();
+        if vs < ve && value != mask && !value.trim().is_empty() {
+            out.push(Finding::new(kind, vs, ve));
+        }
+        pos = ve.max(after_sep);
+    }
+}
+
+fn trim_end(bytes: &[u8], start: usize, mut end: usize) -> usize {
+    while end > start && bytes.get(end - 1).is_some_and(|&b| is_hspace(b)) {
+        end -= 1;
+    }
+    end
+}
+
+/// Authorization schemes whose word is kept (`Bearer ***`); compared case-insensitively.
+const AUTH_SCHEMES: &[&str] = &[
+    "basic",
+    "bearer",
+    "digest",
+    "token",
+    "negotiate",
+    "ntlm",
+    "hoba",
+    "mutual",
+    "vapid",
+    "bot",
+    "oauth",
+    "dpop",
+    "mac",
+    "hawk",
+    "apikey",
+    "key",
+    "ssws",
+    "splunk",
+    "aws4-hmac-sha256",
+    "scram-sha-1",
+    "scram-sha-256",
+    "googlelogin",
+];
+
+/// In `scheme credentials`, the start of the credentials. Only a known scheme word is kept:
+/// anything else may itself be a credential, so the whole value is masked (`vs`).
+pub(crate) fn skip_auth_scheme(bytes: &[u8], vs: usize, ve: usize) -> usize {
+    let mut i = vs;
+    while i < ve
+        && bytes
+            .get(i)
+            .is_some_and(|&b| b.is_ascii_alphanumeric() || b == b'-')
+    {
+        i += 1;
+    }
+    let scheme = bytes.get(vs..i).unwrap_or_default();
+    if !AUTH_SCHEMES
+        .iter()
+        .any(|s| s.as_bytes().eq_ignore_ascii_case(scheme))
+    {
+        return vs;
+    }
+    let scheme_end = i;
+    while i < ve && bytes.get(i).is_some_and(|&b| b == b' ' || b == b'\t') {
+        i += 1;
+    }
+    if scheme_end < i && i < ve {
+        i
+    } else {
+        vs
+    }
+}

@@ -1,0 +1,125 @@
+//! Which key names are secret-named.
+//!
+//! One vocabulary serves three places: the key-name pass over text, JSON object keys in
+//! [`crate::Redactor::redact_value`], and the choice of which environment variables are
+//! known secrets. A name is secret-named when, after folding `-` and `.` to `_`, splitting
+//! camelCase humps with `_` and ASCII-uppercasing, it
+//!
+//! - ends in `_` + one of [`SUFFIXES`] (the spec's `_API_KEY`, `_TOKEN`, `_SECRET`,
+//!   `_PASSWORD`, `_CREDENTIAL`, plus a few unambiguous additions), or
+//! - is exactly one of [`BARE`] (`PASSWORD`, `API_KEY`, ...), or
+//! - is `AUTHORIZATION` (or ends in `_AUTHORIZATION`: `Proxy-Authorization`,
+//!   `HTTP_AUTHORIZATION`).
+//!
+//! Bare `TOKEN` and `SECRET` stay non-secret (the conformance vectors pin `TOKEN=abc123` and
+//! `SECRET=abc` as unchanged): they are too common as ordinary words.
+
+/// Secret suffixes; each must follow an underscore (or dash, dot, camelCase hump).
+pub const SUFFIXES: &[&str] = &[
+    "API_KEY",
+    "APIKEY",
+    "TOKEN",
+    "SECRET",
+    "PASSWORD",
+    "PASSWD",
+    "PASSPHRASE",
+    "CREDENTIAL",
+    "SECRET_KEY",
+    "PRIVATE_KEY",
+    "SIGNING_KEY",
+    "ENCRYPTION_KEY",
+    "SECRET_ACCESS_KEY",
+    "AUTHORIZATION",
+];
+
+/// Names that are secret on their own, without a prefix.
+pub const BARE: &[&str] = &[
+    "API_KEY",
+    "APIKEY",
+    "PASSWORD",
+    "PASSWD",
+    "PASSPHRASE",
+    "SECRET_KEY",
+    "PRIVATE_KEY",
+    "AUTHORIZATION",
+];
+
+/// Fold a key name to the canonical form the lists above use.
+pub fn normalize(name: &str) -> String {
+    let mut out = String::with_capacity(name.len() + 4);
+    let mut prev_lower = false;
+    for c in name.chars() {
+        if c.is_ascii_uppercase() && prev_lower {
+            out.push('_');
+        }
+        prev_lower = c.is_ascii_lowercase() || c.is_ascii_digit();
+        out.push(match c {
+            '-' | '.' => '_',
+            other => other.to_ascii_uppercase(),
+        });
+    }
+    out
+}
+
+/// Is `name` an `Authorization`-style header name (`Authorization`,
+/// `Proxy-Authorization`, `HTTP_AUTHORIZATION`, `X-Upstream-Authorization`)?
+pub fn is_auth_header(name: &str) -> bool {
+    let n = normalize(name.trim());
+    n == "AUTHORIZATION" || n.ends_with("_AUTHORIZATION")
+}
+
+/// Is `name` secret-named (see the module doc)?
+///
+/// ```
+/// use helikon_redact::is_secret_name;
+/// assert!(is_secret_name("OPENAI_API_KEY"));
+/// assert!(is_secret_name("X-API-KEY"));
+/// assert!(is_secret_name("api.key"));
+/// assert!(is_secret_name("clientSecret"));
+/// assert!(!is_secret_name("TOKEN"));
+/// assert!(!is_secret_name("MAX_TOKENS"));
+/// ```
+pub fn is_secret_name(name: &str) -> bool {
+    let n = normalize(name.trim());
+    if BARE.contains(&n.as_str()) {
+        return true;
+    }
+    SUFFIXES.iter().any(|s| {
+        n.len() > s.len()
+            && n.ends_with(s)
+            && n.as_bytes().get(n.len() - s.len() - 1) == Some(&b'_')
+    })
+}
+
+/// Regex source matching a secret key name at its end (case-insensitive ASCII), used by the
+/// text scanner. Group-free: callers re-derive the parts from the match.
+pub(crate) fn key_pattern() -> String {
+    let sep = "[_.-]";
+    let words = |list: &[&str]| -> String {
+        let mut v: Vec<String> = list.iter().map(|w| w.replace('_', sep)).collect();
+        // Longest first so `SECRET_KEY` is tried before `SECRET`.
+        v.sort_by_key(|w| std::cmp::Reverse(w.len()));
+        v.join("|")
+    };
+    let camel: Vec<String> = SUFFIXES
+        .iter()
+        .map(|w| {
+            w.split('_')
+                .map(|part| {
+                    let lower = part.to_ascii_lowercase();
+                    let mut cs = lower.chars();
+                    match cs.next() {
+                        Some(f) => f.to_ascii_uppercase().to_string() + cs.as_str(),
+                        None => String::new(),
+                    }
+                })
+                .collect::<String>()
+        })
+        .collect();
+    format!(
+        r"(?:(?i:{sep}(?:{suf}))|(?i:\b(?:{bare}))|[a-z0-9](?:{camel}))",
+        suf = words(SUFFIXES),
+        bare = words(BARE),
+        camel = camel.join("|"),
+    )
+}
