@@ -1,0 +1,220 @@
+"""Type stubs for ``helikon._native`` (the Rust core). One section per native area."""
+
+__all__: list[str]
+__version__: str
+
+# --- loop ---
+
+from typing import final
+
+@final
+class LoopConfig:
+    """A parsed, checked loop configuration (compile once, use for every transition).
+
+    ``config_json``: ``{"max_turns": 16, "tools": [{"name", "description"}],
+    "handoffs": [{"tool_name", "target", "description"}],
+    "output_type": null | {"name", "schema"}}``. Unknown fields are rejected.
+
+    Raises:
+        helikon.errors.ConfigError: bad JSON or an invalid field (the message names it).
+    """
+
+    def __new__(cls, config_json: str) -> LoopConfig: ...
+    @property
+    def max_turns(self) -> int: ...
+    def to_json(self) -> str: ...
+
+def transition(
+    state_json: str | None,
+    input_json: str,
+    config: LoopConfig,
+    conversation_json: str = "[]",
+) -> str:
+    """Advance the loop state machine by one input; returns the outcome JSON.
+
+    ``state_json=None`` is the initial state (CallingModel, turn 0, zero usage). The
+    conversation is read only when the transition takes a handoff (for the transcript);
+    pass ``"[]"`` whenever no handoff is possible.
+
+    Raises:
+        helikon.errors.ConfigError: state, input or conversation JSON does not parse
+            (the message starts with ``state:``, ``input:`` or ``conversation:``).
+    """
+
+def initial_state() -> str:
+    """The initial state JSON: ``{"state": "CallingModel", "turn": 0, "usage": {...}}``."""
+
+# --- end loop ---
+
+# --- redact ---
+
+@final
+class Redactor:
+    """A compiled secret redactor (wrapped by ``helikon.redaction.Redactor``).
+
+    ``extra_secrets_json``: JSON array of strings; ``env_json``: JSON object of string
+    values (only secret-named keys become known secrets); ``mask``: replacement text.
+
+    Raises:
+        helikon.errors.ConfigError: bad JSON, a non-string item, or a mask over 256 bytes
+            (the message names the field, never a value).
+    """
+
+    def __new__(cls, extra_secrets_json: str, env_json: str, mask: str) -> Redactor: ...
+    @property
+    def mask(self) -> str: ...
+    @property
+    def known_secret_count(self) -> int: ...
+    def redact(self, text: str) -> str:
+        """``text`` with every secret replaced by the mask (releases the GIL)."""
+    def findings(self, text: str) -> str:
+        """JSON ``[{"kind", "start", "end"}]``: sorted, disjoint, char (code point) offsets."""
+    def redact_json(self, json_text: str) -> str:
+        """Redact a JSON document; returns JSON. Raises ConfigError when it does not parse."""
+
+# --- end redact ---
+
+# --- schema ---
+
+def schema_strict(schema_json: str) -> str:
+    """OpenAI strict-mode normalization of a JSON Schema (text in, text out).
+
+    Raises:
+        helikon.errors.SchemaError: a construct cannot be strict (the message names the field
+            and the JSON pointer), the text is not JSON, or the node/depth budget is exceeded.
+    """
+
+def schema_strict_report(schema_json: str) -> str:
+    """Strict normalization plus report: ``{"schema", "lossy", "non_strict"}``.
+
+    ``lossy`` entries are ``{"path", "field", "kind", "what"}``, ``non_strict`` entries
+    ``{"path", "field", "kind", "reason"}``.
+
+    Raises:
+        helikon.errors.SchemaError: the text is not JSON or the node/depth budget is exceeded.
+    """
+
+def schema_bedrock(schema_json: str) -> str:
+    """Bedrock Converse tool-input schema rewrite.
+
+    Raises:
+        helikon.errors.SchemaError: the text is not JSON or the node budget is exceeded.
+    """
+
+def schema_gemini(schema_json: str, *, for_function: bool = False) -> str:
+    """Gemini schema sanitizing (``for_function=True`` for function declarations).
+
+    Raises:
+        helikon.errors.SchemaError: the text is not JSON or the node budget is exceeded.
+    """
+
+# --- end schema ---
+
+# --- sandbox ---
+
+@final
+class SandboxPolicy:
+    """A built execution sandbox for the Bash tool (compile once, run many).
+
+    ``config_json`` keys (unknown keys are rejected):
+
+    * ``root`` (str, required): absolute path of the workspace; the cwd of every command.
+    * ``mode``: ``"os_sandbox"`` (default: Landlock + seccomp + rlimits, fail-closed) or
+      ``"host"`` (no containment: cwd pin, env scrub, rlimits, timeout, process-tree kill,
+      output cap).
+    * ``allow_network`` (bool, default false): opt out of the network axis only.
+    * ``unix_sockets``: ``"pairs"`` (default: socketpair only), ``"none"``, ``"connect"``.
+    * ``run_as`` ([uid, gid]): required when the process runs as root in ``os_sandbox`` mode;
+      capabilities and supplementary groups are dropped. The uid must be able to write
+      ``root``.
+    * ``env_allowlist`` (list[str], default PATH, LANG, LANGUAGE, LC_*, TERM, TZ) and ``env``
+      (dict[str, str]); HOME/TMPDIR/TMP/TEMP point at a private per-call temp dir.
+    * ``read_paths`` (list[str]): extra read+execute paths; ``allow_proc`` (bool).
+    * ``allow_weaker`` (list of ``"signal_scope"``, ``"abstract_unix_scope"``): run on
+      kernels without Landlock ABI 6, recorded in the guarantees.
+    * ``limits``: ``{"cpu_seconds", "file_size_bytes", "address_space_bytes",
+      "max_processes", "open_files"}`` (``null`` disables one).
+    * ``output_cap_bytes`` (per stream, default 65536), ``kill_grace_ms`` (default 200),
+      ``shell`` (default ``/bin/sh``).
+
+    Building probes the kernel and runs a self-test (``true`` must work; reading ``/``,
+    an AF_INET socket and a user namespace must be refused). Releases the GIL.
+
+    Raises:
+        helikon.errors.ConfigError: invalid JSON or field.
+        helikon.errors.SandboxUnavailable: the kernel lacks a required feature (the message
+            names it and the Linux release that adds it), root without ``run_as``, or a
+            failed self-test.
+        helikon.errors.ToolOther: the root does not exist or cannot be opened.
+    """
+
+    def __new__(cls, config_json: str) -> SandboxPolicy: ...
+    @property
+    def root(self) -> str: ...
+    @property
+    def label(self) -> str:
+        """``"os-sandbox (landlock+seccomp)"`` or ``"host (no containment)"``."""
+    def run(self, command: str, timeout_s: float) -> str:
+        """Run ``<shell> -c command`` in the root; returns the outcome JSON.
+
+        ``{"exit_code": int | None, "signal": int | None, "stdout": str, "stderr": str,
+        "truncated": bool, "timed_out": bool, "duration_ms": int}``. Over the cap, each
+        stream keeps its head and tail and states the cut. On timeout the process group gets
+        SIGTERM, then SIGKILL; every process the command started is killed before this
+        returns. Releases the GIL.
+
+        Raises:
+            helikon.errors.ConfigError: a non-positive timeout or a NUL in the command.
+            helikon.errors.ToolOther: the child could not be confined (it did not run).
+        """
+    def guarantees(self) -> str:
+        """JSON ``{"filesystem", "network", "syscalls", "label", "landlock_abi", "waived",
+        "notes"}``; each axis is ``"none"``, ``"os_kernel"``, ``"virtualized"`` or
+        ``"proxied"``."""
+    def kernel_features(self) -> str:
+        """JSON of the probed kernel features (``null`` in host mode)."""
+
+@final
+class ConfinedDir:
+    """A directory opened as a capability for the Read/Write/Edit tools.
+
+    Paths are relative to the root. ``..``, absolute paths, symlinks that lead outside (also
+    one swapped in between a check and the use) and regular files with more than one hard
+    link are refused with ``ToolDenied`` naming the path and the reason.
+
+    Raises:
+        helikon.errors.ToolOther: ``root`` does not exist or cannot be opened.
+    """
+
+    def __new__(cls, root: str) -> ConfinedDir: ...
+    @property
+    def root(self) -> str: ...
+    def read_bytes(self, path: str, max_bytes: int = 10485760) -> bytes:
+        """The bytes of a regular file.
+
+        Raises:
+            helikon.errors.ToolDenied: the path escapes the root or is hard-linked.
+            helikon.errors.ToolOther: missing, not a regular file, or over ``max_bytes``.
+        """
+    def read_text(self, path: str, max_bytes: int = 10485760) -> str:
+        """The UTF-8 text of a regular file (``ToolOther`` when it is not valid UTF-8)."""
+    def write_atomic(self, path: str, data: bytes) -> None:
+        """Replace or create ``path`` atomically (temp file + rename in its directory);
+        missing parent directories are created inside the root; an existing file keeps its
+        mode. A symlink or hard-linked target raises ``ToolDenied``."""
+    def write_text(self, path: str, text: str) -> None:
+        """``write_atomic`` of ``text`` encoded as UTF-8."""
+    def stat(self, path: str) -> str:
+        """JSON ``{"kind": "file" | "dir" | "symlink" | "other", "size", "mode", "nlink",
+        "modified_ms"}``; ``""`` is the root; symlinks inside the root are followed."""
+    def exists(self, path: str) -> bool:
+        """Whether ``path`` exists inside the root (an escaping path raises ``ToolDenied``)."""
+    def list(self, path: str = "") -> str:
+        """JSON ``[{"name", "kind", "size"}]`` of a directory, sorted by name (symlinks are
+        not followed)."""
+
+def sandbox_probe() -> str:
+    """JSON of the running kernel's sandbox features: ``{"landlock_abi",
+    "landlock_missing", "landlock_errata", "seccomp", "arch_supported", "kernel_release"}``."""
+
+# --- end sandbox ---
