@@ -218,3 +218,111 @@ def sandbox_probe() -> str:
     "landlock_missing", "landlock_errata", "seccomp", "arch_supported", "kernel_release"}``."""
 
 # --- end sandbox ---
+
+# --- shell ---
+
+def shell_analyze(command: str) -> str:
+    """Analyse a Bash command (releases the GIL). Never raises; returns JSON text::
+
+        {"commands": [{"program", "argv", "redirections": [{"op", "target", "fd"?}],
+                       "line", "via": [...], "text", "env": [[name, value], ...]}],
+         "unanalysable": [{"reason", "snippet", "line"}],
+         "assignments": [{"name", "value", "line"}],
+         "redirections": [{"op", "target", "line"}]}
+
+    ``program`` is the normalised program name (quotes removed, ``/bin/rm`` -> ``rm``),
+    ``argv[0]`` the program word as written; ``via`` lists the wrappers and nesting constructs
+    the command was reached through (``"sudo"``, ``"$(...)"``, ``"bash -c"``, ``"find -exec"``).
+    Redirection ops: ``out``, ``append``, ``in``, ``read_write``, ``fd_dup``, ``heredoc``,
+    ``herestring``. Top-level ``redirections`` belong to no command (``exec > f``).
+    """
+
+def shell_split(command: str) -> list[str]:
+    """The top-level simple commands of ``command`` as source text (releases the GIL)."""
+
+def path_rule_matches(pattern: str, path: str) -> bool:
+    """Gitignore-style match of a read/edit path rule (see :class:`PathRule`).
+
+    Raises:
+        helikon.errors.ConfigError: the glob does not compile.
+    """
+
+def clean_path(path: str) -> str:
+    """Lexically clean a path: backslashes to ``/``, ``.`` and empty parts dropped, ``..``
+    collapsed (kept when nothing can be popped)."""
+
+@final
+class CommandPolicy:
+    """A compiled set of Bash deny/allow lists and guard rules (compile once, check many).
+
+    ``rules_json`` is a JSON object; every field is optional::
+
+        {
+          "deny": ["rm", "curl"],        # programs (or wrappers such as "sudo") to deny
+          "allow": ["git", "ls"],        # every sub-command's program must be listed
+          "allow_exclusive": false,      # true: not covered by "allow" -> "deny"
+                                         #   (BashTool.allow_commands); false -> "no_match"
+                                         #   (AllowRule.bash_command)
+          "allow_empty": false,          # a command with no program counts as allowed
+                                         #   (default: same as allow_exclusive)
+          "unanalysable": "ask",         # "ask" | "deny": verdict when a deny list exists and
+                                         #   part of the command cannot be analysed
+          "default_guards": true,        # the built-in destructive guards
+          "guard_action": "ask",         # "ask" | "deny" for the built-in guards
+          "guards": [                    # user guards, after the built-in ones
+            {"name": "no-force-push", "action": "deny", "program": "git",
+             "args_contain": ["push", "--force*"], "reason": "force push"},
+            {"name": "secrets", "action": "ask", "write_paths": ["secrets/**"]}
+          ]
+        }
+
+    Built-in guards, in order: ``rm_recursive_root_or_home``, ``protected_path_write``,
+    ``protected_dotpath_write``. Program names compare ASCII case-insensitively.
+
+    Raises:
+        helikon.errors.ConfigError: malformed JSON, an unknown field or value, a guard
+            without exactly one of ``program`` / ``write_paths``, or a bad glob.
+    """
+
+    def __new__(cls, rules_json: str) -> CommandPolicy: ...
+    @property
+    def rules_json(self) -> str: ...
+    def check(self, command: str) -> str:
+        """Check a Bash command (releases the GIL); returns verdict JSON::
+
+            {"verdict": "deny" | "ask" | "allow" | "no_match",
+             "rule": str | None,       # "deny_list", "unanalysable", a guard name, "allow_list"
+             "reason": str | None,     # e.g. "command `rm` is blocked by the deny list"
+             "command": str | None,    # the deciding sub-command's source text
+             "program": str | None,
+             "line": int | None,       # its 1-based line in the command
+             "explain": str | None,    # rule, reason, sub-command and line in one sentence
+             "matches": [{"stage": "deny" | "guard" | "allow", "rule", "verdict", "reason",
+                          "command", "program", "line", "explain"}]}
+
+        The verdict is the first ``deny`` match, else the first ``ask``, else ``allow`` when
+        the allow list covers the command, else ``no_match`` (``deny`` with
+        ``allow_exclusive``). ``matches`` lists every hit in pipeline order (deny list,
+        unanalysable, built-in guards, user guards, allow list), so a pipeline can clear one
+        approved guard and continue. An ``ask`` must become a denial when no approval
+        handler is installed.
+        """
+    def check_write(self, path: str) -> str:
+        """Check a path written by a Write/Edit tool against the write guards (same JSON)."""
+
+@final
+class PathRule:
+    """A compiled gitignore-style path rule: without ``/`` it matches at any depth, with
+    ``/`` it is anchored; ``*``/``?`` stay within a component, ``**`` spans components;
+    case-insensitive; the path is cleaned lexically first.
+
+    Raises:
+        helikon.errors.ConfigError: the glob does not compile.
+    """
+
+    def __new__(cls, pattern: str) -> PathRule: ...
+    @property
+    def pattern(self) -> str: ...
+    def matches(self, path: str) -> bool: ...
+
+# --- end shell ---

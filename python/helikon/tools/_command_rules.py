@@ -1,0 +1,59 @@
+"""The Bash tool's allow/deny lists, checked with the native ``CommandPolicy`` matcher."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from helikon.errors import ConfigError, ToolDenied
+
+__all__ = ["CommandRules"]
+
+
+def _names(label: str, names: Sequence[str] | None) -> list[str] | None:
+    if names is None:
+        return None
+    if isinstance(names, str):
+        raise ConfigError(f"BashTool.{label} must be a list of program names, not a string")
+    out = [str(n) for n in names]
+    if any(not n.strip() for n in out):
+        raise ConfigError(f"BashTool.{label} has an empty program name")
+    return out
+
+
+class CommandRules:
+    """Allow/deny lists compiled once into the native matcher.
+
+    The matcher parses the command (nested substitutions, wrappers such as ``env`` or
+    ``sh -c``, path-disguised program names) and checks every sub-command. A deny list
+    refuses any sub-command running a listed program; an allow list is exclusive: every
+    sub-command must run a listed program without options that run other code. Anything the
+    analyser cannot resolve is refused (fail closed: this tool cannot ask for approval).
+    """
+
+    def __init__(
+        self, allow: Sequence[str] | None = None, deny: Sequence[str] | None = None
+    ) -> None:
+        from helikon._native import CommandPolicy
+
+        self.allow = _names("allow_commands", allow)
+        self.deny = _names("deny_commands", deny) or []
+        rules: dict[str, Any] = {
+            "deny": self.deny,
+            "default_guards": False,
+            "unanalysable": "deny",
+        }
+        if self.allow is not None:
+            rules["allow"] = self.allow
+            rules["allow_exclusive"] = True
+        self._policy = CommandPolicy(json.dumps(rules))
+
+    def check(self, command: str) -> None:
+        """Raise :class:`ToolDenied` naming the rule and the sub-command, or return."""
+        verdict: dict[str, Any] = json.loads(self._policy.check(command))
+        if verdict.get("verdict") != "deny":
+            return
+        rule = verdict.get("rule") or "policy"
+        explain = verdict.get("explain") or verdict.get("reason") or "refused"
+        raise ToolDenied(f"Bash command refused by rule {rule}: {explain}")

@@ -1,0 +1,178 @@
+"""Running a native :class:`~helikon._native.SandboxPolicy` from asyncio, with cancellation.
+
+The native ``run()`` blocks until the command and every process it started are gone, so it
+runs in a worker thread (``asyncio.to_thread``). It has no cancel entry point; cancelling
+works from the outside instead:
+
+* the native call forks a *supervisor* from the worker thread; the supervisor forks the
+  shell, which leads its own process group;
+* on cancel, the children of that exact worker thread (``/proc/<pid>/task/<tid>/children``,
+  so parallel calls never touch each other's processes) are the supervisor; each of the
+  supervisor's children (the shell, and descendants already re-parented to it) and its
+  process group get ``SIGKILL``;
+* the supervisor then sees the shell end, kills what is left of the group, sweeps every
+  descendant (it is a subreaper) and reports, so the native call returns within a fraction
+  of a second and the process tree is gone.
+
+A kill pass is repeated until the native call returns (a cancel can land before the fork).
+Where ``/proc/<pid>/task/<tid>/children`` does not exist (a kernel without
+``CONFIG_PROC_CHILDREN``), a cancel cannot reach the process: the call still returns at
+once with a note saying so, and the command's timeout ends it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import os
+import signal
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from helikon._native import SandboxPolicy
+from helikon.core.cancel import CancellationToken
+from helikon.tools.backend import ExecResult
+
+__all__ = ["run_policy"]
+
+#: How long a cancelled call waits for the native call to confirm the tree is gone.
+CANCEL_CONFIRM_S = 3.0
+#: Between two kill passes.
+KILL_PASS_INTERVAL_S = 0.02
+
+_background: set[asyncio.Task[None]] = set()
+
+
+@dataclass
+class _Call:
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    tid: int | None = None
+    abandoned: bool = False
+    unreachable: bool = False
+
+
+def _children(pid: int, tid: int) -> list[int] | None:
+    try:
+        with open(f"/proc/{pid}/task/{tid}/children", encoding="ascii") as f:
+            return [int(x) for x in f.read().split()]
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError):
+        return []
+
+
+def _kill_pass(call: _Call) -> None:
+    """SIGKILL the shell(s) under this call's supervisor, with their process groups."""
+    with call.lock:
+        call.abandoned = True
+        tid = call.tid
+        if tid is None:
+            return
+        supervisors = _children(os.getpid(), tid)
+        if supervisors is None:
+            call.unreachable = True
+            return
+        for sup in supervisors:
+            for child in _children(sup, sup) or []:
+                with contextlib.suppress(OSError):
+                    os.killpg(child, signal.SIGKILL)
+                with contextlib.suppress(OSError):
+                    os.kill(child, signal.SIGKILL)
+
+
+def _work(policy: SandboxPolicy, command: str, timeout: float, call: _Call) -> str | None:
+    with call.lock:
+        if call.abandoned:
+            return None
+        call.tid = threading.get_native_id()
+    try:
+        return policy.run(command, timeout)
+    finally:
+        with call.lock:
+            call.tid = None
+
+
+async def _kill_until_done(call: _Call, fut: asyncio.Future[str | None], bound: float) -> None:
+    deadline = time.monotonic() + bound
+    while not fut.done() and time.monotonic() < deadline:
+        _kill_pass(call)
+        if call.unreachable:
+            return
+        await asyncio.wait({fut}, timeout=KILL_PASS_INTERVAL_S)
+
+
+def _consume(fut: asyncio.Future[str | None]) -> None:
+    """Mark an error of an abandoned native call as seen (it was reported or is moot)."""
+    if not fut.cancelled():
+        fut.exception()
+
+
+def _cancelled_result(started: float, note: str | None) -> ExecResult:
+    return ExecResult(
+        exit_code=None,
+        signal=None,
+        stdout="",
+        stderr="",
+        cancelled=True,
+        duration_ms=int((time.monotonic() - started) * 1000),
+        notes=(note,) if note else (),
+    )
+
+
+async def run_policy(
+    policy: SandboxPolicy,
+    command: str,
+    timeout: float,
+    cancel: CancellationToken | None,
+) -> ExecResult:
+    """Run ``command`` under ``policy`` in a worker thread; see the module doc for cancel."""
+    started = time.monotonic()
+    if cancel is not None and cancel.cancelled:
+        return _cancelled_result(started, "cancelled before the command started")
+    call = _Call()
+    fut: asyncio.Future[str | None] = asyncio.ensure_future(
+        asyncio.to_thread(_work, policy, command, timeout, call)
+    )
+    fut.add_done_callback(_consume)
+    waiter = None if cancel is None else asyncio.ensure_future(cancel.wait())
+    waited: set[asyncio.Future[Any]] = {fut} if waiter is None else {fut, waiter}
+    try:
+        await asyncio.wait(waited, return_when=asyncio.FIRST_COMPLETED)
+    except asyncio.CancelledError:
+        # The caller's task was cancelled: kill now and keep killing in the background
+        # until the native call has returned (a cancel can land just before the fork).
+        _kill_pass(call)
+        task = asyncio.get_running_loop().create_task(
+            _kill_until_done(call, fut, CANCEL_CONFIRM_S * 10)
+        )
+        _background.add(task)
+        task.add_done_callback(_background.discard)
+        raise
+    finally:
+        if waiter is not None:
+            waiter.cancel()
+    if fut.done():
+        text = fut.result()
+        if text is not None:
+            return ExecResult.from_native(text)
+        return _cancelled_result(started, "cancelled before the command started")
+    await _kill_until_done(call, fut, CANCEL_CONFIRM_S)
+    if call.unreachable:
+        return _cancelled_result(
+            started,
+            "this kernel does not list a thread's children in /proc, so the cancelled "
+            "command could not be killed; it ends at its timeout",
+        )
+    if not fut.done():
+        return _cancelled_result(
+            started,
+            f"the command's processes were signalled but had not all ended after "
+            f"{CANCEL_CONFIRM_S:g}s; the supervisor keeps sweeping until its timeout",
+        )
+    text = fut.result()
+    if text is None:
+        return _cancelled_result(started, "cancelled before the command started")
+    return dataclasses.replace(ExecResult.from_native(text), cancelled=True)

@@ -1,0 +1,70 @@
+"""Picking the strongest execution backend this host can enforce, and saying why."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any, NamedTuple
+
+from helikon.errors import SandboxUnavailable
+from helikon.tools.backend import ExecutionBackend
+from helikon.tools.host import HostBackend
+from helikon.tools.os_sandbox import OsSandboxBackend
+from helikon.tools.sandbox import Sandbox
+
+__all__ = ["BackendChoice", "best_available_backend"]
+
+
+class BackendChoice(NamedTuple):
+    """A chosen backend and the stated reason for the choice (unpacks as a pair)."""
+
+    backend: ExecutionBackend
+    reason: str
+
+
+def best_available_backend(
+    sandbox: Sandbox,
+    *,
+    run_as: tuple[int, int] | None = None,
+    timeout: float | None = None,
+    **os_options: Any,
+) -> BackendChoice:
+    """The strongest backend this platform can enforce, with the reason for it.
+
+    Tries :class:`OsSandboxBackend` (probe + self-test, fail-closed). If the OS refuses it,
+    this returns a :class:`HostBackend` and a reason that starts with
+    ``"host (no containment)"`` and quotes the refusal; calling this function is the
+    explicit opt-in to that fallback. Check ``choice.backend.guarantees().contained`` (or
+    log ``choice.reason``) before trusting commands to it; call
+    :class:`OsSandboxBackend` directly when a fallback is not acceptable.
+
+    Args:
+        sandbox: the workspace.
+        run_as: passed to :class:`OsSandboxBackend` (required there when running as root).
+        timeout: default seconds per command for either backend.
+        **os_options: further :class:`OsSandboxBackend` keyword arguments.
+
+    Returns:
+        ``BackendChoice(backend, reason)``.
+
+    Raises:
+        ConfigError: an invalid option.
+    """
+    extra: dict[str, Any] = {} if timeout is None else {"timeout": timeout}
+    if not sys.platform.startswith("linux"):
+        return BackendChoice(
+            HostBackend(sandbox, **extra),
+            f"host (no containment): this build has an OS sandbox for Linux only "
+            f"(platform {sys.platform})",
+        )
+    try:
+        backend = OsSandboxBackend(sandbox, run_as=run_as, **extra, **os_options)
+    except SandboxUnavailable as exc:
+        return BackendChoice(
+            HostBackend(sandbox, **extra),
+            f"host (no containment): the OS sandbox is unavailable: {exc}",
+        )
+    g = backend.guarantees()
+    reason = f"{g.summary()}: the kernel probe and self-test passed"
+    if g.landlock_abi is not None:
+        reason += f" (Landlock ABI {g.landlock_abi})"
+    return BackendChoice(backend, reason)

@@ -1,0 +1,125 @@
+"""The :class:`OsSandboxBackend`: Landlock + seccomp + rlimits, fail-closed."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any, Literal
+
+from helikon.errors import ConfigError
+from helikon.tools._policy_backend import DEFAULT_TIMEOUT_S, PolicyBackend, base_config
+from helikon.tools.backend import ResourceLimits
+from helikon.tools.sandbox import Sandbox
+
+__all__ = ["OsSandboxBackend"]
+
+Weakening = Literal["signal_scope", "abstract_unix_scope"]
+UnixSockets = Literal["pairs", "none", "connect"]
+
+
+class OsSandboxBackend(PolicyBackend):
+    """Runs commands under OS-kernel containment (Linux: Landlock + seccomp).
+
+    Constructing it is the build step, and it fails closed: the kernel is probed (Landlock
+    ABI and errata, seccomp, architecture), the rules are compiled, and a self-test runs
+    ``true`` plus probes that must be refused (reading ``/``, an ``AF_INET`` socket, a user
+    namespace). If any default guarantee cannot be enforced, construction raises
+    :class:`helikon.errors.SandboxUnavailable` naming what the kernel lacks and the Linux
+    release that adds it; nothing ever runs with silently weaker containment. Weaker modes
+    exist only by explicit opt-in (``allow_weaker``, ``allow_network``), and what was waived
+    is written into :meth:`guarantees`, which the Bash tool shows to the model.
+
+    Inside: the root and a private temp dir are writable; system directories and a short
+    list of ``/etc`` files are read+execute; ``/dev/null``-style devices work; ``/proc`` is
+    hidden unless ``allow_proc``; the network is denied (TCP by Landlock, every socket family
+    but ``AF_UNIX`` pairs by seccomp) unless ``allow_network``; dangerous syscalls
+    (``ptrace``, ``mount``, user namespaces, ``io_uring``, ``bpf``, ...) fail.
+
+    Running as root: a root process keeps capabilities under Landlock and seccomp, so
+    ``run_as=(uid, gid)`` is required (for example ``(65534, 65534)``, with the root
+    directory writable by that uid); without it construction raises ``SandboxUnavailable``
+    saying so. Capabilities and supplementary groups are dropped in the child.
+
+    Args:
+        sandbox: the workspace; its root is every command's cwd.
+        allow_network: opt out of the network axis (TCP/UDP over IPv4/IPv6 allowed; other
+            families and io_uring stay denied). Recorded in the guarantees.
+        run_as: ``(uid, gid)`` to run commands as; required when this process is root.
+        timeout: default seconds per command (default 120).
+        env_allowlist: host variables passed through (default ``PATH, LANG, LANGUAGE, LC_*,
+            TERM, TZ``).
+        env: variables set explicitly.
+        limits: resource limits (default :class:`ResourceLimits`).
+        read_paths: extra read+execute paths (absolute, not ``/``).
+        allow_proc: grant read access to ``/proc`` (other processes' command lines become
+            readable).
+        allow_weaker: waive Landlock ABI 6 scoping on older kernels: ``"signal_scope"``,
+            ``"abstract_unix_scope"``.
+        unix_sockets: ``"pairs"`` (default: socketpair only), ``"none"``, or ``"connect"``
+            (lets test servers in the root work; see the native docs for the caveat).
+        output_cap_bytes: bytes kept per stream (default 65536).
+        kill_grace_ms: between SIGTERM and SIGKILL on timeout (default 200).
+        shell: the shell run as ``<shell> -c command`` (default ``/bin/sh``).
+
+    Raises:
+        SandboxUnavailable: the kernel cannot enforce the requested containment, running as
+            root without ``run_as``, or a failed self-test.
+        ConfigError: an invalid option.
+    """
+
+    def __init__(
+        self,
+        sandbox: Sandbox,
+        *,
+        allow_network: bool = False,
+        run_as: tuple[int, int] | None = None,
+        timeout: float = DEFAULT_TIMEOUT_S,
+        env_allowlist: Sequence[str] | None = None,
+        env: Mapping[str, str] | None = None,
+        limits: ResourceLimits | None = None,
+        read_paths: Sequence[str] = (),
+        allow_proc: bool = False,
+        allow_weaker: Sequence[Weakening] = (),
+        unix_sockets: UnixSockets = "pairs",
+        output_cap_bytes: int = 65536,
+        kill_grace_ms: int = 200,
+        shell: str = "/bin/sh",
+    ) -> None:
+        config = base_config(
+            "OsSandboxBackend",
+            sandbox,
+            mode="os_sandbox",
+            timeout=timeout,
+            env_allowlist=env_allowlist,
+            env=env,
+            limits=limits,
+            output_cap_bytes=output_cap_bytes,
+            kill_grace_ms=kill_grace_ms,
+            shell=shell,
+        )
+        if run_as is not None:
+            if len(run_as) != 2 or not all(isinstance(x, int) and x >= 0 for x in run_as):
+                raise ConfigError(
+                    f"OsSandboxBackend.run_as must be (uid, gid) non-negative ints, got {run_as!r}"
+                )
+            config["run_as"] = [run_as[0], run_as[1]]
+        if isinstance(read_paths, str):
+            raise ConfigError("OsSandboxBackend.read_paths must be a list of paths")
+        config.update(
+            allow_network=bool(allow_network),
+            read_paths=list(read_paths),
+            allow_proc=bool(allow_proc),
+            allow_weaker=list(allow_weaker),
+            unix_sockets=unix_sockets,
+        )
+        self.run_as = run_as
+        self.allow_network = bool(allow_network)
+        self._init_policy(sandbox, timeout, config)
+
+    def kernel_features(self) -> dict[str, Any]:
+        """The probed kernel features (Landlock ABI, errata, seccomp, kernel release)."""
+        result: dict[str, Any] = json.loads(self.policy.kernel_features())
+        return result
+
+    def __repr__(self) -> str:
+        return f"OsSandboxBackend({self.sandbox!r}, label={self.guarantees().label!r})"

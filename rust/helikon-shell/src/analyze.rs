@@ -1,0 +1,443 @@
+//! The analysis driver: scripts to resolved commands.
+//!
+//! For every simple command the driver strips assignments and wrappers, normalises the
+//! program word, emits a [`Command`], then follows everything that runs more code: nested
+//! substitutions in any word, here-document bodies, and program-specific re-entry
+//! (`bash -c`, `eval`, `find -exec`, …, see `programs.rs`). Re-entered strings are parsed with
+//! the same lexer one level deeper; past [`MAX_DEPTH`] the analysis records "nesting too
+//! deep" instead of recursing.
+
+use crate::lexer::{self, RedirOp, MAX_DEPTH};
+use crate::model::{
+    Analysis, Assignment, BareRedirection, Command, Redirection, Unanalysable, Via,
+};
+use crate::programs;
+use crate::script::{is_assignment, Script, SimpleCmd};
+use crate::word::{Part, Word, WordValue};
+use crate::wrappers::{self, Strip};
+
+/// Analyse a command string.
+pub fn analyze(src: &str) -> Analysis {
+    let mut an = Analyzer {
+        budget: src.len().saturating_mul(4).saturating_add(1 << 20),
+        ..Analyzer::default()
+    };
+    an.source(src, 1, 0, &[]);
+    an.out
+}
+
+/// Where a command's standard input comes from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Stdin {
+    Terminal,
+    Pipe,
+    File,
+    Process,
+    HereDoc(String),
+    HereString { text: String, dynamic: bool },
+}
+
+/// Per-command context threaded through wrapper stripping and re-entry.
+#[derive(Debug, Clone)]
+pub(crate) struct Ctx {
+    pub line: u32,
+    pub text: String,
+    pub via: Vec<Via>,
+    pub depth: usize,
+    pub env: Vec<(String, String)>,
+    pub redirections: Vec<Redirection>,
+    pub stdin: Stdin,
+    /// `xargs -I` / `find -exec` replacement string: words containing it are dynamic.
+    pub replace: Option<String>,
+}
+
+impl Ctx {
+    pub fn with_via(&self, via: Via) -> Ctx {
+        let mut c = self.clone();
+        c.via.push(via);
+        c
+    }
+}
+
+#[derive(Debug, Default)]
+pub(crate) struct Analyzer {
+    pub out: Analysis,
+    /// Files written by redirections or `tee` so far (normalised), for "written then run".
+    pub written: Vec<String>,
+    /// Bytes of source text the analysis may still lex (re-entered strings count again), so
+    /// total work stays linear in the input whatever the nesting.
+    pub budget: usize,
+}
+
+fn push_via(via: &[Via], v: Via) -> Vec<Via> {
+    let mut out = via.to_vec();
+    out.push(v);
+    out
+}
+
+/// `./x` and `x` name the same file for "written then run".
+pub(crate) fn norm_file(p: &str) -> String {
+    let mut s = p;
+    while let Some(r) = s.strip_prefix("./") {
+        s = r;
+    }
+    s.to_string()
+}
+
+impl Analyzer {
+    pub fn issue(&mut self, reason: &str, snippet: &str, line: u32) {
+        let snippet: String = snippet.chars().take(80).collect();
+        self.out.unanalysable.push(Unanalysable {
+            reason: reason.to_string(),
+            snippet,
+            line,
+        });
+    }
+
+    /// Analyse shell source text (top level or a re-entered string).
+    pub fn source(&mut self, src: &str, line: u32, depth: usize, via: &[Via]) {
+        if depth > MAX_DEPTH {
+            self.issue("nesting too deep", src, line);
+            return;
+        }
+        if src.len() > self.budget {
+            self.issue("analysis budget exceeded", src, line);
+            return;
+        }
+        self.budget -= src.len();
+        let script = lexer::parse(src, line, depth);
+        self.script(&script, depth, via);
+    }
+
+    /// Re-enter a shell string run by a command (`bash -c`, `eval`, `watch`, …).
+    pub fn reenter(&mut self, src: &str, label: &str, ctx: &Ctx) {
+        let via = if label.is_empty() {
+            ctx.via.clone()
+        } else {
+            push_via(&ctx.via, Via::Nested(label.to_string()))
+        };
+        if let Some(r) = &ctx.replace {
+            if src.contains(r.as_str()) {
+                self.issue(
+                    "command text is filled in from input at run time",
+                    src,
+                    ctx.line,
+                );
+                return;
+            }
+        }
+        self.source(src, ctx.line, ctx.depth + 1, &via);
+    }
+
+    /// Re-enter a command string taken from one word: a word with expansions is dynamic.
+    pub fn reenter_word(&mut self, text: &str, dynamic: bool, label: &str, ctx: &Ctx) {
+        if dynamic {
+            self.issue("command string is not static", text, ctx.line);
+        } else {
+            self.reenter(text, label, ctx);
+        }
+    }
+
+    fn script(&mut self, script: &Script, depth: usize, via: &[Via]) {
+        for i in &script.issues {
+            self.out.unanalysable.push(Unanalysable {
+                reason: i.reason.clone(),
+                snippet: i.snippet.clone(),
+                line: i.line,
+            });
+        }
+        let walk = script.walk();
+        for w in &walk.loose {
+            self.word_nested(w, depth, via);
+        }
+        for s in &walk.arith {
+            let v = push_via(via, Via::Nested("$((...))".into()));
+            self.script(s, depth + 1, &v);
+        }
+        for (r, line) in &walk.bare_redirs {
+            if let Some(red) = redirection(r) {
+                if red.is_write() {
+                    self.written.push(norm_file(&red.target));
+                }
+                self.out.redirections.push(BareRedirection {
+                    op: red.op,
+                    target: red.target,
+                    line: *line,
+                });
+            }
+            self.redir_nested(r, depth, via);
+        }
+        for cmd in &walk.cmds {
+            self.simple(cmd, depth, via);
+        }
+    }
+
+    fn word_nested(&mut self, w: &Word, depth: usize, via: &[Via]) {
+        for (label, s) in w.nested() {
+            let v = push_via(via, Via::Nested(label.to_string()));
+            self.script(s, depth + 1, &v);
+        }
+    }
+
+    fn redir_nested(&mut self, r: &lexer::Redir, depth: usize, via: &[Via]) {
+        if let Some(t) = &r.target {
+            self.word_nested(t, depth, via);
+        }
+        if let Some(h) = r.heredoc.as_ref().filter(|h| !h.quoted) {
+            let (scripts, issues) = lexer::heredoc_scripts(&h.body, h.line, depth + 1);
+            for i in issues {
+                self.issue(&i.reason, &i.snippet, i.line);
+            }
+            let v = push_via(via, Via::Nested("heredoc".into()));
+            for s in &scripts {
+                self.script(s, depth + 1, &v);
+            }
+        }
+    }
+
+    fn simple(&mut self, cmd: &SimpleCmd<'_>, depth: usize, via: &[Via]) {
+        let mut via = via.to_vec();
+        via.extend(cmd.labels.iter().map(|l| Via::Nested(l.clone())));
+        let redirections: Vec<Redirection> =
+            cmd.redirs.iter().filter_map(|r| redirection(r)).collect();
+        let env: Vec<(String, String)> = cmd.assigns.iter().map(|w| split_assignment(w)).collect();
+        let ctx = Ctx {
+            line: cmd.line,
+            text: cmd.text.clone(),
+            via: via.clone(),
+            depth,
+            env,
+            redirections,
+            stdin: stdin_of(cmd),
+            replace: None,
+        };
+        // True when a shell re-entered its here-document body: the body's substitutions are
+        // then analysed by the re-entry, not a second time as here-document expansions.
+        let mut skip_heredoc = false;
+        if cmd.words.is_empty() {
+            for (name, value) in &ctx.env {
+                self.out.assignments.push(Assignment {
+                    name: name.clone(),
+                    value: value.clone(),
+                    line: cmd.line,
+                });
+            }
+            self.bare(&ctx);
+        } else {
+            skip_heredoc = self.resolve(&cmd.words, ctx);
+        }
+        for w in cmd.assigns.iter().chain(cmd.words.iter()) {
+            self.word_nested(w, depth, &via);
+        }
+        for r in &cmd.redirs {
+            if skip_heredoc && r.op == RedirOp::HereDoc {
+                if let Some(t) = &r.target {
+                    self.word_nested(t, depth, &via);
+                }
+                continue;
+            }
+            self.redir_nested(r, depth, &via);
+        }
+        for r in cmd
+            .redirs
+            .iter()
+            .filter(|r| matches!(r.op, RedirOp::Out | RedirOp::Append))
+        {
+            if let Some(t) = &r.target {
+                self.written.push(norm_file(&t.value().text));
+            }
+        }
+    }
+
+    fn bare(&mut self, ctx: &Ctx) {
+        for r in &ctx.redirections {
+            if r.is_write() {
+                self.written.push(norm_file(&r.target));
+            }
+            self.out.redirections.push(BareRedirection {
+                op: r.op,
+                target: r.target.clone(),
+                line: ctx.line,
+            });
+        }
+    }
+
+    /// Resolve a word list to its program (stripping assignments and wrappers), emit the
+    /// command and follow what it runs. Returns true when a shell consumed (re-entered) the
+    /// command's here-document.
+    pub fn resolve(&mut self, words: &[&Word], mut ctx: Ctx) -> bool {
+        let mut i = 0;
+        loop {
+            let Some(w) = words.get(i) else {
+                self.bare(&ctx);
+                return false;
+            };
+            if is_assignment(w) {
+                ctx.env.push(split_assignment(w));
+                i += 1;
+                continue;
+            }
+            let v = w.value();
+            let name = match program_name(&v, ctx.replace.as_deref()) {
+                Ok(n) => n,
+                Err(reason) => {
+                    self.issue(reason, &v.text, ctx.line);
+                    return false;
+                }
+            };
+            let rest = words.get(i + 1..).unwrap_or(&[]);
+            if let Some(spec) = wrappers::lookup(&name.to_ascii_lowercase()) {
+                match wrappers::strip(spec, rest) {
+                    Strip::Command { at, replace } => {
+                        ctx.via.push(Via::Wrapper(name));
+                        if replace.is_some() {
+                            ctx.replace = replace;
+                        }
+                        i += 1 + at;
+                        continue;
+                    }
+                    Strip::Program => {}
+                    Strip::Shell(strings) => {
+                        // A command string with expansions is expanded by this shell first,
+                        // so what the wrapper runs is not known statically.
+                        if rest.iter().any(|w| w.value().dynamic) {
+                            self.issue(
+                                "wrapper runs a dynamic command string",
+                                &ctx.text.clone(),
+                                ctx.line,
+                            );
+                            return false;
+                        }
+                        // The wrapper itself is the via entry; no separate nesting label.
+                        ctx.via.push(Via::Wrapper(name));
+                        for s in strings {
+                            self.reenter(&s, "", &ctx);
+                        }
+                        return false;
+                    }
+                    Strip::Unanalysable(reason) => {
+                        self.issue(&reason, &ctx.text.clone(), ctx.line);
+                        return false;
+                    }
+                }
+            }
+            let argv: Vec<String> = words[i..].iter().map(|w| w.value().text).collect();
+            if v.text.contains('/') && self.written.contains(&norm_file(&v.text)) {
+                self.issue(
+                    "runs a file written earlier in the same command",
+                    &v.text,
+                    ctx.line,
+                );
+            }
+            let idx = self.out.commands.len();
+            self.out.commands.push(Command {
+                program: name,
+                argv,
+                redirections: ctx.redirections.clone(),
+                line: ctx.line,
+                via: ctx.via.clone(),
+                text: ctx.text.clone(),
+                env: ctx.env.clone(),
+            });
+            return programs::follow(self, idx, &words[i..], &ctx);
+        }
+    }
+}
+
+/// The program name of a command word, or why it cannot be known statically.
+fn program_name(v: &WordValue, replace: Option<&str>) -> Result<String, &'static str> {
+    if let Some(r) = replace {
+        if !r.is_empty() && v.text.contains(r) {
+            return Err("program is filled in from input at run time");
+        }
+    }
+    if !v.dynamic && !v.pattern {
+        return Ok(basename(&v.text));
+    }
+    if v.pattern && !v.dynamic {
+        return Err("program word is a glob or brace pattern");
+    }
+    if !v.unquoted_dynamic && !v.pattern {
+        if let Some(tail) = v.text.get(v.dynamic_end..) {
+            if let Some(p) = tail.rfind('/') {
+                let b = &tail[p + 1..];
+                if !b.is_empty() {
+                    return Ok(b.to_string());
+                }
+            }
+        }
+    }
+    Err("program given by an expansion")
+}
+
+/// `/bin/rm` -> `rm`; a path ending in `/` is kept whole.
+pub(crate) fn basename(s: &str) -> String {
+    match s.rsplit_once('/') {
+        Some((_, b)) if !b.is_empty() => b.to_string(),
+        _ => s.to_string(),
+    }
+}
+
+/// `NAME=value` -> (NAME, value) with the value rendered.
+pub(crate) fn split_assignment(w: &Word) -> (String, String) {
+    let text = w.value().text;
+    match text.split_once('=') {
+        Some((n, v)) => (n.trim_end_matches('+').to_string(), v.to_string()),
+        None => (text, String::new()),
+    }
+}
+
+fn redirection(r: &lexer::Redir) -> Option<Redirection> {
+    let op = Redirection::op_name(r.op);
+    let target = r
+        .target
+        .as_ref()
+        .map(|t| t.value().text)
+        .unwrap_or_default();
+    if matches!(r.op, RedirOp::Out | RedirOp::Append | RedirOp::ReadWrite) && target.is_empty() {
+        return None;
+    }
+    Some(Redirection {
+        op,
+        target,
+        fd: r.fd.clone(),
+    })
+}
+
+fn stdin_of(cmd: &SimpleCmd<'_>) -> Stdin {
+    let mut stdin = if cmd.piped_in {
+        Stdin::Pipe
+    } else {
+        Stdin::Terminal
+    };
+    for r in &cmd.redirs {
+        if r.fd.as_deref().is_some_and(|f| f != "0") {
+            continue;
+        }
+        match r.op {
+            RedirOp::In | RedirOp::ReadWrite => {
+                let is_proc = r
+                    .target
+                    .as_ref()
+                    .is_some_and(|t| t.parts.iter().any(|p| matches!(p, Part::Process { .. })));
+                stdin = if is_proc { Stdin::Process } else { Stdin::File };
+            }
+            RedirOp::HereDoc => {
+                if let Some(h) = &r.heredoc {
+                    stdin = Stdin::HereDoc(h.body.clone());
+                }
+            }
+            RedirOp::HereString => {
+                if let Some(t) = &r.target {
+                    let v = t.value();
+                    stdin = Stdin::HereString {
+                        text: v.text,
+                        dynamic: v.dynamic,
+                    };
+                }
+            }
+            _ => {}
+        }
+    }
+    stdin
+}

@@ -1,0 +1,365 @@
+//! The destructive-command guards and the write-target extraction they share.
+//!
+//! Three built-in guards, in evaluation order:
+//! 1. `rm_recursive_root_or_home`: `rm` with a recursive flag (any spelling: `-r`, `-R`,
+//!    bundled, `--recursive` or an unambiguous prefix of it) at `/`, `/*`, `~`, `~/`, `$HOME`,
+//!    `${HOME}` (lexically cleaned, so `//` and `/tmp/..` count), or with
+//!    `--no-preserve-root`. Unset variables are assumed empty (`"$DIR/"*` is `/*`), except
+//!    `${X:?}` forms, which fail instead of expanding. `find … -delete` is treated as a
+//!    recursive remove of its start paths.
+//! 2. `protected_path_write`: a write to `/`, `/etc`, `/usr`, `/bin`, `/sbin`, `/sys`, `/boot`,
+//!    `/dev`, `/proc` or `/lib*` (or below), except the device nodes `/dev/null`, `/dev/zero`,
+//!    `/dev/full`, `/dev/stdout`, `/dev/stderr`, `/dev/tty`, `/dev/random`, `/dev/urandom`.
+//! 3. `protected_dotpath_write`: a write whose target has a `.git` or `.ssh` component, or
+//!    whose final component is `.env` or starts with `.env.` (ASCII case-insensitive).
+//!
+//! Write targets of a command are its `>`/`>>`/`&>`/`<>` redirections, `tee` files, `dd of=`,
+//! the destination of `cp`/`mv`/`install`/`ln`/`rsync`, the operands of file-modifying tools
+//! (`rm`, `touch`, `mkdir`, `chmod`, `truncate`, …), `sed -i` files, `sort -o`, `curl -o`,
+//! `wget -O/-P`, `tar` extraction directories and archives it creates, `unzip -d`.
+//! Relative targets are not resolved against a working directory (no filesystem access).
+
+use crate::model::Command;
+use crate::paths::{clean_absolute, clean_path};
+
+/// Built-in guard names, in evaluation order.
+pub const RM_ROOT_OR_HOME: &str = "rm_recursive_root_or_home";
+pub const PROTECTED_PATH: &str = "protected_path_write";
+pub const PROTECTED_DOTPATH: &str = "protected_dotpath_write";
+
+/// The prompts (reasons) of the built-in guards.
+pub fn prompt(rule: &str) -> &'static str {
+    match rule {
+        RM_ROOT_OR_HOME => "destructive command: recursive force-remove of / or ~",
+        PROTECTED_PATH => "write to a protected system path",
+        PROTECTED_DOTPATH => "write to a protected VCS/secret path (.git, .ssh, .env)",
+        _ => "guarded command",
+    }
+}
+
+const EXEMPT: &[&str] = &[
+    "/dev/null",
+    "/dev/zero",
+    "/dev/full",
+    "/dev/stdout",
+    "/dev/stderr",
+    "/dev/tty",
+    "/dev/random",
+    "/dev/urandom",
+];
+
+const PROTECTED_PREFIXES: &[&str] = &[
+    "/etc", "/usr", "/bin", "/sbin", "/sys", "/boot", "/dev", "/proc", "/lib", "/lib32", "/lib64",
+    "/libx32",
+];
+
+/// Is `target` a protected system path (guard 2)?
+pub fn is_protected_system_path(target: &str) -> bool {
+    let t = target.trim();
+    if !t.starts_with('/') || EXEMPT.contains(&t) {
+        return false;
+    }
+    let c = clean_absolute(t);
+    if EXEMPT.contains(&c.as_str()) {
+        return false;
+    }
+    c == "/"
+        || PROTECTED_PREFIXES
+            .iter()
+            .any(|p| c == *p || c.strip_prefix(p).is_some_and(|r| r.starts_with('/')))
+}
+
+/// Is `target` a protected VCS/secret path (guard 3)?
+pub fn is_protected_dotpath(target: &str) -> bool {
+    let c = clean_path(target).to_ascii_lowercase();
+    let comps: Vec<&str> = c.split('/').collect();
+    if comps.iter().any(|p| *p == ".git" || *p == ".ssh") {
+        return true;
+    }
+    comps
+        .last()
+        .is_some_and(|l| *l == ".env" || l.starts_with(".env."))
+}
+
+/// The target that makes this command a recursive remove of `/` or home, if any.
+pub fn rm_root_or_home(cmd: &Command) -> Option<String> {
+    if !cmd.program.eq_ignore_ascii_case("rm") {
+        return None;
+    }
+    let mut recursive = false;
+    let mut no_preserve = false;
+    let mut opts_done = false;
+    let mut targets: Vec<&str> = Vec::new();
+    for a in cmd.args() {
+        if !opts_done && a == "--" {
+            opts_done = true;
+            continue;
+        }
+        if !opts_done && a.starts_with("--") {
+            let name = a[2..].split('=').next().unwrap_or("");
+            if !name.is_empty() && "recursive".starts_with(name) {
+                recursive = true;
+            }
+            if name.len() >= 3 && "no-preserve-root".starts_with(name) {
+                no_preserve = true;
+            }
+            continue;
+        }
+        if !opts_done && a.len() > 1 && a.starts_with('-') {
+            if a.contains('r') || a.contains('R') {
+                recursive = true;
+            }
+            continue;
+        }
+        targets.push(a);
+    }
+    // helikon trips on a recursive remove with or without -f: headless, rm does not prompt.
+    if !recursive {
+        return None;
+    }
+    if let Some(t) = targets.iter().find(|t| is_catastrophic(t)) {
+        return Some((*t).to_string());
+    }
+    if no_preserve {
+        return Some(
+            targets
+                .first()
+                .map(|s| (*s).to_string())
+                .unwrap_or_else(|| "/".into()),
+        );
+    }
+    None
+}
+
+fn is_catastrophic(target: &str) -> bool {
+    let raw = target.trim();
+    if root_or_home(raw) {
+        return true;
+    }
+    match worst_case(raw) {
+        Some(w) => root_or_home(&w),
+        None => false,
+    }
+}
+
+fn root_or_home(t: &str) -> bool {
+    for home in ["~", "$HOME", "${HOME}"] {
+        if let Some(rest) = t.strip_prefix(home) {
+            if rest.is_empty() || rest.starts_with('/') {
+                let c = clean_absolute(&format!("/{rest}"));
+                return matches!(c.as_str(), "/" | "/*" | "/.*");
+            }
+        }
+    }
+    if t.starts_with('/') {
+        let c = clean_absolute(t);
+        return matches!(c.as_str(), "/" | "/*" | "/.*");
+    }
+    false
+}
+
+/// The text with variables expanded for the worst case: `$HOME` as `~`, defaults as their
+/// word, anything else empty. `None` when an expansion fails instead (`${X:?}`).
+fn worst_case(t: &str) -> Option<String> {
+    let b = t.as_bytes();
+    let mut out = String::new();
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'$' && b.get(i + 1) == Some(&b'{') {
+            let close = t[i..].find('}').map(|p| p + i)?;
+            let inner = &t[i + 2..close];
+            let name_len = inner
+                .bytes()
+                .take_while(|c| c.is_ascii_alphanumeric() || *c == b'_')
+                .count();
+            let (name, op) = inner.split_at(name_len);
+            if op.starts_with(":?") || op.starts_with('?') {
+                return None;
+            }
+            if name == "HOME" && op.is_empty() {
+                out.push('~');
+            } else if let Some(d) = op
+                .strip_prefix(":-")
+                .or_else(|| op.strip_prefix(":="))
+                .or_else(|| op.strip_prefix('-'))
+                .or_else(|| op.strip_prefix('='))
+            {
+                out.push_str(d.trim_matches(['"', '\'']));
+            }
+            i = close + 1;
+        } else if b[i] == b'$'
+            && b.get(i + 1)
+                .is_some_and(|c| c.is_ascii_alphabetic() || *c == b'_')
+        {
+            let len = t[i + 1..]
+                .bytes()
+                .take_while(|c| c.is_ascii_alphanumeric() || *c == b'_')
+                .count();
+            if &t[i + 1..i + 1 + len] == "HOME" {
+                out.push('~');
+            }
+            i += 1 + len;
+        } else {
+            let ch = t[i..].chars().next()?;
+            out.push(ch);
+            i += ch.len_utf8();
+        }
+    }
+    Some(out)
+}
+
+/// Split arguments into operands and option values, getopt-style.
+fn operands<'a>(
+    args: &'a [String],
+    short_val: &str,
+    long_val: &[&str],
+) -> (Vec<&'a str>, Vec<(String, &'a str)>) {
+    let mut ops = Vec::new();
+    let mut opts = Vec::new();
+    let mut i = 0;
+    let mut done = false;
+    while let Some(a) = args.get(i) {
+        i += 1;
+        if done || a == "-" || !a.starts_with('-') {
+            ops.push(a.as_str());
+            continue;
+        }
+        if a == "--" {
+            done = true;
+            continue;
+        }
+        if let Some(long) = a.strip_prefix("--") {
+            match long.split_once('=') {
+                Some((n, v)) => opts.push((format!("--{n}"), v)),
+                None if long_val.contains(&a.as_str()) => {
+                    opts.push((a.clone(), args.get(i).map(|s| s.as_str()).unwrap_or("")));
+                    i += 1;
+                }
+                None => opts.push((a.clone(), "")),
+            }
+            continue;
+        }
+        for (k, c) in a[1..].char_indices() {
+            if short_val.contains(c) {
+                let rest = &a[1 + k + c.len_utf8()..];
+                if rest.is_empty() {
+                    opts.push((
+                        format!("-{c}"),
+                        args.get(i).map(|s| s.as_str()).unwrap_or(""),
+                    ));
+                    i += 1;
+                } else {
+                    opts.push((format!("-{c}"), rest));
+                }
+                break;
+            }
+            opts.push((format!("-{c}"), ""));
+        }
+    }
+    (ops, opts)
+}
+
+fn opt<'a>(opts: &[(String, &'a str)], names: &[&str]) -> Vec<&'a str> {
+    opts.iter()
+        .filter(|(n, _)| names.contains(&n.as_str()))
+        .map(|(_, v)| *v)
+        .collect()
+}
+
+/// The files a command writes (see the module docs). `removals` includes the operands of
+/// `rm`-like tools.
+pub fn write_targets(cmd: &Command, removals: bool) -> Vec<String> {
+    let mut out: Vec<String> = cmd
+        .redirections
+        .iter()
+        .filter(|r| r.is_write())
+        .map(|r| r.target.clone())
+        .collect();
+    let args = cmd.args();
+    let program = cmd.program.to_ascii_lowercase();
+    let mut add =
+        |v: Vec<&str>| out.extend(v.into_iter().filter(|s| !s.is_empty()).map(String::from));
+    match program.as_str() {
+        "tee" => add(operands(args, "", &[]).0),
+        "dd" => add(args.iter().filter_map(|a| a.strip_prefix("of=")).collect()),
+        "cp" | "mv" | "install" | "ln" | "rsync" => {
+            let (ops, opts) = operands(
+                args,
+                "tSmogeB",
+                &[
+                    "--target-directory",
+                    "--suffix",
+                    "--mode",
+                    "--owner",
+                    "--group",
+                    "--rsh",
+                ],
+            );
+            let t = opt(&opts, &["-t", "--target-directory"]);
+            if !t.is_empty() {
+                add(t);
+            } else if ops.len() >= 2 || (program == "install" && !ops.is_empty()) {
+                add(ops.last().copied().into_iter().collect());
+            }
+        }
+        "rm" | "rmdir" | "unlink" | "shred" if removals => add(operands(args, "n", &[]).0),
+        "touch" | "mkdir" | "mkfifo" | "truncate" | "chattr" | "setfacl" | "mknod" => {
+            add(operands(
+                args,
+                "dtrmsSxXMpZ",
+                &["--date", "--reference", "--mode", "--size", "--context"],
+            )
+            .0)
+        }
+        "chmod" | "chown" | "chgrp" => {
+            let (ops, opts) = operands(args, "", &[]);
+            let skip = usize::from(opt(&opts, &["--reference"]).is_empty());
+            add(ops.into_iter().skip(skip).collect());
+        }
+        "sed" | "gsed" => {
+            let (ops, opts) = operands(args, "efl", &["--expression", "--file", "--line-length"]);
+            let in_place = opts.iter().any(|(n, _)| n == "-i" || n == "--in-place")
+                || args
+                    .iter()
+                    .any(|a| a.starts_with("-i") || a.starts_with("--in-place"));
+            if in_place {
+                let skip =
+                    usize::from(opt(&opts, &["-e", "--expression", "-f", "--file"]).is_empty());
+                add(ops.into_iter().skip(skip).collect());
+            }
+        }
+        "sort" => add(opt(
+            &operands(args, "otSTk", &["--output"]).1,
+            &["-o", "--output"],
+        )),
+        "curl" => add(opt(
+            &operands(args, "oHdXuAeEFrTwxy", &["--output"]).1,
+            &["-o", "--output"],
+        )),
+        "wget" => add(opt(
+            &operands(args, "OPoa", &["--output-document", "--directory-prefix"]).1,
+            &["-O", "--output-document", "-P", "--directory-prefix"],
+        )),
+        "unzip" => add(opt(&operands(args, "dx", &[]).1, &["-d"])),
+        "tar" | "gtar" | "bsdtar" => {
+            let first = args.first().map(String::as_str).unwrap_or("");
+            let bundle = if first.starts_with('-') { "" } else { first };
+            let (_, opts) = operands(args, "CfIFT", &["--directory", "--file"]);
+            let has = |c: char, long: &str| {
+                bundle.contains(c) || opts.iter().any(|(n, _)| *n == format!("-{c}") || n == long)
+            };
+            if has('x', "--extract") || has('x', "--get") {
+                add(opt(&opts, &["-C", "--directory"]));
+            }
+            if has('c', "--create") || has('r', "--append") || has('u', "--update") {
+                let mut f = opt(&opts, &["-f", "--file"]);
+                if f.is_empty() && bundle.contains('f') {
+                    f = args.get(1).map(|s| s.as_str()).into_iter().collect();
+                }
+                add(f);
+            }
+        }
+        _ => {}
+    }
+    out
+}

@@ -1,0 +1,536 @@
+//! `CommandPolicy`: deny lists, allow lists and guard rules compiled once, checked per command.
+//!
+//! Rules JSON (every field optional):
+//!
+//! ```json
+//! {
+//!   "deny": ["rm", "curl"],
+//!   "allow": ["git", "ls"],
+//!   "allow_exclusive": false,
+//!   "allow_empty": false,
+//!   "unanalysable": "ask",
+//!   "default_guards": true,
+//!   "guard_action": "ask",
+//!   "guards": [
+//!     {"name": "no-force-push", "action": "deny", "program": "git",
+//!      "args_contain": ["push", "--force*"], "reason": "force push"},
+//!     {"name": "no-secrets", "action": "ask", "write_paths": ["secrets/**"]}
+//!   ]
+//! }
+//! ```
+//!
+//! Evaluation of one command: every deny-list hit (a resolved program, or a wrapper it runs
+//! through, listed in `deny`) is a `deny`; when `deny` is non-empty and part of the command is
+//! unanalysable, that is an `unanalysable` hit (default `ask`); then the built-in guards (when
+//! `default_guards`) and the user guards, each with its action; then the allow list. The
+//! verdict is the first `deny` hit, else the first `ask` hit, else `allow` when an allow list
+//! is given and covers the command, else `no_match` (or `deny` when `allow_exclusive`).
+//! All hits are returned in order (`matches`) so a pipeline can clear one approved guard and
+//! continue. Program names compare ASCII case-insensitively.
+
+use serde::{Deserialize, Serialize};
+
+use crate::analyze::analyze;
+use crate::error::ShellError;
+use crate::guards;
+use crate::model::{Analysis, Command};
+use crate::paths::PathRule;
+use crate::smuggle;
+
+/// A guard or fail-closed action.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Action {
+    Deny,
+    Ask,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct GuardSpec {
+    name: String,
+    action: Action,
+    #[serde(default)]
+    program: Option<String>,
+    #[serde(default)]
+    args_contain: Vec<String>,
+    #[serde(default)]
+    write_paths: Vec<String>,
+    #[serde(default)]
+    reason: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RulesSpec {
+    #[serde(default)]
+    deny: Vec<String>,
+    #[serde(default)]
+    allow: Option<Vec<String>>,
+    #[serde(default)]
+    allow_exclusive: bool,
+    #[serde(default)]
+    allow_empty: Option<bool>,
+    #[serde(default)]
+    unanalysable: Option<Action>,
+    #[serde(default)]
+    default_guards: Option<bool>,
+    #[serde(default)]
+    guard_action: Option<Action>,
+    #[serde(default)]
+    guards: Vec<GuardSpec>,
+}
+
+#[derive(Debug)]
+enum UserMatch {
+    Program { program: String, args: Vec<String> },
+    Paths(Vec<PathRule>),
+}
+
+#[derive(Debug)]
+struct UserGuard {
+    name: String,
+    action: Action,
+    reason: String,
+    matcher: UserMatch,
+}
+
+/// One rule hit.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Match {
+    /// `deny`, `guard` or `allow`.
+    pub stage: &'static str,
+    pub rule: String,
+    /// `deny`, `ask` or `allow`.
+    pub verdict: &'static str,
+    pub reason: String,
+    /// The sub-command's source text (empty for whole-command hits).
+    pub command: String,
+    pub program: Option<String>,
+    pub line: u32,
+    pub explain: String,
+}
+
+/// The outcome of [`CommandPolicy::check`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Verdict {
+    /// `deny`, `ask`, `allow` or `no_match`.
+    pub verdict: &'static str,
+    pub rule: Option<String>,
+    pub reason: Option<String>,
+    pub command: Option<String>,
+    pub program: Option<String>,
+    pub line: Option<u32>,
+    pub explain: Option<String>,
+    pub matches: Vec<Match>,
+}
+
+impl Verdict {
+    fn from_match(verdict: &'static str, m: Match, matches: Vec<Match>) -> Verdict {
+        Verdict {
+            verdict,
+            rule: Some(m.rule),
+            reason: Some(m.reason),
+            command: (!m.command.is_empty()).then_some(m.command),
+            program: m.program,
+            line: Some(m.line),
+            explain: Some(m.explain),
+            matches,
+        }
+    }
+
+    fn none(matches: Vec<Match>) -> Verdict {
+        Verdict {
+            verdict: "no_match",
+            rule: None,
+            reason: None,
+            command: None,
+            program: None,
+            line: None,
+            explain: None,
+            matches,
+        }
+    }
+
+    /// JSON text of the verdict.
+    pub fn to_json(&self) -> String {
+        serde_json::to_string(self).unwrap_or_else(|_| "{}".to_string())
+    }
+}
+
+/// A compiled rule set.
+#[derive(Debug)]
+pub struct CommandPolicy {
+    deny: Vec<String>,
+    allow: Option<Vec<String>>,
+    allow_exclusive: bool,
+    allow_empty: bool,
+    unanalysable: Action,
+    default_guards: bool,
+    guard_action: Action,
+    guards: Vec<UserGuard>,
+}
+
+fn act(a: Action) -> &'static str {
+    match a {
+        Action::Deny => "deny",
+        Action::Ask => "ask",
+    }
+}
+
+fn hit(
+    stage: &'static str,
+    rule: &str,
+    verdict: &'static str,
+    reason: String,
+    cmd: Option<&Command>,
+    line: u32,
+) -> Match {
+    let (command, program, line) = match cmd {
+        Some(c) => (c.text.clone(), Some(c.program.clone()), c.line),
+        None => (String::new(), None, line),
+    };
+    let explain = if command.is_empty() {
+        format!("{rule}: {reason}")
+    } else {
+        format!("{rule}: {reason}, in sub-command `{command}` on line {line}")
+    };
+    Match {
+        stage,
+        rule: rule.to_string(),
+        verdict,
+        reason,
+        command,
+        program,
+        line,
+        explain,
+    }
+}
+
+impl CommandPolicy {
+    /// Compile a rule set from its JSON text (see the module docs).
+    ///
+    /// # Errors
+    /// [`ShellError::InvalidRules`] for malformed JSON, unknown fields or a guard with neither
+    /// `program` nor `write_paths`; [`ShellError::InvalidGlob`] for a bad `write_paths` glob.
+    pub fn from_json(json: &str) -> Result<CommandPolicy, ShellError> {
+        let value: serde_json::Value =
+            serde_json::from_str(json).map_err(|e| ShellError::InvalidRules(e.to_string()))?;
+        if !value.is_object() {
+            return Err(ShellError::InvalidRules(
+                "the rules must be a JSON object".into(),
+            ));
+        }
+        let spec: RulesSpec =
+            serde_json::from_value(value).map_err(|e| ShellError::InvalidRules(e.to_string()))?;
+        let mut guards = Vec::new();
+        for g in spec.guards {
+            let matcher = match (&g.program, g.write_paths.is_empty()) {
+                (Some(p), true) => UserMatch::Program {
+                    program: p.to_ascii_lowercase(),
+                    args: g.args_contain.clone(),
+                },
+                (None, false) => UserMatch::Paths(
+                    g.write_paths
+                        .iter()
+                        .map(|p| PathRule::new(p))
+                        .collect::<Result<_, _>>()?,
+                ),
+                _ => {
+                    return Err(ShellError::InvalidRules(format!(
+                        "guard `{}` needs exactly one of `program` or `write_paths`",
+                        g.name
+                    )))
+                }
+            };
+            guards.push(UserGuard {
+                reason: g
+                    .reason
+                    .clone()
+                    .unwrap_or_else(|| format!("guard `{}`", g.name)),
+                name: g.name,
+                action: g.action,
+                matcher,
+            });
+        }
+        let lower = |v: Vec<String>| {
+            v.into_iter()
+                .map(|s| s.to_ascii_lowercase())
+                .collect::<Vec<_>>()
+        };
+        Ok(CommandPolicy {
+            deny: lower(spec.deny),
+            allow: spec.allow.map(lower),
+            allow_exclusive: spec.allow_exclusive,
+            allow_empty: spec.allow_empty.unwrap_or(spec.allow_exclusive),
+            unanalysable: spec.unanalysable.unwrap_or(Action::Ask),
+            default_guards: spec.default_guards.unwrap_or(true),
+            guard_action: spec.guard_action.unwrap_or(Action::Ask),
+            guards,
+        })
+    }
+
+    /// Check a Bash command string.
+    pub fn check(&self, command: &str) -> Verdict {
+        self.check_analysis(&analyze(command))
+    }
+
+    /// Check an already computed analysis.
+    pub fn check_analysis(&self, a: &Analysis) -> Verdict {
+        let mut matches: Vec<Match> = Vec::new();
+        // 1. Deny list.
+        if !self.deny.is_empty() {
+            for c in &a.commands {
+                let listed = |n: &str| self.deny.iter().any(|d| d.eq_ignore_ascii_case(n));
+                let name = if listed(&c.program) {
+                    Some(c.program.clone())
+                } else {
+                    c.wrappers().find(|w| listed(w)).map(String::from)
+                };
+                if let Some(n) = name {
+                    matches.push(hit(
+                        "deny",
+                        "deny_list",
+                        "deny",
+                        format!("command `{n}` is blocked by the deny list"),
+                        Some(c),
+                        c.line,
+                    ));
+                }
+            }
+            if let Some(u) = a.unanalysable.first() {
+                let reason = format!(
+                    "the command cannot be fully analysed ({}: `{}`), so a denied program may run",
+                    u.reason, u.snippet
+                );
+                matches.push(hit(
+                    "deny",
+                    "unanalysable",
+                    act(self.unanalysable),
+                    reason,
+                    None,
+                    u.line,
+                ));
+            }
+        }
+        // 2. Guards.
+        if self.default_guards {
+            self.builtin_guards(a, &mut matches);
+        }
+        for g in &self.guards {
+            self.user_guard(g, a, &mut matches);
+        }
+        // 3. Allow list.
+        let mut allow_fail: Option<Match> = None;
+        if let Some(allow) = &self.allow {
+            match self.allow_blocker(allow, a) {
+                None => matches.push(hit(
+                    "allow",
+                    "allow_list",
+                    "allow",
+                    "every sub-command is in the allow list".into(),
+                    None,
+                    1,
+                )),
+                Some(m) => allow_fail = Some(m),
+            }
+        }
+        let first = |v: &str| matches.iter().find(|m| m.verdict == v).cloned();
+        if let Some(m) = first("deny")
+            .or_else(|| first("ask"))
+            .or_else(|| first("allow"))
+        {
+            return Verdict::from_match(m.verdict, m, matches);
+        }
+        match allow_fail {
+            Some(mut m) if self.allow_exclusive => {
+                m.verdict = "deny";
+                matches.push(m.clone());
+                Verdict::from_match("deny", m, matches)
+            }
+            Some(m) => Verdict::from_match("no_match", m, matches),
+            None => Verdict::none(matches),
+        }
+    }
+
+    fn builtin_guards(&self, a: &Analysis, matches: &mut Vec<Match>) {
+        let action = act(self.guard_action);
+        let mut rm_hit = vec![false; a.commands.len()];
+        for (i, c) in a.commands.iter().enumerate() {
+            if let Some(t) = guards::rm_root_or_home(c) {
+                rm_hit[i] = true;
+                if !matches.iter().any(|m| m.rule == guards::RM_ROOT_OR_HOME) {
+                    let reason = guards::prompt(guards::RM_ROOT_OR_HOME).to_string();
+                    let mut m = hit(
+                        "guard",
+                        guards::RM_ROOT_OR_HOME,
+                        action,
+                        reason,
+                        Some(c),
+                        c.line,
+                    );
+                    m.explain.push_str(&format!(" (target `{t}`)"));
+                    matches.push(m);
+                }
+            }
+        }
+        let mut targets: Vec<(String, Option<&Command>, u32)> = Vec::new();
+        for (i, c) in a.commands.iter().enumerate() {
+            for t in guards::write_targets(c, !rm_hit[i]) {
+                targets.push((t, Some(c), c.line));
+            }
+        }
+        for r in a
+            .redirections
+            .iter()
+            .filter(|r| matches!(r.op, "out" | "append" | "read_write"))
+        {
+            targets.push((r.target.clone(), None, r.line));
+        }
+        for (rule, test) in [
+            (
+                guards::PROTECTED_PATH,
+                guards::is_protected_system_path as fn(&str) -> bool,
+            ),
+            (guards::PROTECTED_DOTPATH, guards::is_protected_dotpath),
+        ] {
+            if let Some((t, c, line)) = targets.iter().find(|(t, _, _)| test(t)) {
+                let mut m = hit(
+                    "guard",
+                    rule,
+                    action,
+                    guards::prompt(rule).to_string(),
+                    *c,
+                    *line,
+                );
+                m.explain.push_str(&format!(" (target `{t}`)"));
+                matches.push(m);
+            }
+        }
+    }
+
+    fn user_guard(&self, g: &UserGuard, a: &Analysis, matches: &mut Vec<Match>) {
+        for c in &a.commands {
+            let tripped = match &g.matcher {
+                UserMatch::Program { program, args } => {
+                    c.program.eq_ignore_ascii_case(program)
+                        && args
+                            .iter()
+                            .all(|want| c.args().iter().any(|have| arg_matches(want, have)))
+                }
+                UserMatch::Paths(rules) => guards::write_targets(c, true)
+                    .iter()
+                    .any(|t| rules.iter().any(|r| r.matches(t))),
+            };
+            if tripped {
+                matches.push(hit(
+                    "guard",
+                    &g.name,
+                    act(g.action),
+                    g.reason.clone(),
+                    Some(c),
+                    c.line,
+                ));
+                return;
+            }
+        }
+    }
+
+    fn allow_blocker(&self, allow: &[String], a: &Analysis) -> Option<Match> {
+        let fail = |reason: String, c: Option<&Command>, line: u32| {
+            Some(hit("allow", "allow_list", "no_match", reason, c, line))
+        };
+        if let Some(u) = a.unanalysable.first() {
+            return fail(
+                format!(
+                    "the command cannot be fully analysed ({}: `{}`)",
+                    u.reason, u.snippet
+                ),
+                None,
+                u.line,
+            );
+        }
+        for c in &a.commands {
+            if !allow.iter().any(|p| p.eq_ignore_ascii_case(&c.program)) {
+                return fail(
+                    format!("command `{}` is not in the allow list", c.program),
+                    Some(c),
+                    c.line,
+                );
+            }
+            if let Some(reason) = smuggle::allow_blocker(c) {
+                return fail(reason, Some(c), c.line);
+            }
+        }
+        if let Some((s, asg)) = a
+            .assignments
+            .iter()
+            .find_map(|x| smuggle::assignment_blocker(x).map(|s| (s, x)))
+        {
+            return fail(s, None, asg.line);
+        }
+        if a.commands.is_empty() && !self.allow_empty {
+            return fail("the command runs no program".into(), None, 1);
+        }
+        None
+    }
+
+    /// Check a file path written by a Write/Edit tool against the write guards.
+    pub fn check_write(&self, path: &str) -> Verdict {
+        let mut matches = Vec::new();
+        if self.default_guards {
+            let action = act(self.guard_action);
+            for (rule, test) in [
+                (
+                    guards::PROTECTED_PATH,
+                    guards::is_protected_system_path as fn(&str) -> bool,
+                ),
+                (guards::PROTECTED_DOTPATH, guards::is_protected_dotpath),
+            ] {
+                if test(path) {
+                    let mut m = hit(
+                        "guard",
+                        rule,
+                        action,
+                        guards::prompt(rule).to_string(),
+                        None,
+                        1,
+                    );
+                    m.explain = format!("{rule}: {} (path `{path}`)", guards::prompt(rule));
+                    matches.push(m);
+                }
+            }
+        }
+        for g in &self.guards {
+            if let UserMatch::Paths(rules) = &g.matcher {
+                if rules.iter().any(|r| r.matches(path)) {
+                    matches.push(hit(
+                        "guard",
+                        &g.name,
+                        act(g.action),
+                        g.reason.clone(),
+                        None,
+                        1,
+                    ));
+                }
+            }
+        }
+        let chosen = matches
+            .iter()
+            .find(|m| m.verdict == "deny")
+            .or_else(|| matches.first())
+            .cloned();
+        match chosen {
+            Some(m) => Verdict::from_match(m.verdict, m, matches),
+            None => Verdict::none(matches),
+        }
+    }
+}
+
+/// `want` matches an argument exactly, or as a prefix when it ends in `*`.
+fn arg_matches(want: &str, have: &str) -> bool {
+    match want.strip_suffix('*') {
+        Some(prefix) => have.starts_with(prefix),
+        None => want == have,
+    }
+}

@@ -1,0 +1,718 @@
+//! Program-specific re-entry: programs whose arguments or input are themselves code.
+//!
+//! Shells (`-c` strings, here-documents and here-strings fed to them, scripts read from a
+//! pipe), `eval`, `source`, `trap`, `alias`, `find -exec/-execdir/-ok/-okdir/-delete`, git's
+//! code-valued options, GTFOBins-style options of tar/ssh/rsync/zip, sed's `e` command, awk's
+//! `system()`, and interpreters given inline code. Static code is analysed like any other
+//! command text; code that cannot be known statically is recorded as unanalysable.
+
+use crate::analyze::{norm_file, Analyzer, Ctx, Stdin};
+use crate::model::{Command, Redirection, Via};
+use crate::smuggle::git_code_key;
+use crate::word::{Part, Word};
+
+/// Shells whose `-c` string, stdin and here-documents are re-entered.
+pub const SHELLS: &[&str] = &[
+    "bash", "sh", "zsh", "dash", "ksh", "ksh93", "mksh", "pdksh", "oksh", "lksh", "ash", "yash",
+    "posh", "rbash", "fish", "tcsh", "csh",
+];
+
+/// Interpreters and the options that take inline code.
+const INTERPRETERS: &[(&str, &[&str])] = &[
+    ("perl", &["-e", "-E"]),
+    ("ruby", &["-e"]),
+    ("node", &["-e", "--eval", "-p", "--print"]),
+    ("nodejs", &["-e", "--eval", "-p", "--print"]),
+    ("bun", &["-e", "--eval", "-p", "--print"]),
+    ("php", &["-r"]),
+    ("lua", &["-e"]),
+    ("luajit", &["-e"]),
+    ("rscript", &["-e"]),
+    ("osascript", &["-e"]),
+    ("pwsh", &["-c", "-command", "-encodedcommand", "-e", "-ec"]),
+    (
+        "powershell",
+        &["-c", "-command", "-encodedcommand", "-e", "-ec"],
+    ),
+    ("tclsh", &[]),
+];
+
+/// Substrings that show inline interpreter code can start programs (checked with a word
+/// boundary on the left, case-insensitively).
+const EXEC_HINTS: &[&str] = &[
+    "system",
+    "exec",
+    "spawn",
+    "popen",
+    "subprocess",
+    "child_process",
+    "qx",
+    "eval",
+    "__import__",
+    "getattr",
+    "importlib",
+    "ctypes",
+    "pty",
+    "os.",
+    "shell",
+    "fork",
+    "open3",
+    "compile",
+    "globals",
+    "builtins",
+    "invoke-expression",
+    "start-process",
+    "do shell script",
+    "proc_open",
+    "passthru",
+    "pcntl",
+    "function(",
+    "require(",
+    "import(",
+    "`",
+];
+
+fn t(w: &Word) -> String {
+    w.value().text
+}
+
+fn is_process_subst(w: &Word) -> bool {
+    w.parts.iter().any(|p| matches!(p, Part::Process { .. }))
+}
+
+/// Follow what the command at `idx` runs. `words[0]` is its program word. Returns true when
+/// a shell re-entered the command's here-document body.
+pub(crate) fn follow(an: &mut Analyzer, idx: usize, words: &[&Word], ctx: &Ctx) -> bool {
+    let Some(program) = an
+        .out
+        .commands
+        .get(idx)
+        .map(|c| c.program.to_ascii_lowercase())
+    else {
+        return false;
+    };
+    let args = words.get(1..).unwrap_or(&[]);
+    let p = program.as_str();
+    if SHELLS.contains(&p) {
+        return shell(an, p, args, ctx);
+    }
+    other(an, idx, p, args, ctx);
+    false
+}
+
+fn other(an: &mut Analyzer, idx: usize, p: &str, args: &[&Word], ctx: &Ctx) {
+    if p.starts_with("python") || p.starts_with("pypy") {
+        interpreter(an, p, &["-c"], args, ctx);
+        return;
+    }
+    if let Some((_, opts)) = INTERPRETERS.iter().find(|(n, _)| *n == p) {
+        interpreter(an, p, opts, args, ctx);
+        return;
+    }
+    match p {
+        "eval" => {
+            if args.is_empty() {
+                return;
+            }
+            if args.iter().any(|w| w.value().dynamic) {
+                an.issue("eval of a dynamic string", &ctx.text, ctx.line);
+                return;
+            }
+            let s: Vec<String> = args.iter().map(|w| t(w)).collect();
+            an.reenter(&s.join(" "), "eval", ctx);
+        }
+        "source" | "." => {
+            if let Some(f) = args.first() {
+                script_file(an, f, ctx);
+            }
+        }
+        "trap" => {
+            let texts: Vec<String> = args.iter().map(|w| t(w)).collect();
+            if texts.len() >= 2 && !texts[0].starts_with('-') {
+                if args[0].value().dynamic {
+                    an.issue("trap with a dynamic handler", &ctx.text, ctx.line);
+                } else {
+                    an.reenter(&texts[0], "trap", ctx);
+                }
+            }
+        }
+        "alias" => {
+            for w in args {
+                if let Some((_, value)) = t(w).split_once('=') {
+                    an.reenter_word(value, w.value().dynamic, "alias", ctx);
+                }
+            }
+        }
+        "export" | "declare" | "typeset" | "local" | "readonly" => {
+            for w in args {
+                let s = t(w);
+                if let Some((n, v)) = s.split_once('=') {
+                    if !n.starts_with('-') {
+                        an.out.assignments.push(crate::model::Assignment {
+                            name: n.trim_end_matches('+').to_string(),
+                            value: v.to_string(),
+                            line: ctx.line,
+                        });
+                    }
+                }
+            }
+        }
+        "find" => find(an, idx, args, ctx),
+        "git" => git(an, args, ctx),
+        "tar" | "bsdtar" | "gtar" => {
+            for (v, dynamic) in option_values(
+                args,
+                &[
+                    "--checkpoint-action",
+                    "--to-command",
+                    "--use-compress-program",
+                    "--rsh-command",
+                    "--info-script",
+                    "--new-volume-script",
+                    "-I",
+                    "-F",
+                ],
+            ) {
+                let v = v.strip_prefix("exec=").unwrap_or(&v).to_string();
+                an.reenter_word(&v, dynamic, "tar option", ctx);
+            }
+        }
+        "ssh" | "scp" | "sftp" => {
+            for (v, dynamic) in option_values(args, &["-o"]) {
+                let (key, value) = match v.split_once(['=', ' ']) {
+                    Some((k, val)) => (k.trim().to_ascii_lowercase(), val.trim().to_string()),
+                    None => (v.to_ascii_lowercase(), String::new()),
+                };
+                if matches!(
+                    key.as_str(),
+                    "proxycommand" | "localcommand" | "knownhostscommand"
+                ) && !value.is_empty()
+                    && value != "none"
+                {
+                    an.reenter_word(&value, dynamic, "ssh option", ctx);
+                }
+            }
+        }
+        "rsync" => {
+            for (v, dynamic) in option_values(args, &["-e", "--rsh"]) {
+                an.reenter_word(&v, dynamic, "rsync -e", ctx);
+            }
+        }
+        "zip" => {
+            for (v, dynamic) in option_values(args, &["-TT", "--unzip-command"]) {
+                an.reenter_word(&v, dynamic, "zip -TT", ctx);
+            }
+        }
+        "sed" | "gsed" if sed_scripts(args).iter().any(|s| sed_executes(s)) => {
+            an.issue("sed script runs commands (e)", &ctx.text, ctx.line);
+        }
+        "awk" | "gawk" | "mawk" | "nawk" => {
+            if let Some(prog) = awk_program(args) {
+                if awk_executes(&prog) {
+                    an.issue("awk program runs commands", &ctx.text, ctx.line);
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Values of the listed options: `-o V`, `-oV` (short), `--opt=V`, `--opt V`.
+pub(crate) fn option_values(args: &[&Word], names: &[&str]) -> Vec<(String, bool)> {
+    let mut out = Vec::new();
+    let mut i = 0;
+    while let Some(w) = args.get(i) {
+        let s = t(w);
+        if s == "--" {
+            break;
+        }
+        for n in names {
+            if s == *n {
+                if let Some(v) = args.get(i + 1) {
+                    out.push((t(v), v.value().dynamic));
+                    i += 1;
+                }
+                break;
+            }
+            if n.starts_with("--") {
+                if let Some(v) = s.strip_prefix(&format!("{n}=")) {
+                    out.push((v.to_string(), w.value().dynamic));
+                    break;
+                }
+            } else if let Some(v) = s.strip_prefix(n) {
+                if !v.is_empty() {
+                    out.push((v.to_string(), w.value().dynamic));
+                    break;
+                }
+            }
+        }
+        i += 1;
+    }
+    out
+}
+
+fn script_file(an: &mut Analyzer, f: &Word, ctx: &Ctx) {
+    if is_process_subst(f) {
+        an.issue("runs code from a process substitution", &f.raw, ctx.line);
+    } else if an.written.contains(&norm_file(&t(f))) {
+        an.issue(
+            "runs a file written earlier in the same command",
+            &f.raw,
+            ctx.line,
+        );
+    }
+}
+
+fn shell(an: &mut Analyzer, name: &str, args: &[&Word], ctx: &Ctx) -> bool {
+    let mut i = 0;
+    let mut c_seen = false;
+    let mut stdin_mode = false;
+    let mut extra: Option<(String, bool)> = None;
+    while let Some(w) = args.get(i) {
+        let s = t(w);
+        if s == "--" || s == "-" {
+            stdin_mode |= s == "-";
+            i += 1;
+            break;
+        }
+        if s.starts_with("--") {
+            i += if s == "--rcfile" || s == "--init-file" {
+                2
+            } else {
+                1
+            };
+            continue;
+        }
+        if s.len() > 1 && (s.starts_with('-') || s.starts_with('+')) {
+            let opts = &s[1..];
+            if s.starts_with('-') && opts.contains('c') {
+                c_seen = true;
+                if let Some(rest) = s.strip_prefix("-c") {
+                    let bundle = rest.bytes().all(|b| b.is_ascii_alphabetic());
+                    if !rest.is_empty() && (!bundle || args.get(i + 1).is_none()) {
+                        extra = Some((rest.to_string(), w.value().dynamic));
+                    }
+                }
+            }
+            if s.starts_with('-') && opts.contains('s') {
+                stdin_mode = true;
+            }
+            if opts.contains('o') || opts.contains('O') {
+                i += 1;
+            }
+            i += 1;
+            continue;
+        }
+        break;
+    }
+    let label = format!("{name} -c");
+    if let Some((x, dynamic)) = extra {
+        an.reenter_word(&x, dynamic, &label, ctx);
+    }
+    let rest = args.get(i..).unwrap_or(&[]);
+    if c_seen {
+        if let Some(payload) = rest.first() {
+            if payload.value().dynamic {
+                an.issue("shell command string is not static", &payload.raw, ctx.line);
+            } else {
+                an.reenter(&t(payload), &label, ctx);
+            }
+        }
+        return false;
+    }
+    if !stdin_mode {
+        if let Some(f) = rest.first() {
+            script_file(an, f, ctx);
+            return false;
+        }
+    }
+    match &ctx.stdin {
+        Stdin::HereDoc(body) => {
+            an.reenter(body, &format!("{name} <<heredoc"), ctx);
+            return true;
+        }
+        Stdin::HereString { text, dynamic } => {
+            if *dynamic {
+                an.issue("shell reads a dynamic here-string", text, ctx.line);
+            } else {
+                an.reenter(text, &format!("{name} <<<"), ctx);
+            }
+        }
+        Stdin::Pipe => an.issue("shell reads commands from a pipe", &ctx.text, ctx.line),
+        Stdin::Process => an.issue(
+            "shell reads commands from a process substitution",
+            &ctx.text,
+            ctx.line,
+        ),
+        Stdin::File | Stdin::Terminal => {}
+    }
+    false
+}
+
+fn has_exec_hint(code: &str) -> bool {
+    let lower = code.to_ascii_lowercase();
+    EXEC_HINTS.iter().any(|h| {
+        lower.match_indices(h).any(|(i, _)| {
+            i == 0 || !lower.as_bytes()[i - 1].is_ascii_alphanumeric() || h.starts_with('`')
+        })
+    })
+}
+
+fn interpreter(an: &mut Analyzer, name: &str, code_opts: &[&str], args: &[&Word], ctx: &Ctx) {
+    let mut i = 0;
+    let mut code: Option<(String, bool)> = None;
+    let mut script = false;
+    while let Some(w) = args.get(i) {
+        let s = t(w);
+        let lower = s.to_ascii_lowercase();
+        if s == "--" || s == "-" {
+            break;
+        }
+        let matched = code_opts.iter().find(|o| {
+            lower == **o
+                || (o.len() == 2
+                    && !lower.starts_with("--")
+                    && lower.starts_with('-')
+                    && lower.ends_with(&o[1..]))
+        });
+        if let Some(o) = matched {
+            if o.contains("encoded") || *o == "-ec" {
+                an.issue("encoded interpreter command", &ctx.text, ctx.line);
+                return;
+            }
+            if let Some(v) = args.get(i + 1) {
+                code = Some((t(v), v.value().dynamic));
+            }
+            break;
+        }
+        if let Some(o) = code_opts
+            .iter()
+            .find(|o| o.len() == 2 && s.starts_with(**o) && s.len() > 2)
+        {
+            code = Some((s[o.len()..].to_string(), w.value().dynamic));
+            break;
+        }
+        if name.starts_with("python") && (s == "-m" || s.starts_with("-m")) {
+            script = true;
+            break;
+        }
+        if !s.starts_with('-') {
+            script = true;
+            break;
+        }
+        i += 1;
+    }
+    if let Some((c, dynamic)) = code {
+        if dynamic || has_exec_hint(&c) {
+            an.issue(
+                &format!("inline {name} code can run programs"),
+                &c,
+                ctx.line,
+            );
+        }
+        return;
+    }
+    if script {
+        if let Some(f) = args.get(i) {
+            script_file(an, f, ctx);
+        }
+        return;
+    }
+    match &ctx.stdin {
+        Stdin::Pipe | Stdin::Process => an.issue(
+            &format!("{name} reads code from a pipe"),
+            &ctx.text,
+            ctx.line,
+        ),
+        Stdin::HereDoc(body) if has_exec_hint(body) => an.issue(
+            &format!("{name} here-document code can run programs"),
+            body,
+            ctx.line,
+        ),
+        Stdin::HereString { text, dynamic } if *dynamic || has_exec_hint(text) => an.issue(
+            &format!("{name} here-string code can run programs"),
+            text,
+            ctx.line,
+        ),
+        _ => {}
+    }
+}
+
+fn find(an: &mut Analyzer, idx: usize, args: &[&Word], ctx: &Ctx) {
+    let paths: Vec<String> = args
+        .iter()
+        .map(|w| t(w))
+        .take_while(|s| !(s.starts_with('-') || s == "(" || s == "!" || s == ")" || s == ","))
+        .collect();
+    let mut j = 0;
+    while let Some(w) = args.get(j) {
+        let s = t(w);
+        match s.as_str() {
+            "-exec" | "-execdir" | "-ok" | "-okdir" => {
+                let start = j + 1;
+                let mut k = start;
+                while let Some(x) = args.get(k) {
+                    let xs = t(x);
+                    if xs == ";" || xs == "+" {
+                        break;
+                    }
+                    k += 1;
+                }
+                let sub = args.get(start..k).unwrap_or(&[]);
+                if !sub.is_empty() {
+                    let mut c = ctx.with_via(Via::Nested(format!("find {s}")));
+                    c.redirections.clear();
+                    c.stdin = Stdin::Terminal;
+                    c.replace = Some("{}".into());
+                    an.resolve(sub, c);
+                }
+                j = k + 1;
+                continue;
+            }
+            "-delete" => {
+                let mut argv = vec!["rm".to_string(), "-r".to_string(), "-f".to_string()];
+                if paths.is_empty() {
+                    argv.push(".".into());
+                } else {
+                    argv.extend(paths.iter().cloned());
+                }
+                let via = ctx.with_via(Via::Nested("find -delete".into())).via;
+                an.out.commands.push(Command {
+                    program: "rm".into(),
+                    argv,
+                    redirections: Vec::new(),
+                    line: ctx.line,
+                    via,
+                    text: ctx.text.clone(),
+                    env: ctx.env.clone(),
+                });
+            }
+            "-fprint" | "-fprint0" | "-fls" | "-fprintf" => {
+                if let (Some(target), Some(cmd)) = (args.get(j + 1), an.out.commands.get_mut(idx)) {
+                    cmd.redirections.push(Redirection {
+                        op: "out",
+                        target: t(target),
+                        fd: None,
+                    });
+                }
+            }
+            _ => {}
+        }
+        j += 1;
+    }
+}
+
+fn git(an: &mut Analyzer, args: &[&Word], ctx: &Ctx) {
+    let mut i = 0;
+    let config = |an: &mut Analyzer, kv: &str, dynamic: bool| {
+        if let Some((k, v)) = kv.split_once('=') {
+            let key = k.to_ascii_lowercase();
+            if git_code_key(&key) && !is_bool_word(v) {
+                let code = v.strip_prefix('!').unwrap_or(v);
+                an.reenter_word(code, dynamic, &format!("git {key}"), ctx);
+            }
+        }
+    };
+    // Global options up to the subcommand.
+    while let Some(w) = args.get(i) {
+        let s = t(w);
+        if s == "-c" {
+            if let Some(kv) = args.get(i + 1) {
+                config(an, &t(kv), kv.value().dynamic);
+            }
+            i += 2;
+            continue;
+        }
+        if let Some(kv) = s.strip_prefix("--config-env=") {
+            if kv
+                .split_once('=')
+                .is_some_and(|(k, _)| git_code_key(&k.to_ascii_lowercase()))
+            {
+                an.issue(
+                    "git --config-env takes code from the environment",
+                    &s,
+                    ctx.line,
+                );
+            }
+            i += 1;
+            continue;
+        }
+        if matches!(
+            s.as_str(),
+            "-C" | "--git-dir" | "--work-tree" | "--namespace" | "--exec-path" | "--super-prefix"
+        ) {
+            i += 2;
+            continue;
+        }
+        if s.starts_with('-') {
+            i += 1;
+            continue;
+        }
+        break;
+    }
+    let Some(sub) = args.get(i).map(|w| t(w)) else {
+        return;
+    };
+    let rest = args.get(i + 1..).unwrap_or(&[]);
+    let texts: Vec<String> = rest.iter().map(|w| t(w)).collect();
+    for (v, dynamic) in option_values(rest, &["--upload-pack", "--receive-pack", "--exec", "-u"]) {
+        if matches!(
+            sub.as_str(),
+            "clone" | "fetch" | "pull" | "push" | "ls-remote" | "archive"
+        ) {
+            an.reenter_word(&v, dynamic, "git transport command", ctx);
+        }
+    }
+    for s in &texts {
+        if let Some(cmd) = s.strip_prefix("ext::") {
+            an.reenter_word(&cmd.replace("% ", " "), s.contains('$'), "git ext::", ctx);
+        }
+    }
+    match sub.as_str() {
+        "clone" => {
+            for (v, dynamic) in option_values(rest, &["-c", "--config"]) {
+                config(an, &v, dynamic);
+            }
+        }
+        "config" => {
+            let ops: Vec<&String> = texts.iter().filter(|s| !s.starts_with('-')).collect();
+            if let [k, v, ..] = ops.as_slice() {
+                let dynamic = rest.iter().any(|w| w.value().dynamic);
+                config(an, &format!("{k}={v}"), dynamic);
+            }
+        }
+        "grep" => {
+            for (v, dynamic) in option_values(rest, &["-O", "--open-files-in-pager"]) {
+                an.reenter_word(&v, dynamic, "git grep -O", ctx);
+            }
+        }
+        "rebase" => {
+            for (v, dynamic) in option_values(rest, &["--exec", "-x"]) {
+                an.reenter_word(&v, dynamic, "git rebase --exec", ctx);
+            }
+        }
+        "difftool" | "mergetool" => {
+            for (v, dynamic) in option_values(rest, &["-x", "--extcmd"]) {
+                an.reenter_word(&v, dynamic, "git difftool -x", ctx);
+            }
+        }
+        "filter-branch" => {
+            for (v, dynamic) in option_values(
+                rest,
+                &[
+                    "--env-filter",
+                    "--tree-filter",
+                    "--index-filter",
+                    "--parent-filter",
+                    "--msg-filter",
+                    "--commit-filter",
+                    "--tag-name-filter",
+                ],
+            ) {
+                an.reenter_word(&v, dynamic, "git filter-branch", ctx);
+            }
+        }
+        "submodule" => {
+            if let Some(pos) = texts.iter().position(|s| s == "foreach") {
+                let cmd: Vec<&String> = texts[pos + 1..]
+                    .iter()
+                    .skip_while(|s| s.starts_with('-'))
+                    .collect();
+                if !cmd.is_empty() {
+                    let joined: Vec<&str> = cmd.iter().map(|s| s.as_str()).collect();
+                    let dynamic = rest.iter().any(|w| w.value().dynamic);
+                    an.reenter_word(&joined.join(" "), dynamic, "git submodule foreach", ctx);
+                }
+            }
+        }
+        "bisect" if texts.first().is_some_and(|s| s == "run") => {
+            let c = ctx.with_via(Via::Nested("git bisect run".into()));
+            an.resolve(rest.get(1..).unwrap_or(&[]), c);
+        }
+        _ => {}
+    }
+}
+
+fn is_bool_word(v: &str) -> bool {
+    matches!(
+        v.to_ascii_lowercase().as_str(),
+        "" | "true" | "false" | "yes" | "no" | "on" | "off" | "0" | "1"
+    )
+}
+
+fn sed_scripts(args: &[&Word]) -> Vec<String> {
+    let mut scripts: Vec<String> = option_values(args, &["-e", "--expression"])
+        .into_iter()
+        .map(|(v, _)| v)
+        .collect();
+    let has_file = args.iter().any(|w| {
+        let s = t(w);
+        s == "-f" || s.starts_with("--file")
+    });
+    if scripts.is_empty() && !has_file {
+        if let Some(first) = args.iter().map(|w| t(w)).find(|s| !s.starts_with('-')) {
+            scripts.push(first);
+        }
+    }
+    scripts
+}
+
+/// Does a sed script use the `e` command or the `e` flag of `s`?
+pub(crate) fn sed_executes(script: &str) -> bool {
+    for cmd in script.split(['\n', ';']) {
+        let c = cmd.trim_start_matches(|ch: char| {
+            ch.is_ascii_digit() || matches!(ch, ' ' | '\t' | '$' | ',' | '!' | '{' | '}')
+        });
+        let c = if let Some(rest) = c.strip_prefix('/') {
+            match rest.find('/') {
+                Some(p) => rest[p + 1..].trim_start_matches([' ', '!']),
+                None => rest,
+            }
+        } else {
+            c
+        };
+        if c == "e" || c.starts_with("e ") {
+            return true;
+        }
+        if let Some(rest) = c.strip_prefix('s') {
+            if let Some(d) = rest.chars().next() {
+                let parts: Vec<&str> = rest[d.len_utf8()..].split(d).collect();
+                if parts.len() >= 3 && parts[2].contains('e') {
+                    return true;
+                }
+            }
+        }
+    }
+    false
+}
+
+fn awk_program(args: &[&Word]) -> Option<String> {
+    let mut i = 0;
+    while let Some(w) = args.get(i) {
+        let s = t(w);
+        if s == "-f" || s.starts_with("--file") {
+            return None;
+        }
+        if s == "-v" || s == "-F" || s == "--assign" || s == "--field-separator" {
+            i += 2;
+            continue;
+        }
+        if s == "--" {
+            return args.get(i + 1).map(|w| t(w));
+        }
+        if s.starts_with('-') && s.len() > 1 {
+            i += 1;
+            continue;
+        }
+        return Some(s);
+    }
+    None
+}
+
+fn awk_executes(prog: &str) -> bool {
+    let p = prog.replace(' ', "");
+    p.contains("system(")
+        || p.contains("|getline")
+        || p.contains("|&")
+        || (p.contains('|') && p.contains("print"))
+}
