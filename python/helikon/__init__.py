@@ -38,6 +38,8 @@ from helikon.core.events import (
     ToolOutputItem,
     TurnStarted,
 )
+from helikon.core.guardrails import Guardrail, GuardrailInput, GuardrailKind, Pass, Tripwire
+from helikon.core.hooks import Hook, HookRegistry
 from helikon.core.items import (
     AssistantMessage,
     AudioPart,
@@ -72,16 +74,23 @@ from helikon.core.model import (
     UsageReported,
 )
 from helikon.core.output import OutputType
+from helikon.core.permissions import (
+    AllowRule,
+    ApprovalHandler,
+    DenyRule,
+    GuardRule,
+    PermissionMode,
+    PermissionPolicy,
+)
 from helikon.core.result import RunResult, RunResultStreaming
 from helikon.core.tool import FunctionTool, Tool, ToolEffect, ToolOutput, tool
 from helikon.core.usage import Usage
-from helikon.providers.retry import RetryingModel, RetryPolicy
-from helikon.redaction import Redactor, redact
 from helikon.errors import (
     AgentError,
     Cancelled,
     ConfigError,
     ContextLengthExceeded,
+    GuardrailTripwire,
     HelikonError,
     InvalidArgs,
     InvalidStructuredOutput,
@@ -98,6 +107,9 @@ from helikon.errors import (
     ToolError,
     TransportError,
 )
+from helikon.providers.retry import RetryingModel, RetryPolicy
+from helikon.redaction import Redactor, redact
+from helikon.tracing import TracerHandle
 
 __version__ = "0.1.0"
 
@@ -107,6 +119,8 @@ __all__ = [
     "AgentEvent",
     "AgentInput",
     "AgentUpdated",
+    "AllowRule",
+    "ApprovalHandler",
     "ApprovalRequested",
     "AssistantMessage",
     "AudioPart",
@@ -115,12 +129,20 @@ __all__ = [
     "ConfigError",
     "ContentPart",
     "ContextLengthExceeded",
+    "DenyRule",
     "Finish",
     "FinishReason",
     "FunctionTool",
+    "GuardRule",
+    "Guardrail",
+    "GuardrailInput",
+    "GuardrailKind",
     "GuardrailTriggered",
+    "GuardrailTripwire",
     "HandoffItem",
     "HelikonError",
+    "Hook",
+    "HookRegistry",
     "ImagePart",
     "Instructions",
     "InvalidArgs",
@@ -140,7 +162,10 @@ __all__ = [
     "ModelSettings",
     "ModelUnavailable",
     "OutputType",
+    "Pass",
     "PermissionDenied",
+    "PermissionMode",
+    "PermissionPolicy",
     "ProviderMetadata",
     "RateLimited",
     "ReasoningDelta",
@@ -180,7 +205,9 @@ __all__ = [
     "ToolOutputItem",
     "ToolResult",
     "ToolUsePart",
+    "TracerHandle",
     "TransportError",
+    "Tripwire",
     "TurnStarted",
     "Usage",
     "UsageReported",

@@ -7,13 +7,13 @@ from typing import Any
 import pytest
 from pydantic import BaseModel, Field, create_model
 
-from helikon import Agent, RunError, Tool, ToolContext, ToolEffect, ToolOutput
+from helikon import Agent, RunContext, RunError, Tool, ToolContext, ToolEffect, ToolOutput
+from helikon.permissions import PermissionMode
 from helikon.testing import MockModel
 from helikon.testing.script import step_from_json
 from tests.conftest import load_shared_json
 
 RUNS = load_shared_json("conformance/transition.json")["driver_runs"]
-_GOVERNANCE = {"plan_mode_denies_side_effect_tool", "plan_mode_allows_read_only_tool"}
 
 
 def _camel(kind: str) -> str:
@@ -49,8 +49,6 @@ def _tools(specs: list[dict[str, Any]], counts: dict[str, int]) -> list[Tool]:
 
 @pytest.mark.parametrize("case", RUNS, ids=[r["id"] for r in RUNS])
 async def test_driver_run(case: dict[str, Any]) -> None:
-    if case["id"] in _GOVERNANCE:
-        pytest.skip("permission modes are built with the governance issue")
     counts: dict[str, int] = {}
     scripts = [
         [step_from_json(s, f"{case['id']}[{i}]") for s in script]
@@ -64,7 +62,10 @@ async def test_driver_run(case: dict[str, Any]) -> None:
         tools=_tools(case["tools"], counts),
         output_type=output_type,
     )
-    events = [ev async for ev in agent.stream("go")]
+    ctx: RunContext[Any] = RunContext.ephemeral(None)
+    if "permission_mode" in case:
+        ctx = ctx.with_permission_mode(PermissionMode(case["permission_mode"]))
+    events = [ev async for ev in agent.stream("go", ctx)]
     assert [_camel(ev.type) for ev in events] == case["expect_event_kinds"]
     model.assert_exhausted()
     for name, n in case.get("expect_tool_invocations", {}).items():
@@ -73,6 +74,11 @@ async def test_driver_run(case: dict[str, Any]) -> None:
         outputs = [ev for ev in events if ev.type == "tool_output_item"]
         assert outputs[0].item.content[0].text == case["expect_tool_result_text"]
         assert outputs[0].item.is_error
+    if "expect_tool_result_text_starts_with" in case:
+        out = next(ev for ev in events if ev.type == "tool_output_item")
+        assert out.item.content[0].text.startswith(case["expect_tool_result_text_starts_with"])
+    if "expect_no_event" in case:
+        assert all(_camel(ev.type) != case["expect_no_event"] for ev in events)
     if "expect_usage" in case:
         assert (
             events[-1].usage.model_dump(include=set(case["expect_usage"])) == case["expect_usage"]
