@@ -1,0 +1,66 @@
+"""Shared helpers for the backends: encoding events and mapping errors."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import UTC, datetime
+
+from pydantic import ValidationError
+from pydantic_core import PydanticSerializationError
+
+from helikon.errors import ConfigError, SessionOther
+from helikon.sessions.events import SequenceId, SessionEvent, event_from_json, event_to_json
+
+__all__ = ["EPOCH", "check_since", "decode", "encode_all", "ts_nanos"]
+
+EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+def encode_all(events: Sequence[SessionEvent]) -> list[str]:
+    """Serialize every event up front, so a bad one fails the append before any write.
+
+    Raises:
+        SessionOther: an event cannot be serialized (e.g. ``args`` holds a non-JSON value).
+    """
+    out: list[str] = []
+    for i, event in enumerate(events):
+        try:
+            out.append(event_to_json(event))
+        except (PydanticSerializationError, ValueError, TypeError) as exc:
+            raise SessionOther(
+                f"event {i} ({getattr(event, 'type', '?')}) is not JSON: {exc}"
+            ) from exc
+    return out
+
+
+def decode(payload: str | bytes, *, where: str) -> SessionEvent:
+    """Parse a stored event.
+
+    Raises:
+        SessionOther: the stored payload is not a session event (``where`` names the row).
+    """
+    try:
+        return event_from_json(payload)
+    except (ValidationError, ValueError) as exc:
+        raise SessionOther(f"stored event at {where} does not parse: {exc}") from exc
+
+
+def ts_nanos(ts: datetime) -> int:
+    """Nanoseconds since the Unix epoch (naive times are taken as UTC)."""
+    if ts.tzinfo is None:
+        ts = ts.replace(tzinfo=UTC)
+    delta = ts - EPOCH
+    return (delta.days * 86_400 + delta.seconds) * 1_000_000_000 + delta.microseconds * 1_000
+
+
+def check_since(since: SequenceId | int | None) -> int:
+    """``since`` as an int; ``-1`` for ``None`` (everything).
+
+    Raises:
+        ConfigError: ``since`` is negative or not an int.
+    """
+    if since is None:
+        return -1
+    if isinstance(since, bool) or not isinstance(since, int) or since < 0:
+        raise ConfigError(f"events(since=...) must be a SequenceId >= 0 or None, got {since!r}")
+    return int(since)

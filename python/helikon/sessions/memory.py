@@ -1,0 +1,66 @@
+"""In-memory :class:`~helikon.sessions.Session`, for tests and ephemeral runs."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+
+from helikon.core.items import Item
+from helikon.sessions._codec import check_since, decode, encode_all
+from helikon.sessions.events import SequenceId, SessionEvent
+from helikon.sessions.projection import project
+
+__all__ = ["MemorySession"]
+
+
+class MemorySession:
+    """One session's log in process memory. One instance is one session (no id).
+
+    Events are stored in their JSON form, exactly as the durable backends store them, so
+    an event that would not survive SQLite or PostgreSQL fails here too, and later changes
+    to an appended event's (mutable) ``args`` do not leak into the log. Safe to share
+    between tasks and threads.
+
+    Example:
+        >>> import asyncio
+        >>> from helikon.sessions import user_message
+        >>> s = MemorySession()
+        >>> asyncio.run(s.append([user_message("hi"), user_message("again")]))
+        [0, 1]
+        >>> [i.type for i in asyncio.run(s.snapshot())]
+        ['user_message', 'user_message']
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._rows: list[str] = []
+
+    def __len__(self) -> int:
+        return len(self._rows)
+
+    async def append(self, events: Sequence[SessionEvent]) -> list[SequenceId]:
+        """Append ``events``; all or nothing.
+
+        Raises:
+            SessionOther: an event cannot be serialized (nothing is appended).
+        """
+        rows = encode_all(events)
+        with self._lock:
+            first = len(self._rows)
+            self._rows.extend(rows)
+        return [SequenceId(first + i) for i in range(len(rows))]
+
+    async def events(self, since: SequenceId | None = None) -> list[SessionEvent]:
+        """The events after ``since`` (exclusive), or all.
+
+        Raises:
+            ConfigError: ``since`` is negative.
+        """
+        start = check_since(since) + 1
+        with self._lock:
+            rows = self._rows[start:]
+        return [decode(row, where=f"memory[{start + i}]") for i, row in enumerate(rows)]
+
+    async def snapshot(self) -> list[Item]:
+        """The projected conversation."""
+        return project(await self.events())

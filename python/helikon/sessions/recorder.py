@@ -1,0 +1,143 @@
+"""Turn a run's agent events into session events (run-lifecycle persistence)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from helikon.core.events import (
+    AgentEvent,
+    AgentUpdated,
+    HandoffItem,
+    MessageOutput,
+    RunStarted,
+    ToolCallItem,
+    ToolOutputItem,
+)
+from helikon.core.items import (
+    AssistantMessage,
+    Item,
+    TextPart,
+    ToolCall,
+    ToolResult,
+    UserMessage,
+)
+from helikon.sessions.events import (
+    AssistantMessageEvent,
+    HandoffOccurred,
+    SessionEvent,
+    ToolCalled,
+    ToolReturned,
+    UserMessageEvent,
+)
+
+__all__ = ["DID_NOT_COMPLETE", "SessionRecorder"]
+
+DID_NOT_COMPLETE = (
+    "Tool call did not complete: the run ended before it returned a result. "
+    "The call may or may not have taken effect."
+)
+"""Text of the result :meth:`SessionRecorder.drain` synthesizes for an unanswered call."""
+
+
+class SessionRecorder:
+    """Accumulates one run's session events; the runner appends what :meth:`drain` returns.
+
+    * :meth:`record_input` records the run's new input items first (system items are
+      skipped: instructions are not conversation; an assistant item without an agent is
+      attributed to the tracked agent).
+    * :meth:`observe` turns ``MessageOutput``, ``ToolCallItem``, ``ToolOutputItem`` and
+      ``HandoffItem`` into events; ``RunStarted`` and ``AgentUpdated`` only change the
+      tracked agent (initially ``root_agent``). Other events are ignored.
+    * :meth:`record` adds any other event (e.g. a repair made before a model call).
+    * :meth:`drain` returns the events and clears the buffer, first synthesizing an error
+      ``tool_returned`` for every call without a result, so the log always projects to a
+      provider-valid conversation even when the run was cancelled mid-tool.
+
+    Args:
+        root_agent: the name of the run's root agent.
+
+    Example:
+        >>> from helikon.core.events import ToolCallItem
+        >>> from helikon.core.items import ToolCall, UserMessage
+        >>> rec = SessionRecorder("root")
+        >>> rec.record_input([UserMessage.text("hi")])
+        >>> rec.observe(ToolCallItem(item=ToolCall(call_id="c1", name="slow")))
+        >>> [e.type for e in rec.drain()]
+        ['user_message', 'tool_called', 'tool_returned']
+    """
+
+    def __init__(self, root_agent: str) -> None:
+        self.agent = root_agent
+        self._events: list[SessionEvent] = []
+        self._open_calls: dict[str, None] = {}
+
+    def __len__(self) -> int:
+        return len(self._events)
+
+    def record_input(self, items: Iterable[Item]) -> None:
+        """Record the run's input items (call before observing the run)."""
+        for item in items:
+            if isinstance(item, UserMessage):
+                self._add(UserMessageEvent(content=list(item.content)))
+            elif isinstance(item, AssistantMessage):
+                self._add(self._assistant(item))
+            elif isinstance(item, ToolCall):
+                self._add(_called(item))
+            elif isinstance(item, ToolResult):
+                self._add(_returned(item))
+
+    def observe(self, event: AgentEvent) -> None:
+        """Fold one agent event in."""
+        if isinstance(event, MessageOutput):
+            self._add(self._assistant(event.item))
+        elif isinstance(event, ToolCallItem):
+            self._add(_called(event.item))
+        elif isinstance(event, ToolOutputItem):
+            self._add(_returned(event.item))
+        elif isinstance(event, HandoffItem):
+            self._add(HandoffOccurred(from_agent=event.from_agent, to_agent=event.to_agent))
+        elif isinstance(event, RunStarted | AgentUpdated):
+            self.agent = event.agent
+
+    def record(self, event: SessionEvent) -> None:
+        """Record an event the agent stream does not carry (e.g. a repair)."""
+        self._add(event)
+
+    def pending(self) -> list[SessionEvent]:
+        """The events recorded so far (not cleared, no results synthesized)."""
+        return list(self._events)
+
+    def drain(self) -> list[SessionEvent]:
+        """The recorded events plus a synthesized result per unanswered call; clears them."""
+        for call_id in self._open_calls:
+            self._events.append(
+                ToolReturned(
+                    call_id=call_id, content=[TextPart(text=DID_NOT_COMPLETE)], is_error=True
+                )
+            )
+        out, self._events, self._open_calls = self._events, [], {}
+        return out
+
+    def _assistant(self, item: AssistantMessage) -> AssistantMessageEvent:
+        return AssistantMessageEvent(
+            content=list(item.content),
+            agent=item.agent if item.agent is not None else self.agent,
+            provider_data=item.provider_data,
+        )
+
+    def _add(self, event: SessionEvent) -> None:
+        if isinstance(event, ToolCalled):
+            self._open_calls[event.call_id] = None
+        elif isinstance(event, ToolReturned):
+            self._open_calls.pop(event.call_id, None)
+        self._events.append(event)
+
+
+def _called(item: ToolCall) -> ToolCalled:
+    return ToolCalled(
+        call_id=item.call_id, name=item.name, args=item.args, provider_data=item.provider_data
+    )
+
+
+def _returned(item: ToolResult) -> ToolReturned:
+    return ToolReturned(call_id=item.call_id, content=list(item.content), is_error=item.is_error)

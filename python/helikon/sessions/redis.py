@@ -1,0 +1,187 @@
+"""Redis :class:`~helikon.sessions.Session` backend (extra ``helikon[redis]``, redis.asyncio).
+
+Each session is a Redis Stream at ``{prefix}:session:{id}:events`` (``prefix`` defaults to
+``helikon``). Every entry carries ``seq`` (the event's :data:`SequenceId`), ``kind`` (its
+``type`` tag), ``payload`` (its JSON) and ``ts`` (nanoseconds since the Unix epoch); the
+entry id is ``{seq}-1``, so ``events(since=n)`` is a range read starting after ``n``.
+
+An append runs one Lua script, which Redis executes atomically: it reserves the next
+sequence numbers from the per-session counter ``{prefix}:session:{id}:seq`` with
+``INCRBY`` and issues one ``XADD`` per event, so concurrent writers never share or skip a
+number. The script refuses to write when the counter is behind the stream (e.g. the
+counter key was evicted), instead of reusing numbers. The backend never trims the stream:
+run the keyspace under ``maxmemory-policy noeviction`` and bound growth with
+:class:`~helikon.sessions.CompactingSession`.
+
+TLS and custom retry: build your own ``redis.asyncio.Redis`` (``ssl=True``, a ``rediss://``
+URL, a connection pool of your choosing) and pass it to :class:`RedisSession`.
+
+Example:
+    >>> import redis.asyncio as aioredis
+    >>> client = aioredis.Redis.from_url("rediss://user:pass@redis.example.com:6380/0")
+    >>> session = RedisSession(client, "user-42")
+    >>> session.events_key
+    'helikon:session:user-42:events'
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+try:
+    import redis.asyncio as aioredis
+    from redis import exceptions as redis_errors
+except ImportError as exc:  # pragma: no cover - depends on the environment
+    raise ImportError(
+        "helikon.sessions.redis needs the 'redis' extra: pip install 'helikon[redis]'"
+    ) from exc
+
+from helikon.core.items import Item
+from helikon.errors import ConfigError, SessionBackendError, SessionError, SessionUnavailable
+from helikon.sessions._codec import check_since, decode, encode_all, ts_nanos
+from helikon.sessions._shield import complete
+from helikon.sessions.events import SequenceId, SessionEvent
+from helikon.sessions.projection import project
+
+__all__ = ["RedisSession"]
+
+_APPEND = """
+local n = tonumber(ARGV[1])
+local current = tonumber(redis.call('GET', KEYS[1]) or '0')
+local last = redis.call('XREVRANGE', KEYS[2], '+', '-', 'COUNT', 1)
+if last[1] then
+  local top = tonumber(string.match(last[1][1], '^(%d+)-'))
+  if top >= current then
+    return redis.error_reply('HELIKON sequence counter ' .. KEYS[1] ..
+      ' is behind its stream (was the key evicted?)')
+  end
+end
+local first = redis.call('INCRBY', KEYS[1], n) - n
+for i = 0, n - 1 do
+  redis.call('XADD', KEYS[2], (first + i) .. '-1',
+    'seq', first + i, 'kind', ARGV[2 + 3 * i], 'payload', ARGV[3 + 3 * i],
+    'ts', ARGV[4 + 3 * i])
+end
+return first
+"""
+
+_PAGE = 512
+
+
+def _text(value: Any) -> str:
+    return value.decode() if isinstance(value, bytes) else str(value)
+
+
+def _error(exc: Exception, doing: str) -> SessionError:
+    if isinstance(exc, redis_errors.ConnectionError | redis_errors.TimeoutError | OSError):
+        return SessionUnavailable(f"redis: {doing}: {exc}")
+    return SessionBackendError(f"redis: {doing}: {exc}")
+
+
+class RedisSession:
+    """One session's log in a Redis Stream.
+
+    Args:
+        client: a ``redis.asyncio.Redis`` (bring your own for TLS or custom pooling);
+            ``decode_responses`` may be on or off.
+        session_id: the id this instance reads and writes (non-empty).
+        prefix: the key namespace (default ``"helikon"``).
+
+    Raises:
+        ConfigError: an empty ``session_id`` or ``prefix``.
+    """
+
+    def __init__(self, client: aioredis.Redis, session_id: str, *, prefix: str = "helikon") -> None:
+        if not isinstance(session_id, str) or not session_id:
+            raise ConfigError(
+                f"RedisSession: session_id must be a non-empty str, got {session_id!r}"
+            )
+        if not prefix:
+            raise ConfigError("RedisSession(prefix=...) must be a non-empty str")
+        self._client = client
+        self._id = session_id
+        self.events_key = f"{prefix}:session:{session_id}:events"
+        self.seq_key = f"{prefix}:session:{session_id}:seq"
+        self._script = client.register_script(_APPEND)
+
+    def __repr__(self) -> str:
+        return f"RedisSession({self.events_key!r})"
+
+    @classmethod
+    async def connect(cls, url: str, session_id: str, *, prefix: str = "helikon") -> RedisSession:
+        """Connect to ``url`` (plaintext ``redis://`` or TLS ``rediss://``) and open a session.
+
+        Raises:
+            SessionUnavailable: the server cannot be reached.
+        """
+        client = aioredis.Redis.from_url(url)
+        try:
+            await client.ping()
+        except (redis_errors.RedisError, OSError) as exc:
+            await client.aclose()
+            raise _error(exc, f"connect to {url!r}") from exc
+        return cls(client, session_id, prefix=prefix)
+
+    @property
+    def session_id(self) -> str:
+        """The id this instance reads and writes."""
+        return self._id
+
+    @property
+    def client(self) -> aioredis.Redis:
+        """The Redis client in use (close it when you are done)."""
+        return self._client
+
+    async def append(self, events: Sequence[SessionEvent]) -> list[SequenceId]:
+        """Append ``events`` with one atomic Lua script; all or nothing.
+
+        Raises:
+            SessionUnavailable: Redis cannot be reached.
+            SessionBackendError: Redis refused (e.g. the counter is behind the stream).
+            SessionOther: an event cannot be serialized; nothing was written.
+        """
+        rows = encode_all(events)
+        if not rows:
+            return []
+        args: list[Any] = [len(rows)]
+        for event, row in zip(events, rows, strict=True):
+            args.extend((event.type, row, ts_nanos(event.ts)))
+        return await complete(self._append(args, len(rows)))
+
+    async def _append(self, args: list[Any], n: int) -> list[SequenceId]:
+        try:
+            first = int(await self._script(keys=[self.seq_key, self.events_key], args=args))
+        except (redis_errors.RedisError, OSError) as exc:
+            raise _error(exc, f"append to {self.events_key!r}") from exc
+        return [SequenceId(first + i) for i in range(n)]
+
+    async def events(self, since: SequenceId | None = None) -> list[SessionEvent]:
+        """The events after ``since`` (exclusive), or all, in order (read in pages).
+
+        Raises:
+            SessionError: the read failed or a stored entry does not parse.
+            ConfigError: ``since`` is negative.
+        """
+        start = f"{check_since(since) + 1}-0"
+        out: list[SessionEvent] = []
+        while True:
+            try:
+                page = await self._client.xrange(self.events_key, start, "+", count=_PAGE)
+            except (redis_errors.RedisError, OSError) as exc:
+                raise _error(exc, f"read {self.events_key!r}") from exc
+            page = page or []
+            for entry_id, fields in page:
+                payload = (fields or {}).get(b"payload") or (fields or {}).get("payload")
+                if payload is None:
+                    raise SessionBackendError(
+                        f"redis: entry {_text(entry_id)} of {self.events_key!r} has no payload"
+                    )
+                out.append(decode(payload, where=f"{self.events_key}#{_text(entry_id)}"))
+            if len(page) < _PAGE:
+                return out
+            start = "(" + _text(page[-1][0])
+
+    async def snapshot(self) -> list[Item]:
+        """The projected conversation."""
+        return project(await self.events())
