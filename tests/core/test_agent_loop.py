@@ -322,6 +322,10 @@ async def test_handoff_routes_to_the_target_agent() -> None:
     assert result.final_output == "Invoice sent."
     kinds = [e.type for e in result.events]
     assert "handoff_item" in kinds and "agent_updated" in kinds
+    ack = next(e for e in result.events if e.type == "tool_output_item")
+    assert ack.item.call_id == "h1"
+    assert ack.item.content[0].text == "Transferred to Billing desk."
+    assert kinds.index("tool_output_item") < kinds.index("handoff_item")
     (td,) = [t for t in front_model.requests[0].tools if t.name == "transfer_to_billing_desk"]
     assert td.description == "Handles invoices."
     billing_request = billing.model.requests[0]  # type: ignore[attr-defined]

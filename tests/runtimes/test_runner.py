@@ -203,3 +203,23 @@ async def test_resume_continues_without_new_input() -> None:
     result = await Runner().resume(Agent(name="a", model=model), session=session)
     assert result.final_output == "hi there"
     assert [m.type for m in model.requests[0].messages] == ["user_message"]
+
+
+async def test_a_handoff_run_reloads_without_repairs() -> None:
+    session = MemorySession()
+    billing = Agent(name="billing", description="Invoices.", model=MockModel([[Text("sent")]]))
+    front = Agent(
+        name="front", model=MockModel([[Call("h1", "transfer_to_billing", {})]]), handoffs=[billing]
+    )
+    assert (await Runner().run(front, "invoice please", session=session)).final_output == "sent"
+    kinds = [e.type for e in await session.events()]
+    assert kinds == [
+        "user_message",
+        "tool_called",
+        "tool_returned",
+        "handoff_occurred",
+        "assistant_message",
+    ]
+    next_model = MockModel([[Text("ok")]])
+    await Runner().run(Agent(name="front", model=next_model), "thanks", session=session)
+    assert "conversation_repaired" not in [e.type for e in await session.events()]

@@ -29,6 +29,7 @@ from helikon.core.events import (
     HandoffItem,
     RunFailed,
     RunStarted,
+    ToolOutputItem,
     event_adapter,
 )
 from helikon.core.guardrails import GuardrailInput, Tripwire, run_guardrails
@@ -116,6 +117,7 @@ class _Run:
         self.invalid_args_seen: set[str] = set()
         self.hooks = [*agent.hooks, *ctx.hooks]
         self.injected: list[str] = []
+        self.handoff_calls: list[str] = []
         self.caller = ToolCallRunner(
             replace(ctx, cancel=token),
             self.tools,
@@ -264,6 +266,8 @@ class _Run:
             self.usage = Usage.model_validate(state.get("usage") or {})
             for raw in outcome["events"]:
                 ev = event_adapter.validate_python(raw)
+                if ev.type == "tool_call_item" and ev.item.name in self.handoffs:
+                    self.handoff_calls.append(ev.item.call_id)
                 if ev.type == "turn_started":
                     if self.spans is not None:
                         self.spans.turn(ev.turn)
@@ -363,6 +367,13 @@ class _Run:
             raise _Stop(MaxAgentDepthExceeded(self.config.max_agent_depth))
         if self.hooks:
             await fire(self.hooks, self.ctx, OnHandoff(self.agent.name, target.name))
+        for call_id in self.handoff_calls:  # every transfer call gets its result
+            yield ToolOutputItem(
+                item=ToolResult(
+                    call_id=call_id, content=[TextPart(text=f"Transferred to {target.name}.")]
+                )
+            )
+        self.handoff_calls = []
         yield HandoffItem.model_validate({"from": self.agent.name, "to": target.name})
         yield AgentUpdated(agent=target.name)
         transcript = [item_adapter.validate_python(i) for i in state.get("transcript", [])]
