@@ -7,10 +7,10 @@ Runs offline on the scripted model in script.json. For a live run, replace the m
 import asyncio
 from pathlib import Path
 
-from tools import budget_status, lookup_spending
-
 from helikon import Agent
 from helikon.testing import MockModel
+
+from tools import budget_status, lookup_spending
 
 HERE = Path(__file__).parent
 

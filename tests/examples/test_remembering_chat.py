@@ -21,7 +21,9 @@ def _chat(folder: Path, *args: str) -> str:
 def test_remembers_across_processes(tmp_path: Path) -> None:
     shutil.copy(EXAMPLE / "main.py", tmp_path / "main.py")
     assert _chat(tmp_path, "What is my name?") == "You haven't told me your name."
-    assert _chat(tmp_path, "My name is Ada.") == "Noted. (2 message(s) in this conversation so far.)"
+    assert (
+        _chat(tmp_path, "My name is Ada.") == "Noted. (2 message(s) in this conversation so far.)"
+    )
     assert _chat(tmp_path, "What is my name?") == "Your name is Ada."
     assert _chat(tmp_path, "--reset") == "Forgotten."
     assert _chat(tmp_path, "What is my name?") == "You haven't told me your name."
