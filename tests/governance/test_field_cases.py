@@ -158,3 +158,23 @@ async def test_without_default_guards_runs_the_command() -> None:
     backend, out = await _run_bash(ctx, "echo x > /etc/motd")
     assert backend.commands == ["echo x > /etc/motd"]
     assert not out.is_error
+
+
+async def test_a_deny_guard_cannot_be_approved() -> None:
+    from helikon.permissions import GuardRule
+
+    guard = GuardRule(
+        name="no-force-push", action="deny", program="git", args_contain=("push", "--force*")
+    )
+    approver = Approver(True)
+    ctx: RunContext[Any] = (
+        RunContext.ephemeral(None).with_guard_rules([guard]).with_approval_handler(approver)
+    )
+    backend, out = await _run_bash(ctx, "git push --force origin main")
+    assert backend.commands == []
+    assert out.content[0].text.startswith("permission denied: guard no-force-push")
+    assert approver.prompts == []
+    e = await explain(ctx, "Bash", {"command": "git push --force origin main"})
+    assert (e.decision, e.rule) == ("deny", "no-force-push")
+    backend, out = await _run_bash(ctx, "git push origin main")
+    assert backend.commands == ["git push origin main"]

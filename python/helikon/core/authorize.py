@@ -133,6 +133,14 @@ def _guard_hits(
     return []
 
 
+def _hit_denies(hit: dict[str, Any]) -> bool:
+    """A guard hit whose action is Deny (the matcher reports it as ``verdict``).
+
+    Anything but an explicit ``ask`` denies: a hit of unknown shape fails closed.
+    """
+    return hit.get("verdict", hit.get("action")) != "ask"
+
+
 def _guard_spec(g: GuardRule) -> dict[str, Any]:
     spec: dict[str, Any] = {"name": g.name, "action": g.action}
     if g.program is not None:
@@ -175,7 +183,7 @@ async def explain(
             return Explanation("deny", "deny_rule", _rule_name(rule), f"{_rule_name(rule)}")
     for hit in _guard_hits(p.guard_rules, p.default_guards, tool, args):
         return Explanation(
-            "deny" if hit.get("action") == "deny" else "ask",
+            "deny" if _hit_denies(hit) else "ask",
             "guard",
             str(hit.get("rule") or hit.get("name") or "guard"),
             str(hit.get("reason") or ""),
@@ -233,7 +241,7 @@ async def authorize(
         name = str(hit.get("rule") or hit.get("name") or "guard")
         reason = str(hit.get("reason") or name)
         where = f" ({hit['command']})" if hit.get("command") else ""
-        if hit.get("action") == "deny":
+        if _hit_denies(hit):
             return PermissionDeny(f"guard {name}: {reason}{where}")
         outcome = await _ask(ctx, tool, f"guard {name}: {reason}{where}", args, on_ask)
         if isinstance(outcome, PermissionDeny):
