@@ -60,6 +60,20 @@ pub fn bedrock_with(schema: &Value, limits: Limits) -> Result<Value, SchemaError
     rw.node(schema, 0)
 }
 
+/// The one non-null variant of a nullable union of a non-object value, if that is the shape.
+fn optional_value(variants: &[Value]) -> Option<&Value> {
+    let is_null = |v: &Value| v.get("type").and_then(Value::as_str) == Some("null");
+    let mut rest = variants.iter().filter(|v| !is_null(v));
+    let value = rest.next()?;
+    if rest.next().is_some() || variants.len() < 2 {
+        return None;
+    }
+    let is_object = value.get("type").and_then(Value::as_str) == Some("object")
+        || value.get("properties").is_some()
+        || value.get("$ref").is_some();
+    (!is_object).then_some(value)
+}
+
 fn permissive() -> Value {
     json!({"type": "object"})
 }
@@ -85,10 +99,38 @@ impl<'a> Rewriter<'a> {
         }
         for key in ["oneOf", "anyOf", "allOf"] {
             if let Some(Value::Array(variants)) = m.get(key) {
+                if let Some(value) = optional_value(variants) {
+                    return self.optional(m, key, value, depth);
+                }
                 return self.collapse(variants, depth);
             }
         }
         self.plain(m, depth).map(Value::Object)
+    }
+
+    /// `anyOf: [X, {"type": "null"}]` (an optional plain value, as pydantic writes
+    /// `float | None`): beyond the reference, which would collapse it to an object, the node
+    /// becomes X rewritten, keeping the node's own description/title. Converse has no null
+    /// type, so "may be null" is expressed by the field not being required.
+    fn optional(
+        &mut self,
+        m: &'a Map<String, Value>,
+        key: &str,
+        value: &'a Value,
+        depth: usize,
+    ) -> Result<Value, SchemaError> {
+        let mut out = match self.node(value, depth + 1)? {
+            Value::Object(o) => o,
+            _ => return Ok(permissive()),
+        };
+        for (k, v) in m {
+            if k != key && !STRIPPED.contains(&k.as_str()) && !out.contains_key(k) {
+                if let ("description" | "title", Value::String(_)) = (k.as_str(), v) {
+                    out.insert(k.clone(), v.clone());
+                }
+            }
+        }
+        Ok(Value::Object(out))
     }
 
     /// A plain node: strip meta keywords, recurse into properties, items and a schema-valued
