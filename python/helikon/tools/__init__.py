@@ -38,6 +38,7 @@ from helikon.tools.host import HostBackend
 from helikon.tools.os_sandbox import OsSandboxBackend
 from helikon.tools.read import ReadTool
 from helikon.tools.sandbox import Sandbox
+from helikon.tools.seatbelt import SeatbeltBackend
 from helikon.tools.write import WriteTool
 
 __all__ = [
@@ -52,6 +53,7 @@ __all__ = [
     "ReadTool",
     "ResourceLimits",
     "Sandbox",
+    "SeatbeltBackend",
     "SandboxGuarantees",
     "WriteTool",
     "best_available_backend",

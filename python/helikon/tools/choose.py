@@ -50,6 +50,20 @@ def best_available_backend(
         ConfigError: an invalid option.
     """
     extra: dict[str, Any] = {} if timeout is None else {"timeout": timeout}
+    if sys.platform == "darwin":
+        from helikon.tools.seatbelt import SeatbeltBackend
+
+        try:
+            return BackendChoice(
+                SeatbeltBackend(sandbox, **extra),
+                "os-sandbox (seatbelt): writes confined to the root, network denied; reads are "
+                "not restricted on macOS",
+            )
+        except SandboxUnavailable as exc:
+            return BackendChoice(
+                HostBackend(sandbox, **extra),
+                f"host (no containment): Seatbelt is unavailable: {exc}",
+            )
     if not sys.platform.startswith("linux"):
         return BackendChoice(
             HostBackend(sandbox, **extra),

@@ -1,0 +1,181 @@
+"""macOS Seatbelt (``sandbox-exec``) backend: the spec's write-focused macOS posture.
+
+Posture (from the spec's "Execution backends", macOS): writes are denied everywhere except
+the sandbox root, a private temp directory and the safe device nodes; reads are NOT
+restricted (weaker than Linux's read+write containment); the network is all-or-nothing —
+denied by default, which also blocks AF_UNIX sockets — unless ``allow_network=True``.
+Seatbelt is an operation MAC, not a syscall filter, so the syscall axis is ``NONE``.
+
+:func:`seatbelt_profile` builds the SBPL profile text (unit-tested on every platform);
+:class:`SeatbeltBackend` runs commands under ``/usr/bin/sandbox-exec -p PROFILE`` and is only
+constructible on macOS: elsewhere it fails closed with ``SandboxUnavailable``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import signal
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+from helikon.core.cancel import CancellationToken
+from helikon.errors import ConfigError, SandboxUnavailable
+from helikon.tools.backend import ExecResult, Isolation, SandboxGuarantees
+from helikon.tools.sandbox import Sandbox
+
+__all__ = ["SANDBOX_EXEC", "SeatbeltBackend", "seatbelt_profile"]
+
+SANDBOX_EXEC = "/usr/bin/sandbox-exec"
+_DEVICES = ("/dev/null", "/dev/zero", "/dev/stdout", "/dev/stderr", "/dev/tty", "/dev/dtracehelper")
+_ENV_ALLOW = ("PATH", "HOME", "LANG", "LC_ALL", "TERM", "TZ", "USER")
+
+
+def _is_macos() -> bool:
+    return sys.platform == "darwin"
+
+
+def _quote(path: str) -> str:
+    """An SBPL string literal (backslash and double quote escaped; no control chars)."""
+    if any(ord(c) < 0x20 for c in path):
+        raise ConfigError(f"seatbelt: path {path!r} contains a control character")
+    return '"' + path.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def seatbelt_profile(
+    writable: Sequence[str | os.PathLike[str]], *, allow_network: bool = False
+) -> str:
+    """The SBPL profile for the spec's macOS posture.
+
+    Args:
+        writable: directories commands may write under (resolved with ``realpath``, since
+            Seatbelt matches real paths: ``/tmp`` is ``/private/tmp`` on macOS).
+        allow_network: permit every socket family (the network axis is then ``NONE``).
+
+    Returns:
+        The profile text for ``sandbox-exec -p``.
+
+    Raises:
+        ConfigError: no writable directory, or a path with a control character.
+
+    Example:
+        >>> print(seatbelt_profile(["/work"], allow_network=False))  # doctest: +ELLIPSIS
+        (version 1)
+        (allow default)
+        (deny file-write*)
+        (allow file-write* (subpath "/work") ...
+        (deny network*)
+    """
+    dirs = [os.path.realpath(os.fspath(p)) for p in writable]
+    if not dirs:
+        raise ConfigError("seatbelt_profile needs at least one writable directory (the root)")
+    allowed = " ".join(f"(subpath {_quote(d)})" for d in dirs)
+    devices = " ".join(f"(literal {_quote(d)})" for d in _DEVICES)
+    lines = [
+        "(version 1)",
+        "(allow default)",
+        "(deny file-write*)",
+        f"(allow file-write* {allowed} {devices})",
+    ]
+    if not allow_network:
+        lines.append("(deny network*)")
+    return "\n".join(lines)
+
+
+class SeatbeltBackend:
+    """Runs Bash commands under macOS Seatbelt with the spec's posture.
+
+    Args:
+        sandbox: the workspace; commands run with it as their working directory.
+        allow_network: opt out of the network axis only.
+        timeout: default seconds before the process group is killed.
+
+    Raises:
+        SandboxUnavailable: not macOS, or ``/usr/bin/sandbox-exec`` is missing (fail closed;
+            choose another backend explicitly).
+    """
+
+    def __init__(
+        self, sandbox: Sandbox, *, allow_network: bool = False, timeout: float = 120.0
+    ) -> None:
+        if not _is_macos() or not Path(SANDBOX_EXEC).exists():
+            raise SandboxUnavailable(
+                "the Seatbelt backend needs macOS with /usr/bin/sandbox-exec; on Linux use "
+                "OsSandboxBackend (Landlock + seccomp)"
+            )
+        self.sandbox = sandbox
+        self.allow_network = allow_network
+        self.timeout = timeout
+        self._tmp = tempfile.mkdtemp(prefix="helikon-seatbelt-")
+        self.profile = seatbelt_profile([sandbox.root, self._tmp], allow_network=allow_network)
+
+    def guarantees(self) -> SandboxGuarantees:
+        """Filesystem (writes only) and network by the kernel; syscalls not filtered."""
+        return SandboxGuarantees(
+            filesystem=Isolation.OS_KERNEL,
+            network=Isolation.NONE if self.allow_network else Isolation.OS_KERNEL,
+            syscalls=Isolation.NONE,
+            label="os-sandbox (seatbelt)",
+            notes=("reads are not restricted on macOS; only writes outside the root are denied",),
+        )
+
+    async def run(
+        self,
+        command: str,
+        *,
+        timeout: float | None = None,
+        cancel: CancellationToken | None = None,
+    ) -> ExecResult:
+        """Run ``command`` with ``/bin/sh -c`` under the profile; kill the group on timeout."""
+        env = {k: v for k, v in os.environ.items() if k in _ENV_ALLOW}
+        env["TMPDIR"] = self._tmp
+        start = time.monotonic()
+        proc = await asyncio.create_subprocess_exec(
+            SANDBOX_EXEC,
+            "-p",
+            self.profile,
+            "/bin/sh",
+            "-c",
+            command,
+            cwd=str(self.sandbox.root),
+            env=env,
+            start_new_session=True,
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+        )
+        waiter = asyncio.ensure_future(proc.communicate())
+        cancelled = asyncio.ensure_future(cancel.wait()) if cancel is not None else None
+        pending = {waiter} if cancelled is None else {waiter, cancelled}
+        done, _ = await asyncio.wait(
+            pending, timeout=timeout or self.timeout, return_when=asyncio.FIRST_COMPLETED
+        )
+        if cancelled is not None:
+            cancelled.cancel()
+        if waiter not in done:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            out, err = await waiter
+            return ExecResult(
+                exit_code=None,
+                signal=signal.SIGKILL,
+                stdout=out.decode(errors="replace"),
+                stderr=err.decode(errors="replace"),
+                timed_out=cancelled not in done,
+                cancelled=cancelled is not None and cancelled in done,
+                duration_ms=int((time.monotonic() - start) * 1000),
+            )
+        out, err = waiter.result()
+        code = proc.returncode if proc.returncode is not None and proc.returncode >= 0 else None
+        sig = -proc.returncode if proc.returncode is not None and proc.returncode < 0 else None
+        return ExecResult(
+            exit_code=code,
+            signal=sig,
+            stdout=out.decode(errors="replace"),
+            stderr=err.decode(errors="replace"),
+            duration_ms=int((time.monotonic() - start) * 1000),
+        )
