@@ -53,8 +53,8 @@ __all__ = [
     "ReadTool",
     "ResourceLimits",
     "Sandbox",
-    "SeatbeltBackend",
     "SandboxGuarantees",
+    "SeatbeltBackend",
     "WriteTool",
     "best_available_backend",
 ]
