@@ -1,6 +1,5 @@
 """Type stubs for ``helikon._native`` (the Rust core). One section per native area."""
 
-__all__: list[str]
 __version__: str
 
 # --- loop ---
