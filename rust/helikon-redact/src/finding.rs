@@ -138,6 +138,11 @@ impl OffsetMap {
         Self { pieces: out }
     }
 
+    /// Where each mask lies in the masked text: sorted, disjoint `(start, end)`.
+    pub(crate) fn masked_spans(&self) -> impl Iterator<Item = (usize, usize)> + '_ {
+        self.pieces.iter().map(|&(ms, me, _, _)| (ms, me))
+    }
+
     /// A span of the masked text as a span of the original; a bound inside a mask widens
     /// to the whole masked piece.
     pub(crate) fn to_original(&self, f: Finding) -> Finding {

@@ -16,10 +16,17 @@
 //! - anything else runs to the end of the line (the spec's rule; `BAR_TOKEN=secret FOO=1`
 //!   becomes `BAR_TOKEN=***`). Trailing whitespace is kept.
 //!
+//! Before a value is masked, [`crate::context`] rules out contexts where the key is not a
+//! key (the last component of a path: `/etc/passwd: ...`) or the value is not a secret (an
+//! object, a type annotation, a reference to another variable, a template, `null`, a
+//! help-text metavariable).
+//!
 //! Every occurrence on a line is examined: scanning resumes after each value. Each byte is
 //! looked at a bounded number of times, so the pass is linear in the text.
 use regex::Regex;
 
+use crate::annotation;
+use crate::context::{self, Skip};
 use crate::finding::{Finding, FindingKind};
 use crate::names;
 
@@ -110,8 +117,11 @@ pub(crate) fn scan(
     let mut pos = 0usize;
     let mut eol_cache = 0usize;
     let mut has_eol_cache = false;
+    // Bytes scanned a second time because a skipped value may hold keys (see below).
+    let mut rescanned = 0usize;
+    let mut line_end_cache = 0usize;
     while pos < text.len() {
-        let Some(m) = re.find_at(text, pos) else {
+        let Some(m) = next_match(re, text, pos, &mut line_end_cache) else {
             break;
         };
         // The walk back stops at the previous value's end or the last token before the key.
@@ -197,48 +207,78 @@ pub(crate) fn scan(
             _ => None,
         };
 
-        let (mut vs, ve) = if let Some(q) = quote_at(bytes, v_start) {
-            let close = find_close(bytes, v_start + q.len(), eol, q);
-            match closed_at(bytes, close, q, eol) {
-                // The spec's shell word: at the end of the line the quotes go with it.
-                Some(end) if shell_word && end >= content_end => (v_start, end),
-                Some(end) => (v_start + q.len(), end - q.len()),
-                None => (v_start, content_end),
+        // A file path's last component in a message or a mount (`/etc/passwd: ...`).
+        if sep == b':'
+            && !key_quoted
+            && context::is_path_component(bytes, key_start)
+            && context::is_path_suffix(bytes.get(after_sep..eol).unwrap_or_default())
+        {
+            pos = after_sep;
+            continue;
+        }
+        // An object value (`"password": {"type": "string"}`): its keys are scanned later.
+        if !shell_word && bytes.get(v_start) == Some(&b'{') && !is_template_start(bytes, v_start) {
+            pos = after_sep;
+            continue;
+        }
+        let shape = Shape {
+            bytes,
+            eol,
+            content_end,
+            shell_word,
+            key_quoted,
+            sep,
+            pre,
+            enclosing,
+        };
+        let (mut vs, mut ve, mut quoted) = shape.extent(v_start);
+        let mut typed_default = false;
+        // `password: str`, `api_key: Optional[str] = "default"`.
+        if sep == b':' && !key_quoted && !quoted {
+            let value = text.get(vs..ve).unwrap_or_default();
+            match annotation::type_annotation(value) {
+                Some((end, None)) => {
+                    pos = (vs + end).max(after_sep);
+                    continue;
+                }
+                Some((_, Some(default))) => {
+                    let typed = Shape {
+                        sep: b'=',
+                        pre: None,
+                        shell_word: false,
+                        ..shape
+                    };
+                    (vs, ve, quoted) = typed.extent(vs + default);
+                    typed_default = true;
+                }
+                None => {}
             }
-        } else if let Some(q) = enclosing {
-            let close = find_close(bytes, v_start, eol, q);
-            match (close, closed_at(bytes, close, q, eol)) {
-                (Some(c), Some(_)) => (v_start, trim_end(bytes, v_start, c)),
-                _ => (v_start, content_end),
-            }
-        } else if sep == b'=' && matches!(pre, Some(b'?' | b'&')) {
-            let end = bytes
-                .get(v_start..content_end)
-                .and_then(|v| {
-                    v.iter().position(|&b| {
-                        b.is_ascii_whitespace()
-                            || matches!(b, b'&' | b'#' | b'"' | b'\'' | b'<' | b'>')
-                    })
-                })
-                .map_or(content_end, |i| v_start + i);
-            (v_start, end)
-        } else if key_quoted && sep == b':' {
-            let end = bytes
-                .get(v_start..content_end)
-                .and_then(|v| v.iter().position(|&b| matches!(b, b',' | b'}' | b']')))
-                .map_or(content_end, |i| v_start + i);
-            let end = trim_end(bytes, v_start, end);
-            let lit = text.get(v_start..end).unwrap_or_default();
-            if matches!(lit, "null" | "true" | "false" | "None" | "True" | "False") {
-                pos = end.max(after_sep);
+        }
+        let cost = ve.saturating_sub(after_sep);
+        let cx = context::ValueCx {
+            key: key_text,
+            quoted,
+            shell_word,
+            allow_code: rescanned.saturating_add(cost) <= text.len(),
+            typed_default,
+        };
+        match context::non_secret_value(&cx, text.get(vs..ve).unwrap_or_default()) {
+            Some(Skip::Past) => {
+                pos = ve.max(after_sep);
                 continue;
             }
-            (v_start, end)
-        } else {
-            (v_start, content_end)
-        };
+            // A code reference may hold keys of its own (`f(api_key="x")`): rescan it.
+            // Rescanning costs its length again; a budget of one text length keeps the pass
+            // linear, and past it the value is masked (the safe side).
+            Some(Skip::Into) => {
+                rescanned += cost;
+                pos = after_sep;
+                continue;
+            }
+            None => {}
+        }
 
-        let kind = if names::is_auth_header(key_text.trim_matches(['"', '\'', '\\'])) {
+        let kind = if names::is_auth_header_fast(key_text.trim_matches(['"', '\'', '\\'])) {
             vs = skip_auth_scheme(bytes, vs, ve);
             FindingKind::Authorization
         } else {
@@ -250,6 +290,131 @@ pub(crate) fn scan(
         }
         pos = ve.max(after_sep);
     }
+}
+
+/// `{{` or `${{` (template reference) rather than an object.
+fn is_template_start(bytes: &[u8], at: usize) -> bool {
+    bytes.get(at + 1) == Some(&b'{')
+}
+
+/// What the value reader needs to know about a key and its line.
+#[derive(Clone, Copy)]
+struct Shape<'a> {
+    bytes: &'a [u8],
+    eol: usize,
+    content_end: usize,
+    shell_word: bool,
+    key_quoted: bool,
+    sep: u8,
+    pre: Option<u8>,
+    enclosing: Option<&'static [u8]>,
+}
+
+impl Shape<'_> {
+    /// The value starting at `v_start` (see the module doc): `(start, end, quoted)`, where
+    /// `quoted` says the value was a quoted string whose quotes are kept outside the span.
+    fn extent(&self, v_start: usize) -> (usize, usize, bool) {
+        let (bytes, eol, content_end) = (self.bytes, self.eol, self.content_end);
+        if v_start >= content_end {
+            return (v_start, v_start, false);
+        }
+        if let Some(q) = quote_at(bytes, v_start) {
+            let close = find_close(bytes, v_start + q.len(), eol, q);
+            match closed_at(bytes, close, q, eol) {
+                // The spec's shell word: at the end of the line the quotes go with it.
+                Some(end) if self.shell_word && end >= content_end => (v_start, end, true),
+                Some(end) => (v_start + q.len(), end - q.len(), true),
+                None => (v_start, content_end, false),
+            }
+        } else if let Some(q) = self.enclosing {
+            let close = find_close(bytes, v_start, eol, q);
+            match (close, closed_at(bytes, close, q, eol)) {
+                (Some(c), Some(_)) => (v_start, trim_end(bytes, v_start, c), false),
+                _ => (v_start, content_end, false),
+            }
+        } else if self.sep == b'=' && matches!(self.pre, Some(b'?' | b'&')) {
+            let end = bytes
+                .get(v_start..content_end)
+                .and_then(|v| {
+                    v.iter().position(|&b| {
+                        b.is_ascii_whitespace()
+                            || matches!(b, b'&' | b'#' | b'"' | b'\'' | b'<' | b'>')
+                    })
+                })
+                .map_or(content_end, |i| v_start + i);
+            (v_start, end, false)
+        } else if self.key_quoted && self.sep == b':' {
+            let end = bytes
+                .get(v_start..content_end)
+                .and_then(|v| v.iter().position(|&b| matches!(b, b',' | b'}' | b']')))
+                .map_or(content_end, |i| v_start + i);
+            (v_start, trim_end(bytes, v_start, end), false)
+        } else {
+            (v_start, content_end, false)
+        }
+    }
+}
+
+/// The first key-regex match at or after `pos`, found the same as `re.find_at(text, pos)`
+/// but with the regex run only on lines that hold a *candidate* separator: a `:` or `=`
+/// that is preceded (past spaces, a quote and its backslash) by a letter that ends a secret
+/// word ([`names::KEY_END`]). Every match ends in such a separator, and no match spans a
+/// line, so a line without one cannot hold a match; on a line with one the regex starts at
+/// the line start (or `pos`) and stops at the line end. Each byte is looked at a bounded
+/// number of times: line starts are searched back only to `pos`, which only grows across
+/// calls, and a line end found once is kept in `line_end_cache` for the later separators of
+/// the same line.
+fn next_match<'t>(
+    re: &Regex,
+    text: &'t str,
+    mut pos: usize,
+    line_end_cache: &mut usize,
+) -> Option<regex::Match<'t>> {
+    let bytes = text.as_bytes();
+    loop {
+        let c = pos + memchr::memchr2(b':', b'=', bytes.get(pos..)?)?;
+        if !is_candidate(bytes, pos, c) {
+            pos = c + 1;
+            continue;
+        }
+        let line_start = bytes
+            .get(pos..c)
+            .and_then(|b| memchr::memrchr(b'\n', b))
+            .map_or(pos, |i| pos + i + 1);
+        // Positions only grow, so a cached line end past `c` is this line's end.
+        if *line_end_cache <= c {
+            *line_end_cache = bytes
+                .get(c..)
+                .and_then(|b| memchr::memchr(b'\n', b))
+                .map_or(text.len(), |i| c + i);
+        }
+        let line_end = *line_end_cache;
+        if let Some(m) = text
+            .get(..line_end)
+            .and_then(|hay| re.find_at(hay, line_start))
+        {
+            return Some(m);
+        }
+        pos = line_end + 1;
+    }
+}
+
+/// Could the separator at `sep` end a key-name match that starts at or after `floor`?
+fn is_candidate(bytes: &[u8], floor: usize, sep: usize) -> bool {
+    let mut j = sep;
+    while j > floor && bytes.get(j - 1).is_some_and(|&b| b == b' ' || b == b'\t') {
+        j -= 1;
+    }
+    if j > floor && bytes.get(j - 1).is_some_and(|&b| b == b'"' || b == b'\'') {
+        j -= 1;
+        if j > floor && bytes.get(j - 1) == Some(&b'\\') {
+            j -= 1;
+        }
+    }
+    j > floor
+        && bytes
+            .get(j - 1)
+            .is_some_and(|&b| names::KEY_END[usize::from(b)])
 }
 
 fn trim_end(bytes: &[u8], start: usize, mut end: usize) -> usize {
@@ -311,5 +476,64 @@ pub(crate) fn skip_auth_scheme(bytes: &[u8], vs: usize, ve: usize) -> usize {
         i
     } else {
         vs
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    /// The line filter never changes which match is found.
+    #[test]
+    fn filtered_search_finds_what_the_regex_finds() {
+        const FRAGMENTS: &[&str] = &[
+            "A_TOKEN",
+            "api_key",
+            "apiKey",
+            "X-Api-Key",
+            "password",
+            "Authorization",
+            "=",
+            ":",
+            " = ",
+            ": ",
+            "  ",
+            "\t",
+            "\"",
+            "'",
+            "\\",
+            "\\\"",
+            "\n",
+            "x",
+            "abc",
+            "_",
+            "-",
+            ".",
+            "é",
+            "key",
+            "token",
+            "==",
+            "::",
+        ];
+        let re = key_regex().unwrap();
+        let mut state = 0x9E37_79B9_7F4A_7C15u64;
+        for _ in 0..20_000 {
+            let mut next = || {
+                state ^= state >> 12;
+                state ^= state << 25;
+                state ^= state >> 27;
+                state.wrapping_mul(0x2545_F491_4F6C_DD1D)
+            };
+            let n = 1 + (next() % 20) as usize;
+            let text: String = (0..n)
+                .map(|_| FRAGMENTS[(next() % FRAGMENTS.len() as u64) as usize])
+                .collect();
+            for pos in (0..=text.len()).filter(|&p| text.is_char_boundary(p)) {
+                let want = re.find_at(&text, pos).map(|m| m.range());
+                let got = next_match(&re, &text, pos, &mut 0).map(|m| m.range());
+                assert_eq!(got, want, "{text:?} from {pos}");
+            }
+        }
     }
 }

@@ -8,13 +8,16 @@
 //!
 //! Matching is ASCII case-insensitive (the spec's scan is case-sensitive; a secret that a
 //! tool upper-cased is still the secret) and runs one Aho-Corasick pass, leftmost-longest.
-use aho_corasick::{AhoCorasick, MatchKind};
+use aho_corasick::{AhoCorasick, AhoCorasickKind, MatchKind};
 
 use crate::error::RedactError;
 use crate::finding::{Finding, FindingKind};
 
 /// The length floor of the spec, in bytes.
 pub const MIN_SECRET_LEN: usize = 8;
+
+/// Largest total length of known values (bytes) compiled to a full DFA.
+const MAX_DFA_BYTES: usize = 64 * 1024;
 
 /// Values never treated as secrets (compared case-insensitively). The first seven are the
 /// spec's; the rest are ordinary words of at least eight letters often found as placeholder
@@ -60,6 +63,8 @@ pub fn is_usable_secret(value: &str) -> bool {
 pub(crate) struct KnownValues {
     automaton: Option<AhoCorasick>,
     count: usize,
+    /// Some value contains a line break.
+    multiline: bool,
 }
 
 /// Never print the automaton: its states spell the secrets.
@@ -88,17 +93,29 @@ impl KnownValues {
             return Ok(Self {
                 automaton: None,
                 count: 0,
+                multiline: false,
             });
         }
+        // A full DFA scans a byte per table lookup; its size grows with the total length of
+        // the values, so very large sets fall back to the automatic choice (an NFA).
+        let total: usize = kept.iter().map(|v| v.len()).sum();
+        let kind = (total <= MAX_DFA_BYTES).then_some(AhoCorasickKind::DFA);
         let automaton = AhoCorasick::builder()
             .match_kind(MatchKind::LeftmostLongest)
             .ascii_case_insensitive(true)
+            .kind(kind)
             .build(&kept)
             .map_err(|e| RedactError::Build(format!("known-secret automaton: {e}")))?;
         Ok(Self {
             automaton: Some(automaton),
             count: kept.len(),
+            multiline: kept.iter().any(|v| v.contains(['\n', '\r'])),
         })
+    }
+
+    /// Does some value contain a line break (so a match may cross lines)?
+    pub(crate) fn multiline(&self) -> bool {
+        self.multiline
     }
 
     /// How many distinct values are scanned for.

@@ -19,7 +19,13 @@
 //! 1. **Secret-named keys** (the spec's key-name pass, widened): `KEY=v`, `KEY: v`,
 //!    `export KEY=v`, `"key": "v"`, `'key': 'v'`, `key = "v"` (TOML/INI), `--api-key=v`,
 //!    dash and dot forms (`X-API-KEY`, `api.key`), camelCase (`clientSecret`), *every*
-//!    occurrence on a line. See [`names`] for the vocabulary.
+//!    occurrence on a line. See [`names`] for the vocabulary. Not where the "key" is the
+//!    last component of a path (`/etc/passwd: outside the sandbox`, `-v ./db_password:/run/
+//!    secrets/db_password:ro`), nor where the value is evidently not a secret: an object
+//!    (a JSON-schema property), a type annotation (`api_key: SecretStr`), a reference to
+//!    another variable or an env lookup in code, a template (`${{ secrets.X }}`), `null`,
+//!    a placeholder or a help-text metavariable (the `context` module lists the rules;
+//!    each errs towards masking).
 //! 2. **`Authorization` / `Proxy-Authorization`** values: the scheme word stays
 //!    (`Bearer ***`), the credentials go.
 //! 3. **URL passwords**: `https://user:***@host`.
@@ -44,18 +50,25 @@
 //! # Performance
 //!
 //! Patterns compile once per process ([`std::sync::LazyLock`]); a [`Redactor`] adds one
-//! Aho-Corasick automaton. Every pass is linear in the text (`regex` and `aho-corasick`
-//! guarantee it; the hand-written value reader never rescans a byte range) and there are
-//! at most [`MAX_PASSES`]: text without secrets is scanned once, text with secrets
-//! usually twice. Measured on one core in release mode: ~400 MB/s on clean tool output,
-//! ~45 MB/s on output dense with secrets.
+//! Aho-Corasick automaton (a full DFA unless the known values total more than 64 KiB).
+//! Every pass is linear in the text (`regex` and `aho-corasick` guarantee it; the
+//! hand-written value reader never rescans a byte range, and values rescanned for inner keys
+//! are charged to a budget of one text length) and there are at most [`MAX_PASSES`]: text
+//! without secrets is scanned once; with secrets, the repeated scans look only at the lines
+//! a mask touched (module `rescan` says why that is exact). The key-name regex runs only on lines
+//! with a `:`/`=` that a secret word could end before. Measured on one core in release mode
+//! (`benches/bench_redaction.py`, idle machine): ~450 MB/s on source code, ~130 MB/s on the
+//! bench's tool output dense with secrets (four per KB), through Python.
 //!
 //! # Limitations
 //!
 //! Secrets split across lines, encoded (base64, URL-encoding) or spelled out in prose are
 //! not found unless a token format or a known value matches them. A bare high-entropy
 //! string with no key, prefix or registration is not guessed at. Object keys of JSON values
-//! are never rewritten.
+//! are never rewritten. The non-key contexts are heuristics: a secret whose key is written
+//! as a path component followed by `: ` (`/x/api_key: hunter2`) or whose value reads as a
+//! code reference with only name-like string literals (`f("MY_TOKEN")`) is left to the
+//! token formats and the known values.
 //!
 //! # Test strategy
 //!
@@ -66,6 +79,8 @@
 //! from Python); `tests/properties.rs` checks idempotence, findings/redact agreement, char
 //! offsets, linear scaling and, over 20,000 seeded random texts, idempotence and that no
 //! known secret survives; `fuzz/` holds a cargo-fuzz target for the same invariants.
+mod annotation;
+mod context;
 mod error;
 mod finding;
 mod keyvalue;
@@ -73,6 +88,7 @@ mod known;
 pub mod names;
 mod pem;
 mod redactor;
+mod rescan;
 mod rules;
 mod tokens;
 mod url;

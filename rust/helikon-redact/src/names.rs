@@ -44,6 +44,58 @@ pub const BARE: &[&str] = &[
     "AUTHORIZATION",
 ];
 
+/// `KEY_END[b]`: `b` is the last letter (either case) of a word of [`SUFFIXES`] or [`BARE`].
+/// Every key-name match ends in one (before its quote and separator), which lets the text
+/// scanner skip lines that cannot hold a secret-named key.
+pub(crate) static KEY_END: [bool; 256] = key_end_table();
+
+const fn key_end_table() -> [bool; 256] {
+    let mut table = [false; 256];
+    let lists: [&[&str]; 2] = [SUFFIXES, BARE];
+    let mut l = 0;
+    while l < lists.len() {
+        let list = lists[l];
+        let mut i = 0;
+        while i < list.len() {
+            let w = list[i].as_bytes();
+            if let Some(&last) = w.last() {
+                table[last.to_ascii_uppercase() as usize] = true;
+                table[last.to_ascii_lowercase() as usize] = true;
+            }
+            i += 1;
+        }
+        l += 1;
+    }
+    table
+}
+
+/// Is `name` an `Authorization`-style header name, without allocating (the hot path of
+/// the text scanner)? Same answer as [`is_auth_header`].
+pub(crate) fn is_auth_header_fast(name: &str) -> bool {
+    const AUTH: &[u8] = b"AUTHORIZATION";
+    let b = name.trim().as_bytes();
+    let Some(start) = b.len().checked_sub(AUTH.len()) else {
+        return false;
+    };
+    let tail_ok = b.get(start..).is_some_and(|t| t.eq_ignore_ascii_case(AUTH));
+    // `Authorization` alone, or after a separator (`Proxy-Authorization`,
+    // `HTTP_AUTHORIZATION`) or a camelCase hump (`proxyAuthorization`).
+    let before = start.checked_sub(1).and_then(|i| b.get(i).copied());
+    let first = b.get(start).copied().unwrap_or_default();
+    // A hump inside the word splits it (`AuthoRization` is `AUTHO_RIZATION`).
+    let split =
+        b.get(start..).unwrap_or_default().windows(2).any(|w| {
+            w[1].is_ascii_uppercase() && (w[0].is_ascii_lowercase() || w[0].is_ascii_digit())
+        });
+    tail_ok
+        && !split
+        && match before {
+            None => true,
+            Some(b'_' | b'-' | b'.') => true,
+            Some(p) => (p.is_ascii_lowercase() || p.is_ascii_digit()) && first == b'A',
+        }
+}
+
 /// Fold a key name to the canonical form the lists above use.
 pub fn normalize(name: &str) -> String {
     let mut out = String::with_capacity(name.len() + 4);
@@ -122,4 +174,47 @@ pub(crate) fn key_pattern() -> String {
         bare = words(BARE),
         camel = camel.join("|"),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn key_end_letters() {
+        for b in [
+            b'y', b'Y', b'n', b'N', b't', b'T', b'd', b'D', b'e', b'E', b'l', b'L',
+        ] {
+            assert!(KEY_END[b as usize], "{}", b as char);
+        }
+        for b in [b'a', b'k', b'_', b'"', b':'] {
+            assert!(!KEY_END[b as usize], "{}", b as char);
+        }
+    }
+
+    #[test]
+    fn fast_auth_check_agrees() {
+        let names = [
+            "Authorization",
+            "authorization",
+            "Proxy-Authorization",
+            "HTTP_AUTHORIZATION",
+            "proxyAuthorization",
+            "proxyauthorization",
+            "X.Authorization",
+            " Authorization ",
+            "NotAuthorization",
+            "authorizations",
+            "Auth",
+            "",
+            "9Authorization",
+            "AUTHORIZATIOn",
+            "AuthoRization",
+            "x-authoriZation",
+            "éAuthorization",
+        ];
+        for n in names {
+            assert_eq!(is_auth_header_fast(n), is_auth_header(n), "{n:?}");
+        }
+    }
 }

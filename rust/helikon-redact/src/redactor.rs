@@ -5,7 +5,7 @@ use crate::error::RedactError;
 use crate::finding::{self, Finding};
 use crate::known::KnownValues;
 use crate::rules::{rules, Rules};
-use crate::{keyvalue, names, url};
+use crate::{keyvalue, names, rescan, url};
 
 /// The spec's replacement marker.
 pub const DEFAULT_MASK: &str = "***";
@@ -150,17 +150,35 @@ impl Redactor {
     /// regions are mapped back onto the original. Text without secrets costs one pass, text
     /// with secrets usually two. This is what makes `redact(redact(x)) == redact(x)`.
     pub fn findings(&self, text: &str) -> Vec<Finding> {
+        self.findings_repeated(text, true)
+    }
+
+    /// [`Redactor::findings`]; `windowed` limits each repeated scan to the lines a mask
+    /// touched when that is exact (see [`rescan`]); `false` rescans the whole text (kept
+    /// for the test that checks the two agree).
+    pub(crate) fn findings_repeated(&self, text: &str, windowed: bool) -> Vec<Finding> {
         let mut found = self.findings_once(text);
         for _ in 1..MAX_PASSES {
             if found.is_empty() {
                 break;
             }
             let masked = finding::apply(text, &found, &self.mask);
-            let more = self.findings_once(&masked);
+            let map = finding::OffsetMap::new(&found, self.mask.len());
+            let line_local = windowed
+                && rescan::is_line_local(text, &masked, &self.mask, self.known.multiline());
+            let more = if line_local {
+                let windows = rescan::touched_lines(&masked, map.masked_spans());
+                let joined = rescan::Joined::new(&masked, &windows);
+                self.findings_once(&joined.text)
+                    .into_iter()
+                    .map(|f| joined.to_masked(f))
+                    .collect()
+            } else {
+                self.findings_once(&masked)
+            };
             if more.is_empty() {
                 break;
             }
-            let map = finding::OffsetMap::new(&found, self.mask.len());
             let mut all: Vec<Finding> = more.into_iter().map(|f| map.to_original(f)).collect();
             all.extend(found.iter().copied());
             let merged = finding::merge(all);

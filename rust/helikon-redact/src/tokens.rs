@@ -10,50 +10,77 @@ use regex::Regex;
 
 use crate::finding::{Finding, FindingKind};
 
-/// `(kind, pattern)`; the order is the order of the alternation (most specific first).
-const FORMATS: &[(FindingKind, &str)] = &[
+/// `(kind, first bytes, pattern)`; the order is the order of the alternation (most specific
+/// first). The first bytes a match can start with let [`TokenFormats::scan`] name a span by
+/// running only the formats that can match it.
+const FORMATS: &[(FindingKind, &[u8], &str)] = &[
     (
         FindingKind::AwsAccessKey,
+        b"A",
         r"\b(?:AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AROA|AIPA|ANPA|ANVA|APKA)[A-Z0-9]{16}\b",
     ),
     (
         FindingKind::GithubToken,
+        b"g",
         r"\bgh[pousr]_[A-Za-z0-9]{30,255}\b",
     ),
     (
         FindingKind::GithubToken,
+        b"g",
         r"\bgithub_pat_[A-Za-z0-9_]{40,255}\b",
     ),
     (
         FindingKind::GitlabToken,
+        b"g",
         r"\bgl(?:pat|dt|rt|ptt|ft|soat|cbt|imt|oas|agent)-[A-Za-z0-9_-]{20,}(?:\.[A-Za-z0-9_-]+)*",
     ),
-    (FindingKind::SlackToken, r"\bxox[abposre]-[A-Za-z0-9-]{10,}"),
-    (FindingKind::SlackToken, r"\bxapp-[0-9]+-[A-Za-z0-9-]{10,}"),
     (
         FindingKind::SlackToken,
+        b"x",
+        r"\bxox[abposre]-[A-Za-z0-9-]{10,}",
+    ),
+    (
+        FindingKind::SlackToken,
+        b"x",
+        r"\bxapp-[0-9]+-[A-Za-z0-9-]{10,}",
+    ),
+    (
+        FindingKind::SlackToken,
+        b"h",
         r"hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9_/-]{16,}",
     ),
-    (FindingKind::AnthropicKey, r"\bsk-ant-[A-Za-z0-9_-]{20,}"),
+    (
+        FindingKind::AnthropicKey,
+        b"s",
+        r"\bsk-ant-[A-Za-z0-9_-]{20,}",
+    ),
     (
         FindingKind::OpenaiKey,
+        b"s",
         r"\bsk-(?:proj|svcacct|admin|None)-[A-Za-z0-9_-]{20,}",
     ),
-    (FindingKind::OpenaiKey, r"\bsk-[A-Za-z0-9]{32,}\b"),
+    (FindingKind::OpenaiKey, b"s", r"\bsk-[A-Za-z0-9]{32,}\b"),
     (
         FindingKind::StripeKey,
+        b"rs",
         r"\b(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,}\b",
     ),
-    (FindingKind::StripeKey, r"\bwhsec_[A-Za-z0-9]{24,}\b"),
-    (FindingKind::GoogleApiKey, r"\bAIza[0-9A-Za-z_-]{35,}"),
-    (FindingKind::HuggingfaceToken, r"\bhf_[A-Za-z0-9]{30,}\b"),
-    (FindingKind::NpmToken, r"\bnpm_[A-Za-z0-9]{36,}\b"),
+    (FindingKind::StripeKey, b"w", r"\bwhsec_[A-Za-z0-9]{24,}\b"),
+    (FindingKind::GoogleApiKey, b"A", r"\bAIza[0-9A-Za-z_-]{35,}"),
+    (
+        FindingKind::HuggingfaceToken,
+        b"h",
+        r"\bhf_[A-Za-z0-9]{30,}\b",
+    ),
+    (FindingKind::NpmToken, b"n", r"\bnpm_[A-Za-z0-9]{36,}\b"),
     (
         FindingKind::PypiToken,
+        b"p",
         r"\bpypi-AgEIcHlwaS5vcmc[A-Za-z0-9_-]{50,}",
     ),
     (
         FindingKind::Jwt,
+        b"e",
         r"\beyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*",
     ),
 ];
@@ -62,7 +89,7 @@ const FORMATS: &[(FindingKind, &str)] = &[
 #[derive(Debug)]
 pub(crate) struct TokenFormats {
     any: Regex,
-    each: Vec<(FindingKind, Regex)>,
+    each: Vec<(FindingKind, &'static [u8], Regex)>,
 }
 
 impl TokenFormats {
@@ -71,13 +98,13 @@ impl TokenFormats {
             "(?-u){}",
             FORMATS
                 .iter()
-                .map(|(_, p)| format!("(?:{p})"))
+                .map(|(_, _, p)| format!("(?:{p})"))
                 .collect::<Vec<_>>()
                 .join("|")
         ))?;
         let each = FORMATS
             .iter()
-            .map(|(k, p)| Ok((*k, Regex::new(&format!("(?-u)^(?:{p})"))?)))
+            .map(|(k, first, p)| Ok((*k, *first, Regex::new(&format!("(?-u)^(?:{p})"))?)))
             .collect::<Result<Vec<_>, regex::Error>>()?;
         Ok(Self { any, each })
     }
@@ -88,12 +115,13 @@ impl TokenFormats {
             // Name the span by the first format that matches it exactly (anchored at its
             // start, run over the match only: bounded by the match length).
             let hay = m.as_str();
-            let kind = self
-                .each
-                .iter()
-                .find(|(_, re)| re.find(hay).is_some_and(|x| x.end() == hay.len()))
-                .or_else(|| self.each.iter().find(|(_, re)| re.is_match(hay)))
-                .map_or(FindingKind::Jwt, |(k, _)| *k);
+            let b0 = hay.as_bytes().first().copied().unwrap_or_default();
+            let mut candidates = self.each.iter().filter(|(_, first, _)| first.contains(&b0));
+            let kind = candidates
+                .clone()
+                .find(|(_, _, re)| re.find(hay).is_some_and(|x| x.end() == hay.len()))
+                .or_else(|| candidates.find(|(_, _, re)| re.is_match(hay)))
+                .map_or(FindingKind::Jwt, |(k, _, _)| *k);
             // A Slack webhook keeps its host: only the path after `services/` is secret.
             let start = match hay.strip_prefix("hooks.slack.com/") {
                 Some(rest) => {

@@ -205,6 +205,18 @@ fn adversarial_inputs_scale_linearly() {
         "eyJaaaaaaaaaa.",
         "'k_secret",
         "\\\"",
+        "a_token: f(",
+        "x_token=os.environ[\"A_TOKEN\"](",
+        "\"password\": {",
+        "x_token: {{ ",
+        "a_token: Optional[",
+        "a_token: str = ",
+        "a_token: str = f(",
+        "/a_token: ",
+        "/a_token:ro",
+        "--api-key=KEY ",
+        "self.a_token = a_token.",
+        "a_token: ${{ ",
     ];
     for unit in units {
         let small = unit.repeat(1_000);
@@ -292,6 +304,25 @@ const FRAGMENTS: &[&str] = &[
     "--password=",
     "null",
     "true",
+    // Non-key contexts (src/context.rs): paths, annotations, references, templates.
+    "/",
+    "C:\\x\\",
+    "str",
+    "Optional[str]",
+    "(",
+    ")",
+    "os.environ[",
+    "self.",
+    "$",
+    "${",
+    "{{",
+    "}}",
+    "<",
+    ">",
+    "KEY",
+    "ro",
+    "None",
+    "No such file or directory",
 ];
 
 #[test]

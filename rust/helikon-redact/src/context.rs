@@ -1,0 +1,508 @@
+//! Contexts where a secret-named key is not a key, or its value is not a secret.
+//!
+//! The key-name pass ([`crate::keyvalue`]) finds `password:` in `/etc/passwd: ...` as readily
+//! as in `Password: hunter2`. The checks here tell the two apart. Each one is narrow: when in
+//! doubt the value is masked, because a leaked secret costs more than a masked word.
+//!
+//! - **Path component**: a key directly after `/` or `\` (`/etc/passwd`, `C:\x\api_key`,
+//!   `POST /oauth/access_token`) is the last component of a path. Followed by `: ` (or the
+//!   line end) it names a file in a message (`cat: /x/api_key: Permission denied`); followed
+//!   by `:/` or a mount mode it is a path pair (`-v ./db_password:/run/secrets/db_password:ro`).
+//!   Followed by `:` and anything else it stays a key: `secrets/db_password:hunter2` is how
+//!   `grep -r . secrets/` and `consul kv get -recurse` print a secret. A backslash that forms
+//!   a string escape (`\nDB_PASSWORD=` inside a JSON string) is not a path separator.
+//! - **Not a scalar**: a value opening an object (`"password": {"type": "string"}`, a JSON
+//!   schema property; `password: {type: string}`) holds keys, which are scanned on their own.
+//! - **Null and booleans**: `null`, `~`, `None`, `nil`, `true`, `false` (any key form but a
+//!   shell word).
+//! - **Already masked**: a value of only `*` (`Password: ********`).
+//! - **Template references and placeholders**: `${NAME}`, `${{ secrets.NAME }}`,
+//!   `{{ vault_db_password }}`, `<your-api-key>`. A bare `$NAME` counts only when `NAME` is
+//!   itself secret-named (`$OPENAI_API_KEY`): `.env` files and YAML keep `$ecretPa55`
+//!   literally, and that is a password.
+//! - **References to another variable**: `self.api_key = api_key` (the same name),
+//!   `apiKey = process.env.OPENAI_API_KEY`, `password: settings.DB_PASSWORD` (a secret-named
+//!   name), followed by nothing but the end of the expression.
+//! - **Code calls and subscripts**: an unquoted call or subscript of a dotted name whose
+//!   string literals are all *names* (`os.environ["OPENAI_API_KEY"]`,
+//!   `request.form["password"]`, `getpass.getpass()`, `Field(..., min_length=8)`). A literal
+//!   that is not a name (`os.getenv("DB_PASSWORD", "hunter2")`, `Field(default="x")`) may
+//!   be the secret, so that value is masked. Keys inside a skipped call are still scanned
+//!   (`f(api_key="x")` masks `x`).
+//! - **Help-text metavariables**: `--api-key=KEY`, `--token=TOKEN`, `--password=<pw>`
+//!   (a flag key, and a value that is a placeholder word or the flag's own name).
+//! - **Type annotations** (see [`crate::annotation`]): `password: str`,
+//!   `pub client_secret: Option<String>,`; a default after the type is read as the value,
+//!   and an unquoted name there is a reference (`= DEFAULT_PASSWORD`).
+//! - **Error messages**: `cat: api_key: No such file or directory`: the value is an OS error
+//!   text, so the key is a file name.
+//!
+//! For the spec's shell assignment `KEY=value` only the mask, placeholder, reference, code
+//! and metavariable rules apply; the value otherwise runs to the end of the line as the spec
+//! says. Rules that skip a value whole ([`Skip::Past`]) look at short values only or at a
+//! bounded prefix; a code value that is rescanned for inner keys ([`Skip::Into`]) is charged
+//! to a budget of one text length, so the pass stays linear.
+
+use crate::names;
+
+/// Does the key starting at `key_start` directly follow a path separator?
+pub(crate) fn is_path_component(bytes: &[u8], key_start: usize) -> bool {
+    let Some(pre) = key_start.checked_sub(1).and_then(|i| bytes.get(i)) else {
+        return false;
+    };
+    match pre {
+        b'/' => true,
+        b'\\' => {
+            // `\\db_password` (an escaped backslash) is a path; `\nDB_PASSWORD` is a line
+            // break inside a string literal, and the key after it is a real key.
+            let escaped_backslash = key_start >= 2 && bytes.get(key_start - 2) == Some(&b'\\');
+            escaped_backslash
+                || !bytes
+                    .get(key_start)
+                    .is_some_and(|b| matches!(b, b'n' | b'r' | b't' | b'b' | b'f' | b'u'))
+        }
+        _ => false,
+    }
+}
+
+/// After a path-component key and its `:`, does the text read as a path in a message or a
+/// path pair rather than a value? `rest` starts right after the `:`.
+pub(crate) fn is_path_suffix(rest: &[u8]) -> bool {
+    match rest.first() {
+        None => true,
+        Some(b) if b.is_ascii_whitespace() => true,
+        Some(b'/' | b'~') => true,
+        Some(_) => is_mount_mode(rest),
+    }
+}
+
+/// Docker/Podman volume options after a mount target: `ro`, `rw,z`, `cached`.
+fn is_mount_mode(rest: &[u8]) -> bool {
+    const MODES: &[&[u8]] = &[
+        b"ro",
+        b"rw",
+        b"z",
+        b"Z",
+        b"cached",
+        b"delegated",
+        b"consistent",
+        b"shared",
+        b"rshared",
+        b"slave",
+        b"rslave",
+        b"private",
+        b"rprivate",
+        b"nocopy",
+    ];
+    let end = rest
+        .iter()
+        .position(|&b| !(b.is_ascii_alphabetic() || b == b','))
+        .unwrap_or(rest.len());
+    let (word, after) = rest.split_at(end);
+    let ends_word = after
+        .first()
+        .is_none_or(|&b| b.is_ascii_whitespace() || matches!(b, b'"' | b'\'' | b',' | b']'));
+    ends_word && !word.is_empty() && word.split(|&b| b == b',').all(|m| MODES.contains(&m))
+}
+
+/// Words that are never a secret value on their own.
+const LITERALS: &[&str] = &[
+    "null",
+    "NULL",
+    "Null",
+    "~",
+    "None",
+    "nil",
+    "true",
+    "false",
+    "True",
+    "False",
+    "undefined",
+];
+
+/// Operating-system error texts that follow `program: file: ` in a message.
+const OS_ERRORS: &[&str] = &[
+    "No such file or directory",
+    "Permission denied",
+    "Is a directory",
+    "Not a directory",
+    "Operation not permitted",
+    "File exists",
+    "Read-only file system",
+    "Directory not empty",
+    "Too many levels of symbolic links",
+    "cannot open",
+    "command not found",
+];
+
+/// Why a value is left alone, and so where the scan resumes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Skip {
+    /// Inert (a literal, a template reference, a mask, an error text): resume after it.
+    Past,
+    /// A code reference, which may hold keys of its own (`f(api_key="x")`): resume right
+    /// after the separator so they are scanned.
+    Into,
+}
+
+/// Longest value compared against [`LITERALS`] and template shapes; longer ones are masked
+/// as usual (this also keeps the pass linear when skipped values nest).
+const MAX_SHAPED_VALUE: usize = 256;
+
+/// What [`non_secret_value`] knows about the key and how its value was written.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct ValueCx<'a> {
+    /// The key as written (`self.api_key`, `--api-key`, `DB_PASSWORD`).
+    pub(crate) key: &'a str,
+    /// The value was a quoted string (quotes not part of `value`).
+    pub(crate) quoted: bool,
+    /// The spec's shell assignment `KEY=value`: only the reference, code, placeholder and
+    /// mask rules apply (the others would contradict "the value runs to the end of the line").
+    pub(crate) shell_word: bool,
+    /// The rescan budget allows [`Skip::Into`].
+    pub(crate) allow_code: bool,
+    /// The value is the default after a type annotation (`api_key: str = VALUE`): code, so
+    /// any unquoted name is a reference.
+    pub(crate) typed_default: bool,
+}
+
+/// Is `value` (the value's extent, quotes removed) evidently not a secret?
+pub(crate) fn non_secret_value(cx: &ValueCx<'_>, value: &str) -> Option<Skip> {
+    if !value.is_empty() && value.bytes().all(|b| b == b'*') {
+        return Some(Skip::Past);
+    }
+    if value.len() <= MAX_SHAPED_VALUE && is_placeholder(value) {
+        return Some(Skip::Past);
+    }
+    if !cx.quoted {
+        if is_reference(cx, value) || is_flag_metavar(cx.key, value) {
+            return Some(Skip::Past);
+        }
+        if cx.allow_code && is_code_reference(value) {
+            return Some(Skip::Into);
+        }
+    }
+    if cx.shell_word {
+        return None;
+    }
+    if value.len() <= MAX_SHAPED_VALUE {
+        let bare = value.trim_end_matches([',', ';']).trim_end();
+        if LITERALS.contains(&bare) || is_template_reference(bare) {
+            return Some(Skip::Past);
+        }
+    }
+    let os_error = OS_ERRORS.iter().any(|e| {
+        value
+            .strip_prefix(e)
+            .is_some_and(|r| r.bytes().next().is_none_or(|b| !b.is_ascii_alphanumeric()))
+    });
+    (!cx.quoted && os_error).then_some(Skip::Past)
+}
+
+/// `<your-api-key>`, `<token>`: a documentation placeholder.
+fn is_placeholder(v: &str) -> bool {
+    v.strip_prefix('<')
+        .and_then(|x| x.strip_suffix('>'))
+        .is_some_and(|x| !x.is_empty() && !x.contains(['<', '>', '\n']))
+}
+
+/// The leading identifier chain of `v` (`a.b.c`, `$NAME`): its last segment and the byte
+/// where the chain ends. `None` unless `v` starts with an identifier.
+fn ident_chain(v: &[u8], mut i: usize) -> Option<(usize, usize)> {
+    let mut last = i;
+    loop {
+        let start = i;
+        if !v
+            .get(i)
+            .is_some_and(|c| c.is_ascii_alphabetic() || *c == b'_')
+        {
+            return None;
+        }
+        while v
+            .get(i)
+            .is_some_and(|c| c.is_ascii_alphanumeric() || *c == b'_')
+        {
+            i += 1;
+        }
+        last = if i > start { start } else { last };
+        if v.get(i) == Some(&b'.')
+            && v.get(i + 1)
+                .is_some_and(|c| c.is_ascii_alphabetic() || *c == b'_')
+        {
+            i += 1;
+        } else {
+            return Some((last, i));
+        }
+    }
+}
+
+/// A name that refers to another variable rather than spelling a value: `api_key` after
+/// `self.api_key = `, `process.env.OPENAI_API_KEY`, `settings.DB_PASSWORD`,
+/// `$OPENAI_API_KEY`; after a type annotation any unquoted name (`= DEFAULT_PASSWORD`).
+/// Only the end of the expression may follow (`)`, `,`, `;`, a comment). A name that is not itself secret-named
+/// (`$ecretPa55`, `hunter2`) is a value.
+fn is_reference(cx: &ValueCx<'_>, v: &str) -> bool {
+    let b = v.as_bytes();
+    let dollar = b.first() == Some(&b'$');
+    let Some((last, end)) = ident_chain(b, usize::from(dollar)) else {
+        return false;
+    };
+    // What follows the name ends the expression: a closing bracket, a separator, a comment.
+    let rest = v
+        .get(end..)
+        .unwrap_or_default()
+        .trim_start_matches([' ', '\t']);
+    if !(rest.is_empty() || rest.starts_with([')', ',', ';', '#']) || rest.starts_with("//")) {
+        return false;
+    }
+    if cx.typed_default && !dollar {
+        return true;
+    }
+    let name = v.get(last..end).unwrap_or_default();
+    let key = cx.key.trim_matches(['"', '\'', '\\', '-']);
+    let key = key.rsplit('.').next().unwrap_or(key);
+    names::is_secret_name(name) || names::normalize(name) == names::normalize(key)
+}
+
+/// `--api-key=KEY`, `--token=<token>` in a command's help text: a metavariable.
+fn is_flag_metavar(key: &str, v: &str) -> bool {
+    const METAVARS: &[&str] = &[
+        "KEY",
+        "TOKEN",
+        "SECRET",
+        "PASSWORD",
+        "PASS",
+        "PW",
+        "PWD",
+        "TEXT",
+        "STRING",
+        "STR",
+        "VALUE",
+        "VAL",
+        "FILE",
+        "PATH",
+        "CREDENTIAL",
+        "CREDENTIALS",
+    ];
+    if !key.starts_with('-') {
+        return false;
+    }
+    let word = v.split([' ', '\t']).next().unwrap_or_default();
+    if word.len() > MAX_SHAPED_VALUE {
+        return false;
+    }
+    let upper = word
+        .bytes()
+        .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || matches!(c, b'_' | b'-'));
+    is_placeholder(word)
+        || (upper
+            && !word.is_empty()
+            && (METAVARS.contains(&word)
+                || names::normalize(word) == names::normalize(key.trim_start_matches('-'))))
+}
+
+/// `${NAME}`, `${{ expr }}`, `{{ expr }}`: a reference a template engine fills in.
+fn is_template_reference(v: &str) -> bool {
+    let inner = if let Some(x) = v.strip_prefix("${{").and_then(|x| x.strip_suffix("}}")) {
+        x
+    } else if let Some(x) = v.strip_prefix("{{").and_then(|x| x.strip_suffix("}}")) {
+        x
+    } else if let Some(x) = v.strip_prefix("${").and_then(|x| x.strip_suffix('}')) {
+        return !x.is_empty() && x.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_');
+    } else {
+        return false;
+    };
+    let inner = inner.trim();
+    !inner.is_empty() && !inner.contains(['{', '}'])
+}
+
+/// A call or subscript of a dotted name, the whole value ending in a bracket, whose string
+/// literals are all names (`os.environ["OPENAI_API_KEY"]`, `request.form["password"]`,
+/// `getpass.getpass()`, `Field(..., min_length=8)`, an opening `Field(`). A literal that is
+/// not a name (`os.getenv("DB_PASSWORD", "hunter2")`, `Field(default="x")`) may be the
+/// secret, so such a value is masked.
+fn is_code_reference(v: &str) -> bool {
+    let b = v.as_bytes();
+    let Some((_, end)) = ident_chain(b, 0) else {
+        return false;
+    };
+    if !matches!(b.get(end), Some(b'(' | b'[')) {
+        return false;
+    }
+    // The last byte that is not a trailing `,`/`;` (at most a few are looked at).
+    let last = b
+        .iter()
+        .rev()
+        .take(4)
+        .find(|c| !matches!(c, b',' | b';' | b' ' | b'\t'));
+    if !matches!(last, Some(b')' | b']' | b'(' | b'[')) {
+        return false;
+    }
+    let mut i = end;
+    while let Some(&c) = b.get(i) {
+        if c == b'"' || c == b'\'' {
+            let close = b
+                .get(i + 1..)
+                .and_then(|r| r.iter().position(|&x| x == c || x == b'\\'));
+            let Some(len) = close.filter(|&l| b.get(i + 1 + l) == Some(&c)) else {
+                return false;
+            };
+            let lit = v.get(i + 1..i + 1 + len).unwrap_or_default();
+            if !is_name_literal(lit) {
+                return false;
+            }
+            i += len + 2;
+        } else {
+            i += 1;
+        }
+    }
+    true
+}
+
+/// A string literal that names a secret rather than being one: empty, an environment
+/// variable name with an underscore (`OPENAI_API_KEY`), or a secret-named identifier
+/// (`password`, `X-Api-Key`).
+fn is_name_literal(lit: &str) -> bool {
+    if lit.is_empty() {
+        return true;
+    }
+    let ident = lit.bytes().enumerate().all(|(i, c)| {
+        c.is_ascii_alphabetic()
+            || c == b'_'
+            || (i > 0 && (c.is_ascii_digit() || matches!(c, b'-' | b'.')))
+    });
+    let env_name = lit.contains('_')
+        && lit
+            .bytes()
+            .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == b'_');
+    ident && (env_name || names::is_secret_name(lit))
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    #[test]
+    fn path_components() {
+        assert!(is_path_component(b"/etc/passwd", 5));
+        assert!(is_path_component(b"C:\\x\\api_key", 5));
+        assert!(is_path_component(b"C:\\\\x\\\\napi_key", 7));
+        assert!(!is_path_component(b"a\\nDB_PASSWORD", 2));
+        assert!(!is_path_component(b"api_key", 0));
+        assert!(is_path_suffix(b" Permission denied"));
+        assert!(is_path_suffix(b"/run/secrets/x"));
+        assert!(is_path_suffix(b"ro app"));
+        assert!(is_path_suffix(b"rw,z"));
+        assert!(!is_path_suffix(b"hunter2"));
+        assert!(!is_path_suffix(b"row"));
+    }
+
+    fn cx(key: &str, quoted: bool, shell_word: bool) -> ValueCx<'_> {
+        ValueCx {
+            key,
+            quoted,
+            shell_word,
+            allow_code: true,
+            typed_default: false,
+        }
+    }
+
+    #[test]
+    fn values() {
+        let plain = cx("password", false, false);
+        let past = Some(Skip::Past);
+        for v in [
+            "null",
+            "None,",
+            "~",
+            "${DB_PASSWORD}",
+            "${{ secrets.API_TOKEN }}",
+        ] {
+            assert_eq!(non_secret_value(&plain, v), past, "{v}");
+        }
+        for v in [
+            "{{ vault_db_password }}",
+            "********",
+            "No such file or directory",
+        ] {
+            assert_eq!(non_secret_value(&plain, v), past, "{v}");
+        }
+        for v in [
+            "<your-password>",
+            "password",
+            "settings.DB_PASSWORD",
+            "$OPENAI_API_KEY",
+        ] {
+            assert_eq!(non_secret_value(&plain, v), past, "{v}");
+        }
+        let into = Some(Skip::Into);
+        let shell = cx("API_KEY", false, true);
+        assert_eq!(non_secret_value(&plain, "os.environ[\"X_Y\"]"), into);
+        assert_eq!(
+            non_secret_value(&shell, "request.form[\"pw_token\"])"),
+            into
+        );
+        assert_eq!(non_secret_value(&plain, "Field("), into);
+        assert_eq!(non_secret_value(&plain, "Field(..., min_length=8)"), into);
+        let leaks = [
+            "$ecret99",
+            "hunter2",
+            "None",
+            "${A:-hunter2}",
+            "abc.def",
+            "f(x) y",
+            "(x)",
+            "os.getenv(\"DB_PASSWORD\", \"hunter2\")",
+            "Field(default=\"letmein\")",
+            "f(\"unterminated)",
+        ];
+        for v in leaks {
+            assert_eq!(non_secret_value(&shell, v), None, "{v}");
+        }
+        assert_eq!(non_secret_value(&plain, "Permission deniedX"), None);
+        assert_eq!(
+            non_secret_value(&cx("pw", true, false), "os.environ[\"X\"]"),
+            None
+        );
+        assert_eq!(
+            non_secret_value(&cx("pw", true, false), "Permission denied"),
+            None
+        );
+        assert_eq!(non_secret_value(&plain, ""), None);
+        let no_budget = ValueCx {
+            allow_code: false,
+            ..plain
+        };
+        assert_eq!(non_secret_value(&no_budget, "os.environ[\"X_Y\"]"), None);
+    }
+
+    #[test]
+    fn references_and_metavars() {
+        let own = cx("self.api_key", false, false);
+        assert_eq!(non_secret_value(&own, "api_key"), Some(Skip::Past));
+        assert_eq!(non_secret_value(&own, "abcdef"), None);
+        let typed = ValueCx {
+            typed_default: true,
+            ..cx("password", false, false)
+        };
+        assert_eq!(
+            non_secret_value(&typed, "DEFAULT_PW) -> bool:"),
+            Some(Skip::Past)
+        );
+        assert_eq!(non_secret_value(&typed, "DEFAULT_PW"), Some(Skip::Past));
+        assert_eq!(non_secret_value(&typed, "DEFAULT_PW + x"), None);
+        assert_eq!(
+            non_secret_value(&own, "api_key  # set later"),
+            Some(Skip::Past)
+        );
+        let flag = cx("--api-key", false, true);
+        for v in ["KEY", "API_KEY   API key to use", "<key>"] {
+            assert_eq!(non_secret_value(&flag, v), Some(Skip::Past), "{v}");
+        }
+        for v in ["ABCDEF123", "KEYS", "key"] {
+            assert_eq!(non_secret_value(&flag, v), None, "{v}");
+        }
+        assert_eq!(non_secret_value(&cx("API_KEY", false, true), "KEY"), None);
+    }
+}
