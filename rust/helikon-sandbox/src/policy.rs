@@ -1,10 +1,8 @@
 //! [`SandboxPolicy`]: built once (probe, rules, self-test), then runs commands.
 use std::ffi::CString;
-use std::os::fd::{AsFd, OwnedFd};
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
-use std::os::unix::fs::DirBuilderExt;
-use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::path::PathBuf;
 use std::time::Duration;
 
 use libc::c_int;
@@ -17,15 +15,16 @@ use crate::error::{Result, SandboxError};
 use crate::guarantees::{Isolation, SandboxGuarantees, OS_SANDBOX_LABEL};
 use crate::landlock_rules::{self, Grant};
 use crate::limits;
+use crate::nproc::NprocCache;
 use crate::probe::{self, Enforcement, KernelFeatures};
 use crate::seccomp_rules::{self, FilterOptions, SocketPolicy};
 use crate::spawn::{self, Prepared, RunOutcome};
 use crate::sys::{self, BpfProgram, ChildAction, Report};
+use crate::timing::Steps;
+use crate::tmpdir::SlotPool;
 
 /// Longest timeout accepted for one call.
 pub const MAX_TIMEOUT: Duration = Duration::from_secs(24 * 3600);
-
-static RUN_COUNTER: AtomicU64 = AtomicU64::new(0);
 
 /// A compiled sandbox: the opened root, the prepared rules, the guarantees.
 pub struct SandboxPolicy {
@@ -38,7 +37,8 @@ pub struct SandboxPolicy {
     features: Option<KernelFeatures>,
     seccomp: Vec<BpfProgram>,
     creds: Option<(u32, u32)>,
-    task_uid: u32,
+    nproc: NprocCache,
+    slots: SlotPool,
     cap_last: c_int,
     guarantees: SandboxGuarantees,
 }
@@ -159,7 +159,8 @@ impl SandboxPolicy {
             features,
             seccomp,
             creds,
-            task_uid,
+            nproc: NprocCache::new(task_uid),
+            slots: SlotPool::new(creds),
             cap_last: cap_last(),
             guarantees,
         };
@@ -220,35 +221,35 @@ impl SandboxPolicy {
                 MAX_TIMEOUT.as_secs()
             )));
         }
-        let tmp = TempDir::create(self.creds)?;
-        let tmp_fd = open(
-            tmp.path(),
-            OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC,
-            FsMode::empty(),
-        )
-        .map_err(|e| SandboxError::io("open private temp dir", e.into()))?;
-        let landlock = match &self.enforcement {
-            Some(enf) => Some(landlock_rules::ruleset(
-                enf,
-                self.root.as_fd(),
-                tmp_fd.as_fd(),
-                &self.grants,
-            )?),
-            None => None,
+        let mut steps = Steps::start(match self.cfg.mode {
+            Mode::OsSandbox => "os_sandbox",
+            Mode::Host => "host",
+        });
+        let build_ruleset = |tmp: BorrowedFd<'_>| -> Result<Option<OwnedFd>> {
+            match &self.enforcement {
+                Some(enf) => {
+                    landlock_rules::ruleset(enf, self.root.as_fd(), tmp, &self.grants).map(Some)
+                }
+                None => Ok(None),
+            }
         };
+        let slot = self.slots.take(&build_ruleset)?;
+        steps.mark("tmpdir");
         let env = build_env(
             std::env::vars_os(),
             &self.cfg.env_allowlist,
             &self.cfg.env,
-            tmp.path(),
+            slot.path(),
             self.root.root(),
         );
+        steps.mark("env");
         let rlimits = limits::rlimits(
             &self.cfg.limits,
             timeout,
-            self.task_uid,
+            || self.nproc.count(),
             sys::geteuid() == 0,
         );
+        steps.mark("rlimits");
         let os = self.cfg.mode == Mode::OsSandbox;
         let result = spawn::execute(Prepared {
             shell: &self.shell,
@@ -260,15 +261,24 @@ impl SandboxPolicy {
             creds: self.creds,
             cap_last: self.cap_last,
             no_new_privs: os,
-            landlock,
+            landlock: slot.landlock(),
             seccomp: &self.seccomp,
             action,
             timeout,
             kill_grace_ms: self.cfg.kill_grace_ms,
             output_cap: self.cfg.output_cap_bytes,
+            steps: &mut steps,
         });
-        drop(tmp_fd);
-        drop(tmp);
+        // A slot is reused only if every process of the call is known to be gone (or none
+        // was started: a configuration error is found before the supervisor runs).
+        let reusable = match &result {
+            Ok((_, report)) => !report.sweep_incomplete,
+            Err(SandboxError::Config(_)) => true,
+            Err(_) => false,
+        };
+        self.slots.put_back(slot, reusable);
+        steps.mark("cleanup");
+        steps.finish();
         result
     }
 
@@ -322,57 +332,4 @@ fn setup_error(report: &Report) -> SandboxError {
         sys::step_name(report.setup_step),
         std::io::Error::from_raw_os_error(report.setup_errno)
     ))
-}
-
-/// The run's private temp dir, removed on drop.
-struct TempDir {
-    path: PathBuf,
-}
-
-impl TempDir {
-    fn create(owner: Option<(u32, u32)>) -> Result<Self> {
-        let n = RUN_COUNTER.fetch_add(1, Ordering::Relaxed);
-        let nanos = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.subsec_nanos())
-            .unwrap_or(0);
-        let path =
-            std::env::temp_dir().join(format!("helikon-sbx-{}-{n}-{nanos:x}", std::process::id()));
-        std::fs::DirBuilder::new()
-            .mode(0o700)
-            .create(&path)
-            .map_err(|e| SandboxError::io("create private temp dir", e))?;
-        let dir = Self { path };
-        if let Some((uid, gid)) = owner {
-            std::os::unix::fs::chown(&dir.path, Some(uid), Some(gid))
-                .map_err(|e| SandboxError::io("chown private temp dir", e))?;
-        }
-        Ok(dir)
-    }
-
-    fn path(&self) -> &Path {
-        &self.path
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        if std::fs::remove_dir_all(&self.path).is_err() {
-            // A command may have left directories without write or search permission.
-            make_removable(&self.path);
-            let _ = std::fs::remove_dir_all(&self.path);
-        }
-    }
-}
-
-fn make_removable(dir: &Path) {
-    use std::os::unix::fs::PermissionsExt;
-    let _ = std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700));
-    if let Ok(entries) = std::fs::read_dir(dir) {
-        for e in entries.flatten() {
-            if e.file_type().is_ok_and(|t| t.is_dir()) {
-                make_removable(&e.path());
-            }
-        }
-    }
 }

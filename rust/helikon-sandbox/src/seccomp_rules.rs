@@ -1,26 +1,25 @@
-//! The seccomp programs, compiled once when the policy is built.
+//! The seccomp policy, compiled once when the policy is built into one program.
 //!
-//! Three filters are installed in the child, in this order (the kernel evaluates all of them
-//! and the most severe verdict wins):
+//! The program (see [`crate::bpf`] for its shape and why it is hand-compiled) answers, in
+//! order:
 //!
-//! 1. an ABI guard (hand-written BPF): any architecture other than the native one is killed
-//!    (this covers `int 0x80` on x86_64), and x32 system calls (`nr | 0x4000_0000`) get
-//!    `ENOSYS`, because the deny list below is keyed by native numbers;
-//! 2. the deny list (seccompiler, default allow, `EPERM` on match): tracing and
-//!    cross-process memory, mounts and namespaces, kernel-level attack surface (bpf,
-//!    perf_event_open, keyrings, io_uring, module and kexec loading, userfaultfd), host
-//!    administration (clock, hostname, reboot, swap, accounting, quotas), `personality`
-//!    except the query forms, `ioctl(TIOCSTI/TIOCLINUX)`, device-node `mknod`, the `chown`
-//!    family, path `truncate` when Landlock cannot mediate it, and the socket policy;
+//! 1. any architecture other than the native one: the process is killed (this covers
+//!    `int 0x80` on x86_64); x32 system calls (`nr | 0x4000_0000`) get `ENOSYS`, because the
+//!    table below is keyed by native numbers;
+//! 2. `EPERM` for tracing and cross-process memory, mounts and namespaces, kernel-level attack
+//!    surface (bpf, perf_event_open, keyrings, io_uring, module and kexec loading,
+//!    userfaultfd), host administration (clock, hostname, reboot, swap, accounting, quotas),
+//!    `personality` except the query forms, `ioctl(TIOCSTI/TIOCLINUX)`, device-node `mknod`,
+//!    the `chown` family, path `truncate` when Landlock cannot mediate it, and the socket
+//!    policy;
 //! 3. `clone3` answers `ENOSYS` (its flags live behind a pointer seccomp cannot read), so libc
-//!    falls back to `clone`, whose namespace flags the deny list checks.
+//!    falls back to `clone`, whose namespace flags are checked.
+//!
+//! Everything else is allowed. Argument tests look at the low 32 bits, which is where every
+//! tested value lives (flags, families, types, modes, request numbers).
 use std::collections::BTreeMap;
 
-use seccompiler::{
-    BpfProgram, SeccompAction, SeccompCmpArgLen as Len, SeccompCmpOp as Op, SeccompCondition,
-    SeccompFilter, SeccompRule, TargetArch,
-};
-
+use crate::bpf::{self, Action, Cond, Rule, Test, Verdict};
 use crate::config::UnixSockets;
 use crate::error::{Result, SandboxError};
 
@@ -41,45 +40,8 @@ pub(crate) struct FilterOptions {
     pub deny_path_truncate: bool,
 }
 
-fn arch() -> Result<TargetArch> {
-    #[cfg(target_arch = "x86_64")]
-    {
-        Ok(TargetArch::x86_64)
-    }
-    #[cfg(target_arch = "aarch64")]
-    {
-        Ok(TargetArch::aarch64)
-    }
-    #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
-    {
-        Err(SandboxError::Unsupported(
-            "the OS sandbox supports x86_64 and aarch64 only".into(),
-        ))
-    }
-}
-
-/// A system call number as seccompiler wants it (`c_long` is `i64` on the supported targets).
-#[allow(clippy::unnecessary_cast, clippy::useless_conversion)]
-fn nr(n: libc::c_long) -> i64 {
-    n as i64
-}
-
-/// An ioctl request number as a comparison value (its type differs between libcs).
-#[allow(clippy::unnecessary_cast, clippy::useless_conversion)]
-fn ioctl_req(r: libc::Ioctl) -> u64 {
-    r as u64
-}
-
-fn cond(arg: u8, len: Len, op: Op, value: u64) -> Result<SeccompCondition> {
-    SeccompCondition::new(arg, len, op, value).map_err(|e| SandboxError::Config(e.to_string()))
-}
-
-fn rule(conds: Vec<SeccompCondition>) -> Result<SeccompRule> {
-    SeccompRule::new(conds).map_err(|e| SandboxError::Config(e.to_string()))
-}
-
 /// System calls denied outright.
-fn denied_syscalls(opts: &FilterOptions) -> Vec<i64> {
+pub(crate) fn denied_syscalls(opts: &FilterOptions) -> Vec<i64> {
     let mut v: Vec<libc::c_long> = vec![
         // tracing and other processes' memory
         libc::SYS_ptrace,
@@ -146,59 +108,103 @@ fn denied_syscalls(opts: &FilterOptions) -> Vec<i64> {
     if opts.deny_path_truncate {
         v.push(libc::SYS_truncate);
     }
-    v.into_iter().map(nr).collect()
+    #[allow(clippy::unnecessary_cast, clippy::useless_conversion)]
+    v.into_iter().map(|n| n as i64).collect()
 }
 
-fn socket_rules(rules: &mut BTreeMap<i64, Vec<SeccompRule>>, policy: SocketPolicy) -> Result<()> {
-    const SOCK_TYPE_MASK: u64 = 0xf;
-    let unix = libc::AF_UNIX as u64;
+const EPERM: Action = Action::Errno(libc::EPERM as u16);
+
+fn num(n: i64) -> Result<u32> {
+    u32::try_from(n).map_err(|_| SandboxError::Config(format!("seccomp: bad syscall number {n}")))
+}
+
+#[allow(clippy::unnecessary_cast, clippy::useless_conversion)]
+fn sys(n: libc::c_long) -> Result<u32> {
+    num(n as i64)
+}
+
+fn c(arg: u8, test: Test) -> Cond {
+    Cond { arg, test }
+}
+
+/// Any rule matching -> EPERM, otherwise allowed.
+fn deny_if(rules: Vec<Vec<Cond>>) -> Verdict {
+    Verdict::Rules {
+        rules: rules
+            .into_iter()
+            .map(|conds| Rule {
+                conds,
+                action: EPERM,
+            })
+            .collect(),
+        default: Action::Allow,
+    }
+}
+
+/// An ioctl request number as a 32-bit value (its type differs between libcs).
+#[allow(clippy::unnecessary_cast, clippy::useless_conversion)]
+fn ioctl_req(r: libc::Ioctl) -> u32 {
+    r as u32
+}
+
+fn socket_table(t: &mut BTreeMap<u32, Verdict>, policy: SocketPolicy) -> Result<()> {
+    const SOCK_TYPE_MASK: u32 = 0xf;
+    let unix = libc::AF_UNIX as u32;
+    let socket = sys(libc::SYS_socket)?;
+    let socketpair = sys(libc::SYS_socketpair)?;
     match policy {
         SocketPolicy::InetAllowed => {
             // socket(): only AF_UNIX, AF_INET, AF_INET6 (no AF_PACKET, AF_NETLINK, AF_VSOCK,
             // AF_ALG, AF_XDP, Bluetooth, ...).
-            rules.insert(
-                nr(libc::SYS_socket),
-                vec![rule(vec![
-                    cond(0, Len::Dword, Op::Ne, unix)?,
-                    cond(0, Len::Dword, Op::Ne, libc::AF_INET as u64)?,
-                    cond(0, Len::Dword, Op::Ne, libc::AF_INET6 as u64)?,
-                ])?],
+            t.insert(
+                socket,
+                deny_if(vec![vec![
+                    c(0, Test::Ne(unix)),
+                    c(0, Test::Ne(libc::AF_INET as u32)),
+                    c(0, Test::Ne(libc::AF_INET6 as u32)),
+                ]]),
             );
-            rules.insert(
-                nr(libc::SYS_socketpair),
-                vec![rule(vec![cond(0, Len::Dword, Op::Ne, unix)?])?],
-            );
+            t.insert(socketpair, deny_if(vec![vec![c(0, Test::Ne(unix))]]));
         }
         SocketPolicy::Denied(UnixSockets::None) => {
-            rules.insert(nr(libc::SYS_socket), vec![]);
-            rules.insert(nr(libc::SYS_socketpair), vec![]);
+            t.insert(socket, Verdict::Always(EPERM));
+            t.insert(socketpair, Verdict::Always(EPERM));
         }
         SocketPolicy::Denied(UnixSockets::Connect) => {
-            rules.insert(
-                nr(libc::SYS_socket),
-                vec![rule(vec![cond(0, Len::Dword, Op::Ne, unix)?])?],
-            );
-            rules.insert(
-                nr(libc::SYS_socketpair),
-                vec![rule(vec![cond(0, Len::Dword, Op::Ne, unix)?])?],
-            );
+            t.insert(socket, deny_if(vec![vec![c(0, Test::Ne(unix))]]));
+            t.insert(socketpair, deny_if(vec![vec![c(0, Test::Ne(unix))]]));
         }
         SocketPolicy::Denied(UnixSockets::Pairs) => {
             // AF_UNIX stream/seqpacket only: a datagram socket could sendto() a pathname
             // socket without connect().
-            for sc in [libc::SYS_socket, libc::SYS_socketpair] {
-                let mut chain = vec![rule(vec![cond(0, Len::Dword, Op::Ne, unix)?])?];
-                for t in 0..=SOCK_TYPE_MASK {
-                    if t == libc::SOCK_STREAM as u64 || t == libc::SOCK_SEQPACKET as u64 {
-                        continue;
-                    }
-                    chain.push(rule(vec![
-                        cond(0, Len::Dword, Op::Eq, unix)?,
-                        cond(1, Len::Dword, Op::MaskedEq(SOCK_TYPE_MASK), t)?,
-                    ])?);
-                }
-                rules.insert(nr(sc), chain);
-            }
+            let kind = |ty: i32| {
+                c(
+                    1,
+                    Test::MaskedEq {
+                        mask: SOCK_TYPE_MASK,
+                        value: ty as u32,
+                    },
+                )
+            };
+            let pairs = Verdict::Rules {
+                rules: vec![
+                    Rule {
+                        conds: vec![c(0, Test::Ne(unix))],
+                        action: EPERM,
+                    },
+                    Rule {
+                        conds: vec![kind(libc::SOCK_STREAM)],
+                        action: Action::Allow,
+                    },
+                    Rule {
+                        conds: vec![kind(libc::SOCK_SEQPACKET)],
+                        action: Action::Allow,
+                    },
+                ],
+                default: EPERM,
+            };
+            t.insert(socket, pairs.clone());
+            t.insert(socketpair, pairs);
             for sc in [
                 libc::SYS_connect,
                 libc::SYS_bind,
@@ -206,20 +212,20 @@ fn socket_rules(rules: &mut BTreeMap<i64, Vec<SeccompRule>>, policy: SocketPolic
                 libc::SYS_accept,
                 libc::SYS_accept4,
             ] {
-                rules.insert(nr(sc), vec![]);
+                t.insert(sys(sc)?, Verdict::Always(EPERM));
             }
         }
     }
     Ok(())
 }
 
-/// Build the deny-list program.
-fn deny_filter(opts: &FilterOptions) -> Result<BpfProgram> {
-    let mut rules: BTreeMap<i64, Vec<SeccompRule>> = BTreeMap::new();
-    for nr in denied_syscalls(opts) {
-        rules.insert(nr, vec![]);
+/// System-call number -> verdict, for every number that is not simply allowed.
+pub(crate) fn table(opts: &FilterOptions) -> Result<BTreeMap<u32, Verdict>> {
+    let mut t = BTreeMap::new();
+    for n in denied_syscalls(opts) {
+        t.insert(num(n)?, Verdict::Always(EPERM));
     }
-    // clone(): any namespace flag.
+    // clone(): any namespace flag (one masked test of all of them).
     let ns_flags = [
         libc::CLONE_NEWNS,
         libc::CLONE_NEWCGROUP,
@@ -230,120 +236,239 @@ fn deny_filter(opts: &FilterOptions) -> Result<BpfProgram> {
         libc::CLONE_NEWNET,
         0x80, // CLONE_NEWTIME
     ];
-    let mut clone_rules = Vec::new();
-    for f in ns_flags {
-        let f = f as u64;
-        clone_rules.push(rule(vec![cond(0, Len::Qword, Op::MaskedEq(f), f)?])?);
-    }
-    rules.insert(nr(libc::SYS_clone), clone_rules);
+    let all_ns = ns_flags.iter().fold(0u32, |m, &f| m | f as u32);
+    t.insert(
+        sys(libc::SYS_clone)?,
+        Verdict::Rules {
+            rules: vec![Rule {
+                conds: vec![c(
+                    0,
+                    Test::MaskedEq {
+                        mask: all_ns,
+                        value: 0,
+                    },
+                )],
+                action: Action::Allow,
+            }],
+            default: EPERM,
+        },
+    );
     // personality(): only the query (0xffffffff) and PER_LINUX (0).
-    rules.insert(
-        nr(libc::SYS_personality),
-        vec![rule(vec![
-            cond(0, Len::Dword, Op::Ne, 0xffff_ffff)?,
-            cond(0, Len::Dword, Op::Ne, 0)?,
-        ])?],
+    t.insert(
+        sys(libc::SYS_personality)?,
+        deny_if(vec![vec![c(0, Test::Ne(0xffff_ffff)), c(0, Test::Ne(0))]]),
     );
     // ioctl(): no pushing input into a terminal, no TIOCLINUX.
-    rules.insert(
-        nr(libc::SYS_ioctl),
-        vec![
-            rule(vec![cond(1, Len::Dword, Op::Eq, ioctl_req(libc::TIOCSTI))?])?,
-            rule(vec![cond(
-                1,
-                Len::Dword,
-                Op::Eq,
-                ioctl_req(libc::TIOCLINUX),
-            )?])?,
-        ],
+    t.insert(
+        sys(libc::SYS_ioctl)?,
+        deny_if(vec![
+            vec![c(1, Test::Eq(ioctl_req(libc::TIOCSTI)))],
+            vec![c(1, Test::Eq(ioctl_req(libc::TIOCLINUX)))],
+        ]),
     );
     // mknod/mknodat: no character or block devices.
-    let fmt = libc::S_IFMT as u64;
-    let dev_rules = |arg: u8| -> Result<Vec<SeccompRule>> {
-        Ok(vec![
-            rule(vec![cond(
+    let fmt = libc::S_IFMT;
+    let dev = |arg: u8| {
+        deny_if(vec![
+            vec![c(
                 arg,
-                Len::Dword,
-                Op::MaskedEq(fmt),
-                libc::S_IFCHR as u64,
-            )?])?,
-            rule(vec![cond(
+                Test::MaskedEq {
+                    mask: fmt,
+                    value: libc::S_IFCHR,
+                },
+            )],
+            vec![c(
                 arg,
-                Len::Dword,
-                Op::MaskedEq(fmt),
-                libc::S_IFBLK as u64,
-            )?])?,
+                Test::MaskedEq {
+                    mask: fmt,
+                    value: libc::S_IFBLK,
+                },
+            )],
         ])
     };
     #[cfg(target_arch = "x86_64")]
-    rules.insert(nr(libc::SYS_mknod), dev_rules(1)?);
-    rules.insert(nr(libc::SYS_mknodat), dev_rules(2)?);
-    socket_rules(&mut rules, opts.sockets)?;
-    let filter = SeccompFilter::new(
-        rules,
-        SeccompAction::Allow,
-        SeccompAction::Errno(libc::EPERM as u32),
-        arch()?,
-    )
-    .map_err(|e| SandboxError::Config(format!("seccomp filter: {e}")))?;
-    BpfProgram::try_from(filter).map_err(|e| SandboxError::Config(format!("seccomp: {e}")))
+    t.insert(sys(libc::SYS_mknod)?, dev(1));
+    t.insert(sys(libc::SYS_mknodat)?, dev(2));
+    socket_table(&mut t, opts.sockets)?;
+    t.insert(
+        sys(libc::SYS_clone3)?,
+        Verdict::Always(Action::Errno(libc::ENOSYS as u16)),
+    );
+    Ok(t)
 }
 
-fn clone3_filter() -> Result<BpfProgram> {
-    let mut rules = BTreeMap::new();
-    rules.insert(nr(libc::SYS_clone3), vec![]);
-    let filter = SeccompFilter::new(
-        rules,
-        SeccompAction::Allow,
-        SeccompAction::Errno(libc::ENOSYS as u32),
-        arch()?,
-    )
-    .map_err(|e| SandboxError::Config(format!("seccomp filter: {e}")))?;
-    BpfProgram::try_from(filter).map_err(|e| SandboxError::Config(format!("seccomp: {e}")))
-}
-
-/// The architecture guard, written by hand.
-fn abi_guard() -> Result<crate::sys::BpfProgram> {
-    const LD_W_ABS: u16 = 0x20; // BPF_LD | BPF_W | BPF_ABS
-    const JEQ_K: u16 = 0x15; // BPF_JMP | BPF_JEQ | BPF_K
-    const JGE_K: u16 = 0x35; // BPF_JMP | BPF_JGE | BPF_K
-    const RET_K: u16 = 0x06; // BPF_RET | BPF_K
-    let ins = |code: u16, jt: u8, jf: u8, k: u32| libc::sock_filter { code, jt, jf, k };
-    #[cfg(target_arch = "x86_64")]
-    let audit_arch: u32 = 62 | 0x8000_0000 | 0x4000_0000;
-    #[cfg(target_arch = "aarch64")]
-    let audit_arch: u32 = 183 | 0x8000_0000 | 0x4000_0000;
-    #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
-    let audit_arch: u32 = {
-        arch()?;
-        0
-    };
-    let enosys = libc::SECCOMP_RET_ERRNO | (libc::ENOSYS as u32);
-    Ok(vec![
-        ins(LD_W_ABS, 0, 0, 4), // seccomp_data.arch
-        ins(JEQ_K, 1, 0, audit_arch),
-        ins(RET_K, 0, 0, libc::SECCOMP_RET_KILL_PROCESS),
-        ins(LD_W_ABS, 0, 0, 0), // seccomp_data.nr
-        ins(JGE_K, 0, 1, 0x4000_0000),
-        ins(RET_K, 0, 0, enosys),
-        ins(RET_K, 0, 0, libc::SECCOMP_RET_ALLOW),
-    ])
-}
-
-/// Every program, in installation order.
+/// The programs to install, in order (one).
 pub(crate) fn build(opts: &FilterOptions) -> Result<Vec<crate::sys::BpfProgram>> {
-    let mut out = vec![abi_guard()?];
-    for prog in [deny_filter(opts)?, clone3_filter()?] {
-        out.push(
-            prog.into_iter()
-                .map(|f| libc::sock_filter {
-                    code: f.code,
-                    jt: f.jt,
-                    jf: f.jf,
-                    k: f.k,
-                })
-                .collect(),
-        );
+    Ok(vec![bpf::compile(&table(opts)?)?])
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use crate::bpf::{run, NATIVE_ARCH, X32_BIT};
+    use crate::seccomp_reference;
+
+    /// The kernel's verdict for several filters: the lowest action wins (on a tie the most
+    /// recently installed filter's data).
+    fn combined(progs: &[crate::sys::BpfProgram], nr: u32, arch: u32, args: &[u64; 6]) -> u32 {
+        let action = |r: u32| (r & 0xffff_0000) as i32;
+        let mut best: Option<u32> = None;
+        for p in progs.iter().rev() {
+            let r = run(p, nr, arch, args).unwrap();
+            if best.is_none_or(|b| action(r) < action(b)) {
+                best = Some(r);
+            }
+        }
+        best.unwrap()
     }
-    Ok(out)
+
+    fn options() -> Vec<FilterOptions> {
+        let mut v = Vec::new();
+        for sockets in [
+            SocketPolicy::InetAllowed,
+            SocketPolicy::Denied(UnixSockets::Pairs),
+            SocketPolicy::Denied(UnixSockets::None),
+            SocketPolicy::Denied(UnixSockets::Connect),
+        ] {
+            for deny_path_truncate in [false, true] {
+                v.push(FilterOptions {
+                    sockets,
+                    deny_path_truncate,
+                });
+            }
+        }
+        v
+    }
+
+    /// Argument values that exercise every rule: families, socket types with flag bits,
+    /// namespace flags, personality values, ioctl requests, file modes, high halves.
+    fn interesting() -> Vec<u64> {
+        let mut v: Vec<u64> = vec![0, 1, 2, 3, 5, 6, 10, 16, 17, 0xffff_ffff, u64::MAX];
+        for t in 0..16u64 {
+            v.push(t);
+            v.push(t | libc::SOCK_CLOEXEC as u64);
+            v.push(t | libc::SOCK_NONBLOCK as u64 | (1 << 32));
+        }
+        for f in [
+            libc::CLONE_NEWNS,
+            libc::CLONE_NEWCGROUP,
+            libc::CLONE_NEWUTS,
+            libc::CLONE_NEWIPC,
+            libc::CLONE_NEWUSER,
+            libc::CLONE_NEWPID,
+            libc::CLONE_NEWNET,
+            0x80,
+            libc::CLONE_VM | libc::CLONE_VFORK | libc::SIGCHLD,
+            libc::CLONE_THREAD | libc::CLONE_SIGHAND | libc::CLONE_VM,
+        ] {
+            v.push(f as u64);
+            v.push(f as u64 | 0x11);
+            v.push(f as u64 | (libc::CLONE_NEWUSER | libc::CLONE_NEWNS) as u64);
+            v.push(f as u64 | (1 << 40));
+        }
+        for r in [libc::TIOCSTI, libc::TIOCLINUX, libc::TCGETS, libc::FIONREAD] {
+            let r = u64::from(ioctl_req(r));
+            v.push(r);
+            v.push(r | (3 << 32));
+        }
+        for m in [
+            libc::S_IFCHR,
+            libc::S_IFBLK,
+            libc::S_IFREG,
+            libc::S_IFIFO,
+            libc::S_IFSOCK,
+        ] {
+            v.push(u64::from(m | 0o644));
+        }
+        v.push(0x0008); // PER_LINUX32-like
+        v
+    }
+
+    #[test]
+    fn compact_program_matches_the_three_reference_filters() {
+        let vals = interesting();
+        for opts in options() {
+            let new = build(&opts).unwrap();
+            assert_eq!(new.len(), 1);
+            let old = seccomp_reference::programs(&opts).unwrap();
+            let mut checked = 0u64;
+            for nr in (0..600u32).chain([X32_BIT, X32_BIT | 41, X32_BIT | 435, u32::MAX]) {
+                for arch in [NATIVE_ARCH, 0x4000_0003] {
+                    let zero = [0u64; 6];
+                    assert_eq!(
+                        combined(&new, nr, arch, &zero),
+                        combined(&old, nr, arch, &zero),
+                        "{opts:?} nr {nr} arch {arch:x}"
+                    );
+                }
+                if !matches!(table(&opts).unwrap().get(&nr), Some(Verdict::Rules { .. })) {
+                    continue;
+                }
+                // Numbers with rules: every argument position with every value, and pairs
+                // of values in the first three arguments.
+                for a in 0..6 {
+                    for &x in &vals {
+                        let mut args = [0u64; 6];
+                        args[a] = x;
+                        assert_eq!(
+                            combined(&new, nr, NATIVE_ARCH, &args),
+                            combined(&old, nr, NATIVE_ARCH, &args),
+                            "{opts:?} nr {nr} args {args:x?}"
+                        );
+                        checked += 1;
+                    }
+                }
+                for &x in &vals {
+                    for &y in &vals {
+                        for (i, j) in [(0, 1), (1, 2), (0, 2)] {
+                            let mut args = [0u64; 6];
+                            args[i] = x;
+                            args[j] = y;
+                            assert_eq!(
+                                combined(&new, nr, NATIVE_ARCH, &args),
+                                combined(&old, nr, NATIVE_ARCH, &args),
+                                "{opts:?} nr {nr} args {args:x?}"
+                            );
+                            checked += 1;
+                        }
+                    }
+                }
+            }
+            assert!(checked > 10_000, "{checked}");
+        }
+    }
+
+    #[test]
+    fn every_path_is_short() {
+        // The kernel emulates the program for every number when it installs it; a long path
+        // per number is what made the old filter slow to install.
+        let p = &build(&FilterOptions {
+            sockets: SocketPolicy::Denied(UnixSockets::Pairs),
+            deny_path_truncate: true,
+        })
+        .unwrap()[0];
+        assert!(p.len() < 400, "{}", p.len());
+        // Count the instructions executed for an allowed number with no entry.
+        let steps = |nr: u32| {
+            let mut pc = 0usize;
+            let mut n = 0;
+            let mut acc = 0u32;
+            loop {
+                let i = p[pc];
+                n += 1;
+                pc += 1;
+                match i.code {
+                    0x20 => acc = if i.k == 0 { nr } else { NATIVE_ARCH },
+                    0x05 => pc += i.k as usize,
+                    0x15 => pc += usize::from(if acc == i.k { i.jt } else { i.jf }),
+                    0x35 => pc += usize::from(if acc >= i.k { i.jt } else { i.jf }),
+                    0x06 => return n,
+                    _ => return n,
+                }
+            }
+        };
+        let worst = (0..500u32).map(steps).max().unwrap();
+        assert!(worst <= 20, "longest path {worst}");
+    }
 }

@@ -1,22 +1,19 @@
-//! One command run: pipes, the supervised spawn, bounded reading, the outcome.
+//! One command run: pipes, the supervised run, the outcome.
 //!
-//! The host side only reads. The supervisor (see `sys`) owns the deadline and the process
-//! tree, so when its report arrives every descendant is already gone and the pipes reach EOF
-//! at once; the host still bounds the final drain and, as a last resort, kills a supervisor
-//! that outlives every deadline.
+//! The calling thread prepares the launch block and then sleeps while the supervisor (see
+//! `sys`) runs the command: it owns the deadline, reads both pipes into the bounded captures,
+//! kills the process group and sweeps every descendant, reads the pipes to EOF (bounded) and
+//! leaves its report; only then does this thread resume and render the outcome.
 use std::ffi::{CStr, CString};
-use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
+use std::os::fd::{AsRawFd, BorrowedFd, OwnedFd};
 use std::time::{Duration, Instant};
 
 use libc::c_int;
-use rustix::event::{poll, PollFd, PollFlags, Timespec};
-use rustix::pipe::{pipe_with, PipeFlags};
-use rustix::process::{kill_process, waitpid, Pid, Signal, WaitOptions};
 use serde::Serialize;
 
 use crate::error::{Result, SandboxError};
-use crate::output::HeadTail;
-use crate::sys::{self, BpfProgram, ChildAction, ChildSpec, Report, SupervisorSpec};
+use crate::sys::{self, BpfProgram, ChildAction, Launch, Report};
+use crate::timing::Steps;
 
 /// The result of one command, as the binding returns it (JSON).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -38,7 +35,7 @@ pub struct RunOutcome {
 }
 
 /// Everything one run needs, prepared by the policy.
-pub(crate) struct Prepared<'a> {
+pub(crate) struct Prepared<'a, 's> {
     pub shell: &'a CStr,
     pub command: &'a str,
     pub env: Vec<CString>,
@@ -48,23 +45,19 @@ pub(crate) struct Prepared<'a> {
     pub creds: Option<(u32, u32)>,
     pub cap_last: c_int,
     pub no_new_privs: bool,
-    pub landlock: Option<OwnedFd>,
+    pub landlock: Option<BorrowedFd<'a>>,
     pub seccomp: &'a [BpfProgram],
     pub action: ChildAction,
     pub timeout: Duration,
     pub kill_grace_ms: u64,
     pub output_cap: usize,
+    pub steps: &'s mut Steps,
 }
 
 /// Upper bound for the supervisor's final sweep.
 const SWEEP_LIMIT_MS: u64 = 2_000;
-/// How long the host keeps draining the pipes once the supervisor has reported.
-const DRAIN_GRACE: Duration = Duration::from_millis(250);
-
-fn pipe_high() -> Result<(OwnedFd, OwnedFd)> {
-    let (r, w) = pipe_with(PipeFlags::CLOEXEC).map_err(|e| SandboxError::io("pipe", e.into()))?;
-    Ok((above_stdio(r)?, above_stdio(w)?))
-}
+/// How long the supervisor keeps reading the pipes to EOF after the sweep.
+const DRAIN_GRACE_MS: u64 = 250;
 
 /// Make sure a descriptor is not 0, 1 or 2, so `dup2` onto stdio always clears CLOEXEC.
 pub(crate) fn above_stdio(fd: OwnedFd) -> Result<OwnedFd> {
@@ -75,155 +68,56 @@ pub(crate) fn above_stdio(fd: OwnedFd) -> Result<OwnedFd> {
 }
 
 /// Run one prepared command to completion.
-pub(crate) fn execute(p: Prepared<'_>) -> Result<(RunOutcome, Report)> {
+pub(crate) fn execute(p: Prepared<'_, '_>) -> Result<(RunOutcome, Report)> {
     let command = CString::new(p.command)
         .map_err(|_| SandboxError::Config("the command contains a NUL byte".into()))?;
-    let argv_owned = [p.shell.to_owned(), c"-c".to_owned(), command];
-    let mut argv: Vec<*const libc::c_char> = argv_owned.iter().map(|c| c.as_ptr()).collect();
-    argv.push(std::ptr::null());
-    let mut envp: Vec<*const libc::c_char> = p.env.iter().map(|c| c.as_ptr()).collect();
-    envp.push(std::ptr::null());
-
-    let (out_r, out_w) = pipe_high()?;
-    let (err_r, err_w) = pipe_high()?;
-    let (rep_r, rep_w) = pipe_high()?;
+    let mut launch = Box::new(Launch::new(
+        p.shell.to_owned(),
+        vec![p.shell.to_owned(), c"-c".to_owned(), command],
+        p.env,
+        p.output_cap,
+    ));
 
     let landlock_raw = p.landlock.as_ref().map(|fd| fd.as_raw_fd());
-    let spec = ChildSpec {
-        program: p.shell,
-        argv: &argv,
-        envp: &envp,
-        cwd_fd: p.cwd.as_raw_fd(),
-        stdio: [p.devnull.as_raw_fd(), out_w.as_raw_fd(), err_w.as_raw_fd()],
-        rlimits: &p.rlimits,
-        creds: p.creds,
-        cap_last: p.cap_last,
-        no_new_privs: p.no_new_privs,
-        landlock_fd: landlock_raw,
-        seccomp: p.seccomp,
-        action: p.action,
-    };
-    let timeout_ms = u64::try_from(p.timeout.as_millis()).unwrap_or(u64::MAX);
-    let sup = SupervisorSpec {
-        timeout_ms,
-        kill_grace_ms: p.kill_grace_ms,
-        sweep_limit_ms: SWEEP_LIMIT_MS,
-        report_fd: rep_w.as_raw_fd(),
-    };
-    let mut keep = vec![
-        p.devnull.as_raw_fd(),
-        out_w.as_raw_fd(),
-        err_w.as_raw_fd(),
-        p.cwd.as_raw_fd(),
-        rep_w.as_raw_fd(),
-    ];
+    launch.cwd_fd = p.cwd.as_raw_fd();
+    launch.stdin = p.devnull.as_raw_fd();
+    launch.rlimits = p.rlimits;
+    launch.creds = p.creds;
+    launch.cap_last = p.cap_last;
+    launch.no_new_privs = p.no_new_privs;
+    launch.landlock_fd = landlock_raw;
+    launch.seccomp = p.seccomp.to_vec();
+    launch.action = p.action;
+    launch.timeout_ms = u64::try_from(p.timeout.as_millis()).unwrap_or(u64::MAX);
+    launch.kill_grace_ms = p.kill_grace_ms;
+    launch.sweep_limit_ms = SWEEP_LIMIT_MS;
+    launch.drain_ms = DRAIN_GRACE_MS;
+    launch.timing = p.steps.on();
+    let mut keep = vec![p.devnull.as_raw_fd(), p.cwd.as_raw_fd()];
     if let Some(fd) = landlock_raw {
         keep.push(fd);
     }
+    keep.sort_unstable();
+    keep.dedup();
+    for (slot, fd) in launch.keep.iter_mut().zip(keep) {
+        *slot = fd;
+    }
+    p.steps.mark("prepare");
     let started = Instant::now();
-    let pid = sys::spawn_supervised(&spec, &sup, &keep)
-        .map_err(|e| SandboxError::Spawn(format!("fork: {e}")))?;
-    // The host keeps only the read ends.
-    drop((out_w, err_w, rep_w, p.landlock));
-
-    let hard_deadline = started
-        + p.timeout
-        + Duration::from_millis(p.kill_grace_ms + SWEEP_LIMIT_MS)
-        + Duration::from_secs(5);
-    let mut out = HeadTail::new(p.output_cap);
-    let mut err = HeadTail::new(p.output_cap);
-    let mut report_bytes = Vec::with_capacity(sys::REPORT_LEN);
-    let mut open = [true, true, true];
-    let mut reported_at: Option<Instant> = None;
-    let mut killed_supervisor = false;
-    let mut buf = vec![0u8; 64 * 1024];
-    while open.iter().any(|o| *o) {
-        let now = Instant::now();
-        let limit = match reported_at {
-            Some(t) => (t + DRAIN_GRACE).min(hard_deadline),
-            None => hard_deadline,
-        };
-        if now >= limit {
-            if reported_at.is_none() {
-                // The supervisor outlived every deadline: end it (its own children get the
-                // parent-death signal).
-                if let Some(pid) = Pid::from_raw(pid) {
-                    let _ = kill_process(pid, Signal::KILL);
-                }
-                killed_supervisor = true;
-            }
-            break;
-        }
-        let left = limit - now;
-        let ts = Timespec {
-            tv_sec: left.as_secs() as _,
-            tv_nsec: left.subsec_nanos() as _,
-        };
-        let fds = [&out_r, &err_r, &rep_r];
-        let mut pfds: Vec<PollFd<'_>> = Vec::with_capacity(3);
-        let mut which: Vec<usize> = Vec::with_capacity(3);
-        for (i, fd) in fds.iter().enumerate() {
-            if open[i] {
-                pfds.push(PollFd::new(*fd, PollFlags::IN));
-                which.push(i);
-            }
-        }
-        match poll(&mut pfds, Some(&ts)) {
-            Ok(_) => {}
-            Err(rustix::io::Errno::INTR) => continue,
-            Err(e) => return Err(SandboxError::io("poll", e.into())),
-        }
-        let ready: Vec<(usize, bool)> = pfds
-            .iter()
-            .zip(which.iter())
-            .map(|(pfd, &i)| (i, !pfd.revents().is_empty()))
-            .collect();
-        for (i, is_ready) in ready {
-            if !is_ready {
-                continue;
-            }
-            let fd: BorrowedFd<'_> = fds[i].as_fd();
-            match rustix::io::read(fd, &mut buf) {
-                Ok(0) => {
-                    open[i] = false;
-                    if i == 2 && reported_at.is_none() {
-                        reported_at = Some(Instant::now());
-                    }
-                }
-                Ok(n) => {
-                    let data = &buf[..n];
-                    match i {
-                        0 => out.push(data),
-                        1 => err.push(data),
-                        _ => {
-                            report_bytes.extend_from_slice(data);
-                            report_bytes.truncate(sys::REPORT_LEN);
-                        }
-                    }
-                }
-                Err(rustix::io::Errno::INTR | rustix::io::Errno::AGAIN) => {}
-                Err(_) => open[i] = false,
-            }
-        }
-    }
+    // This thread sleeps until the supervisor has run the command, swept the process tree
+    // and read the output.
+    let finished =
+        sys::run_supervised(launch).map_err(|e| SandboxError::Spawn(format!("supervisor: {e}")))?;
     let duration = started.elapsed();
-    if let Some(pid) = Pid::from_raw(pid) {
-        // Someone else (a Python child watcher) may have reaped it already; the report pipe
-        // carries everything we need, so ECHILD is fine.
-        let _ = waitpid(Some(pid), WaitOptions::empty());
+    p.steps.mark("run");
+    for (name, us) in &finished.intervals {
+        p.steps.record(name, *us);
     }
-    let report = match Report::parse(&report_bytes) {
-        Some(r) => r,
-        None if killed_supervisor => {
-            return Err(SandboxError::Spawn(
-                "the supervisor did not finish in time and was killed".into(),
-            ))
-        }
-        None => {
-            return Err(SandboxError::Spawn(
-                "the supervisor ended without a report".into(),
-            ))
-        }
+    let (words, out, err) = finished.launch.into_results();
+    let Some(report) = Report::from_words(&words) else {
+        return Err(SandboxError::Spawn(
+            "the supervisor ended without a report".into(),
+        ));
     };
     let mut stderr = err.render();
     if report.sweep_incomplete {

@@ -271,3 +271,80 @@ fn os_sandbox_setuid_binaries_gain_nothing() {
     assert!(!out.stdout.lines().any(|l| l.trim() == "0"), "{out:#?}");
     assert!(out.stdout.contains("65534"));
 }
+
+#[test]
+fn every_call_gets_an_empty_private_temp_dir_whatever_the_last_one_did() {
+    for mode in [Mode::OsSandbox, Mode::Host] {
+        let f = fixture(mode);
+        for leave_behind in [
+            "echo secret > $TMPDIR/left; mkdir $TMPDIR/d",
+            "touch $TMPDIR/.hidden",
+            "chmod 777 $TMPDIR",
+            "python3 -c 'import os; os.setxattr(os.environ[\"TMPDIR\"], \"user.k\", b\"v\")' \
+             2>/dev/null; true",
+            "true",
+        ] {
+            let first = f.run(&format!("{leave_behind}; echo $TMPDIR"));
+            assert_eq!(first.exit_code, Some(0), "{mode:?}: {first:#?}");
+            let next = f.run(
+                "ls -A $TMPDIR | wc -l; stat -c %a $TMPDIR; \
+                 python3 -c 'import os; print(len(os.listxattr(os.environ[\"TMPDIR\"])))'",
+            );
+            let lines: Vec<&str> = next.stdout.lines().map(str::trim).collect();
+            assert_eq!(
+                lines,
+                ["0", "700", "0"],
+                "{mode:?} after {leave_behind:?}: {next:#?}"
+            );
+        }
+    }
+}
+
+#[test]
+fn concurrent_calls_keep_their_own_output_and_leave_the_host_dumpable() {
+    use rustix::process::{dumpable_behavior, DumpableBehavior};
+    let f = fixture(Mode::OsSandbox);
+    std::thread::scope(|s| {
+        let handles: Vec<_> = (0..6)
+            .map(|t| {
+                let f = &f;
+                s.spawn(move || {
+                    for i in 0..8 {
+                        let out = f.run(&format!("echo out-{t}-{i}; echo err-{t}-{i} >&2; id -u"));
+                        assert_eq!(out.exit_code, Some(0), "{out:#?}");
+                        assert_eq!(out.stdout, format!("out-{t}-{i}\n65534\n"), "{out:#?}");
+                        assert_eq!(out.stderr, format!("err-{t}-{i}\n"), "{out:#?}");
+                    }
+                })
+            })
+            .collect();
+        for h in handles {
+            h.join().unwrap();
+        }
+    });
+    // The uid drop marks the shared address space non-dumpable while a child is between
+    // clone and execve; the host's own flag is back once no call is in flight (other tests of
+    // this binary may still have calls in flight, so wait for them).
+    let t0 = Instant::now();
+    while dumpable_behavior().unwrap() != DumpableBehavior::Dumpable {
+        assert!(
+            t0.elapsed() < Duration::from_secs(20),
+            "the host stayed non-dumpable"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn the_command_and_the_calling_thread_keep_the_full_cpu_mask() {
+    // The supervisor and the child are pinned to the caller's CPU only while they start.
+    // (`available_parallelism` reads this thread's affinity mask, as `nproc` does.)
+    let cpus = || std::thread::available_parallelism().unwrap().get();
+    let before = cpus();
+    for mode in [Mode::OsSandbox, Mode::Host] {
+        let f = fixture(mode);
+        let out = f.run("nproc");
+        assert_eq!(out.stdout.trim(), before.to_string(), "{mode:?}: {out:#?}");
+        assert_eq!(cpus(), before);
+    }
+}

@@ -1,36 +1,52 @@
-//! Every `unsafe` block of the crate: kernel probes, fork, the supervisor and the child's
-//! confinement sequence.
+//! Every `unsafe` block of the crate: kernel probes, the supervised spawn, the supervisor and
+//! the child's confinement sequence.
 //!
 //! # The process shape
 //!
 //! ```text
-//! host (Python)  ──fork──>  supervisor S  ──fork──>  child C ──execve──> /bin/sh -c CMD
-//!   reads pipes              subreaper; waits C      setsid, dup2, rlimits, uid drop,
-//!   reads S's report         with the deadline;      no_new_privs, Landlock, seccomp
-//!                            kills C's group, then
-//!                            sweeps every descendant
+//! host thread ──clone(CLONE_VM|CLONE_VFORK)──> supervisor S ──clone(CLONE_VM)──> child C
+//!   sleeps until S exits,         subreaper; owns the pipes;     setsid, dup3, rlimits,
+//!   then reaps S (__WALL) and     waits C with the deadline,     uid drop, no_new_privs,
+//!   reads its report and the      reading the output; kills      Landlock, seccomp, then
+//!   captured output               C's group, sweeps, drains      execve /bin/sh -c CMD
 //! ```
 //!
-//! The host process itself is never restricted and never becomes a subreaper.
+//! Neither S nor C copies the host's address space: S runs on its own stack inside the host's
+//! memory (like a thread that is a separate process: own pid, descriptor table, signal
+//! dispositions, limits and credentials), and C borrows it on a second stack until `execve`
+//! replaces it, as `posix_spawn` does. Forking a Python-sized process twice per call (page
+//! tables, then copy-on-write faults in the host while S lived) was most of a call's cost.
+//! The calling thread sleeps (CLONE_VFORK) until S exits, so the launch block stays put and
+//! one wake-up ends the call. Both are pinned to the caller's CPU while they start (they
+//! then run at once where the sleeping parent was, instead of queueing behind another
+//! process on a busy machine) and restore the caller's CPU mask right after. The host
+//! process itself is never restricted and never becomes a subreaper; S's exit signal is 0,
+//! so only a `__WALL` wait (ours) can reap it, never a host-wide `waitpid(-1)`.
 //!
-//! # Rules for the code after `fork`
+//! # Rules for the code after `clone`
 //!
-//! The host is multi-threaded (Python, tokio, ...), so between `fork` and `execve` (and in the
-//! supervisor, which never execs) only async-signal-safe system calls are made: nothing
-//! allocates, locks, panics or unwinds. Everything the children need (argv, envp, the Landlock
-//! ruleset descriptor, the seccomp programs, rlimit values) is prepared by the caller before
-//! `fork` and only read afterwards; arithmetic is wrapping or saturating; buffers are on the
-//! stack; failures are reported as two `i32`s over a pipe and end the process with `_exit`.
+//! S and C run in the host's memory next to the host's own threads, and they carry the
+//! thread-local block of the host thread that created them. So they only make raw system
+//! calls ([`raw`]: no libc, no `errno`), never allocate, lock, panic or unwind, and only read
+//! the [`Launch`] block that the host prepared before `clone` and keeps alive until S is
+//! reaped (if S ends before C is known to have reached `execve`, the block and the stacks
+//! are leaked rather than freed under C). Every wait in S is bounded, so the calling thread
+//! always wakes: a child that never reaches `execve` is killed after the command's timeout,
+//! one that cannot be reaped after `SIGKILL` is reported as an incomplete sweep. Every signal is blocked in the host
+//! thread around `clone`, so no host signal handler ever runs on S's or C's stack; C resets
+//! every disposition before it unblocks. Indexing uses `get`, arithmetic wraps or saturates.
+//!
+//! A credential change in C (the uid drop) marks the shared address space non-dumpable, as
+//! the kernel does for any process that changes uid. The host restores its previous
+//! dumpable flag once no call with a uid drop is in flight (see [`launch`]).
 #![allow(unsafe_code)]
 
 mod child;
+pub(crate) mod launch;
+pub(crate) mod raw;
 mod supervisor;
 
-use std::ffi::CStr;
-use std::io;
-use std::os::fd::RawFd;
-
-use libc::{c_char, c_int, c_long, c_uint, pid_t};
+use libc::c_int;
 
 /// Setup step numbers reported by the child when a step fails (see [`step_name`]).
 pub(crate) mod step {
@@ -95,47 +111,7 @@ pub(crate) enum ChildAction {
 /// One seccomp program, as the kernel wants it.
 pub(crate) type BpfProgram = Vec<libc::sock_filter>;
 
-/// Everything the confined child needs, prepared before `fork`.
-pub(crate) struct ChildSpec<'a> {
-    /// Program path for `execve`.
-    pub program: &'a CStr,
-    /// NULL-terminated argv.
-    pub argv: &'a [*const c_char],
-    /// NULL-terminated envp.
-    pub envp: &'a [*const c_char],
-    /// Directory descriptor to `fchdir` to (the opened root).
-    pub cwd_fd: RawFd,
-    /// Descriptors for fds 0, 1 and 2 (all >= 3).
-    pub stdio: [RawFd; 3],
-    /// `(resource, limit)` pairs, soft = hard.
-    pub rlimits: &'a [(c_int, u64)],
-    /// Switch to this `(uid, gid)` and drop every capability and supplementary group.
-    pub creds: Option<(u32, u32)>,
-    /// Highest capability number of the running kernel.
-    pub cap_last: c_int,
-    /// Set `PR_SET_NO_NEW_PRIVS`.
-    pub no_new_privs: bool,
-    /// Landlock ruleset descriptor to enforce.
-    pub landlock_fd: Option<RawFd>,
-    /// Seccomp programs, installed in order, after Landlock.
-    pub seccomp: &'a [BpfProgram],
-    /// What to do once confined.
-    pub action: ChildAction,
-}
-
-/// Supervisor parameters.
-pub(crate) struct SupervisorSpec {
-    /// Wall-clock limit for the child, in milliseconds.
-    pub timeout_ms: u64,
-    /// Time between SIGTERM and SIGKILL on timeout.
-    pub kill_grace_ms: u64,
-    /// Upper bound for the final sweep of descendants.
-    pub sweep_limit_ms: u64,
-    /// Write end of the report pipe (>= 3).
-    pub report_fd: RawFd,
-}
-
-/// The supervisor's report, read by the host from the report pipe.
+/// The supervisor's report, left in the launch block.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub(crate) struct Report {
     /// Exit code when the child exited normally.
@@ -154,22 +130,14 @@ pub(crate) struct Report {
     pub sweep_incomplete: bool,
 }
 
-const REPORT_MAGIC: i32 = 0x4845_4c4b; // "HELK"
-/// Size of the serialized [`Report`].
-pub(crate) const REPORT_LEN: usize = 9 * 4;
+/// First word of a complete report ("HELK"), written last by the supervisor.
+pub(crate) const REPORT_MAGIC: i32 = 0x4845_4c4b;
+/// Words in a report.
+pub(crate) const REPORT_WORDS: usize = 9;
 
 impl Report {
-    /// Parse the bytes the supervisor wrote.
-    pub(crate) fn parse(buf: &[u8]) -> Option<Self> {
-        if buf.len() != REPORT_LEN {
-            return None;
-        }
-        let mut w = [0i32; 9];
-        for (i, chunk) in buf.chunks_exact(4).enumerate() {
-            let mut b = [0u8; 4];
-            b.copy_from_slice(chunk);
-            *w.get_mut(i)? = i32::from_ne_bytes(b);
-        }
+    /// Decode the words the supervisor wrote (`None` without the magic word).
+    pub(crate) fn from_words(w: &[i32; REPORT_WORDS]) -> Option<Self> {
         if w[0] != REPORT_MAGIC {
             return None;
         }
@@ -246,6 +214,45 @@ pub(crate) fn seccomp_available() -> bool {
     r == 0
 }
 
+/// `FS_IOC_FSGETXATTR` on `fd`: the extended inode flags and the project id, or `None` where
+/// the filesystem does not support the call.
+pub(crate) fn fs_xattr(fd: std::os::fd::BorrowedFd<'_>) -> Option<(u32, u32)> {
+    use std::os::fd::AsRawFd;
+    #[repr(C)]
+    struct FsXattr {
+        xflags: u32,
+        extsize: u32,
+        nextents: u32,
+        projid: u32,
+        cowextsize: u32,
+        pad: [u8; 8],
+    }
+    const FS_IOC_FSGETXATTR: u32 = 0x801c_581f; // _IOR('X', 31, struct fsxattr)
+    let mut x = FsXattr {
+        xflags: 0,
+        extsize: 0,
+        nextents: 0,
+        projid: 0,
+        cowextsize: 0,
+        pad: [0; 8],
+    };
+    // SAFETY: the request writes one `struct fsxattr` (28 bytes) into `x`.
+    let r = unsafe {
+        libc::ioctl(
+            fd.as_raw_fd(),
+            FS_IOC_FSGETXATTR as _,
+            &mut x as *mut FsXattr,
+        )
+    };
+    (r == 0).then_some((x.xflags, x.projid))
+}
+
+/// Run `f` when the process exits normally (`exit`, including the Python interpreter's).
+pub(crate) fn at_exit(f: extern "C" fn()) {
+    // SAFETY: registering a plain function pointer; it runs on the exiting thread.
+    unsafe { libc::atexit(f) };
+}
+
 /// Current effective uid.
 pub(crate) fn geteuid() -> u32 {
     // SAFETY: geteuid cannot fail.
@@ -258,130 +265,4 @@ pub(crate) fn getegid() -> u32 {
     unsafe { libc::getegid() }
 }
 
-// ------------------------------------------------------------------ spawning
-
-/// Fork the supervisor, which forks and confines the child. Returns the supervisor's pid.
-///
-/// `keep` lists the descriptors the supervisor and child need (stdio sources, cwd, Landlock
-/// ruleset, report pipe); every other descriptor is closed in the supervisor.
-pub(crate) fn spawn_supervised(
-    child: &ChildSpec<'_>,
-    sup: &SupervisorSpec,
-    keep: &[RawFd],
-) -> io::Result<pid_t> {
-    let mut keep_sorted = [-1 as RawFd; 8];
-    let mut n = 0usize;
-    for &fd in keep {
-        if n >= keep_sorted.len() {
-            return Err(io::Error::other("too many descriptors to keep"));
-        }
-        keep_sorted[n] = fd;
-        n += 1;
-    }
-    keep_sorted[..n].sort_unstable();
-    if child.argv.last().is_some_and(|p| !p.is_null())
-        || child.envp.last().is_some_and(|p| !p.is_null())
-        || child.argv.is_empty()
-        || child.envp.is_empty()
-    {
-        return Err(io::Error::other("argv and envp must be NULL-terminated"));
-    }
-    // SAFETY: getpid cannot fail.
-    let host = unsafe { libc::getpid() };
-    // SAFETY: fork in a multi-threaded process: the child only runs `supervisor`, which makes
-    // async-signal-safe system calls on memory prepared before this point, and ends in _exit.
-    let pid = unsafe { libc::fork() };
-    if pid < 0 {
-        return Err(io::Error::last_os_error());
-    }
-    if pid == 0 {
-        supervisor::run(child, sup, &keep_sorted[..n], host);
-    }
-    Ok(pid)
-}
-
-fn exit_now(code: c_int) -> ! {
-    // SAFETY: _exit ends the process without running atexit handlers or destructors, which is
-    // what a forked child of a multi-threaded process must do.
-    unsafe { libc::_exit(code) }
-}
-
-fn monotonic_ms() -> u64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: ts is a valid timespec; CLOCK_MONOTONIC is always available.
-    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
-    (ts.tv_sec as u64)
-        .wrapping_mul(1000)
-        .wrapping_add((ts.tv_nsec as u64) / 1_000_000)
-}
-
-fn sleep_ms(ms: u64) {
-    let ts = libc::timespec {
-        tv_sec: (ms / 1000) as libc::time_t,
-        tv_nsec: ((ms % 1000) * 1_000_000) as c_long,
-    };
-    // SAFETY: ts is valid; an early wake-up (EINTR) is harmless for our polling loops.
-    unsafe { libc::nanosleep(&ts, std::ptr::null_mut()) };
-}
-
-/// Close every descriptor >= 3 except those in `keep` (sorted ascending).
-fn close_all_except(keep: &[RawFd]) {
-    let mut next: c_uint = 3;
-    for &fd in keep {
-        if fd < 0 {
-            continue;
-        }
-        let fd = fd as c_uint;
-        if fd > next {
-            close_range(next, fd - 1, 0);
-        }
-        if fd >= next {
-            next = fd.wrapping_add(1);
-        }
-    }
-    close_range(next, c_uint::MAX, 0);
-}
-
-fn close_range(first: c_uint, last: c_uint, flags: c_uint) {
-    // SAFETY: close_range only affects this process's descriptor table.
-    let r = unsafe { libc::syscall(libc::SYS_close_range, first, last, flags) };
-    if r == 0 {
-        return;
-    }
-    // Kernels before 5.9 (5.11 for CLOSE_RANGE_CLOEXEC): walk a bounded range by hand.
-    let upper = last.min(65_535);
-    let mut fd = first;
-    while fd <= upper {
-        // SAFETY: plain descriptor-table operations on possibly-unused numbers.
-        unsafe {
-            if flags & libc::CLOSE_RANGE_CLOEXEC != 0 {
-                libc::fcntl(fd as c_int, libc::F_SETFD, libc::FD_CLOEXEC);
-            } else {
-                libc::close(fd as c_int);
-            }
-        }
-        fd = fd.wrapping_add(1);
-    }
-}
-
-fn write_all(fd: RawFd, bytes: &[u8]) {
-    let mut off = 0usize;
-    while off < bytes.len() {
-        let rest = &bytes[off..];
-        // SAFETY: `rest` is a valid readable buffer of rest.len() bytes.
-        let n = unsafe { libc::write(fd, rest.as_ptr().cast(), rest.len()) };
-        if n < 0 {
-            if errno() == libc::EINTR {
-                continue;
-            }
-            return;
-        }
-        if n == 0 {
-            return;
-        }
-        off = off.saturating_add(n as usize);
-    }
-}
+pub(crate) use launch::{run_supervised, Launch};

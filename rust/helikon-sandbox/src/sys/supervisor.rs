@@ -1,121 +1,285 @@
-//! The supervisor: a forked copy of the host that never execs. It is the child's parent and
-//! a subreaper, enforces the deadline, kills the child's process group and then sweeps every
-//! remaining descendant before it reports and exits.
+//! The supervisor S: a process that shares the host's memory (see the module documentation of
+//! `sys`), never execs, is the child's parent and a subreaper. It creates the output pipes and
+//! C, waits (bounded) until C has reached `execve`, enforces the deadline while reading both
+//! pipes into the captures, kills the child's process group, sweeps every remaining
+//! descendant, drains the pipes and leaves its report. Raw system calls only; no allocation,
+//! no panics.
 use std::os::fd::RawFd;
+use std::sync::atomic::Ordering;
 
-use libc::{c_int, pid_t};
+use libc::{c_int, c_uint, c_void, pid_t};
 
-use super::{
-    child, close_all_except, errno, exit_now, monotonic_ms, sleep_ms, step, write_all, ChildSpec,
-    SupervisorSpec, REPORT_LEN, REPORT_MAGIC,
-};
+use super::launch::{Launch, Mark};
+use super::raw::{self, exit_now, monotonic_ms, sleep_ms};
+use super::{child, step, REPORT_MAGIC, REPORT_WORDS};
+use crate::output::HeadTail;
 
-/// The supervisor: never returns.
-pub(super) fn run(child: &ChildSpec<'_>, sup: &SupervisorSpec, keep: &[RawFd], host: pid_t) -> ! {
-    // SAFETY (whole function): only async-signal-safe calls on stack memory or memory that was
-    // prepared before fork; see the module documentation.
-    unsafe {
-        let mut all: libc::sigset_t = std::mem::zeroed();
-        libc::sigfillset(&mut all);
-        libc::sigprocmask(libc::SIG_BLOCK, &all, std::ptr::null_mut());
-        libc::prctl(
-            libc::PR_SET_PDEATHSIG,
-            libc::SIGKILL as libc::c_ulong,
-            0,
-            0,
-            0,
-        );
-        if libc::getppid() != host {
-            exit_now(70);
-        }
-        libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1 as libc::c_ulong, 0, 0, 0);
-    }
-    close_all_except(keep);
-    let mut report = [0i32; 9];
-    report[0] = REPORT_MAGIC;
-    let mut setup = [-1 as c_int; 2];
-    // SAFETY: setup is a valid 2-element array.
-    if unsafe { libc::pipe2(setup.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
-        report[4] = step::PIPE;
-        report[5] = errno();
-        finish(sup.report_fd, &report);
-    }
-    // If the host runs with a standard descriptor closed, the pipe may land on 0..=2, where
-    // the child's dup2 onto stdio would clobber it: move both ends above 2.
-    for end in setup.iter_mut() {
-        if *end <= 2 {
-            // SAFETY: duplicating and closing descriptors this process owns.
-            unsafe {
-                let high = libc::fcntl(*end, libc::F_DUPFD_CLOEXEC, 3);
-                if high < 0 {
-                    report[4] = step::PIPE;
-                    report[5] = errno();
-                    finish(sup.report_fd, &report);
-                }
-                libc::close(*end);
-                *end = high;
-            }
-        }
-    }
-    // SAFETY: getpid cannot fail.
-    let me = unsafe { libc::getpid() };
-    // SAFETY: this process is single-threaded now; the child only runs `confine_and_run`.
-    let pid = unsafe { libc::fork() };
-    if pid < 0 {
-        report[4] = step::FORK;
-        report[5] = errno();
-        finish(sup.report_fd, &report);
-    }
-    if pid == 0 {
-        child::confine_and_run(child, setup[1], me);
-    }
-    // Keep only the report pipe and the setup pipe's read end.
-    // SAFETY: closing descriptors this process owns.
-    unsafe { libc::close(setup[1]) };
-    let mut keep2 = [sup.report_fd, setup[0]];
-    keep2.sort_unstable();
-    close_all_except(&keep2);
-
-    // Did the child reach exec (EOF through O_CLOEXEC) or report a failed step / probe?
-    let mut buf = [0u8; 8];
-    let mut got = 0usize;
-    while got < buf.len() {
-        let rest = &mut buf[got..];
-        // SAFETY: `rest` is a valid writable buffer.
-        let n = unsafe { libc::read(setup[0], rest.as_mut_ptr().cast(), rest.len()) };
-        if n < 0 && errno() == libc::EINTR {
+/// Close every descriptor >= 3 except those in `keep` (ascending; negative entries ignored).
+pub(super) fn close_all_except(keep: &[RawFd]) {
+    let mut next: c_uint = 3;
+    for &fd in keep {
+        if fd < 0 {
             continue;
         }
-        if n <= 0 {
-            break;
+        let fd = fd as c_uint;
+        if fd > next {
+            close_range(next, fd - 1);
         }
-        got = got.saturating_add(n as usize);
+        if fd >= next {
+            next = fd.wrapping_add(1);
+        }
     }
-    if got == buf.len() {
-        report[4] = i32::from_ne_bytes([buf[0], buf[1], buf[2], buf[3]]);
-        report[5] = i32::from_ne_bytes([buf[4], buf[5], buf[6], buf[7]]);
+    close_range(next, c_uint::MAX);
+}
+
+fn close_range(first: c_uint, last: c_uint) {
+    if raw::close_range(first, last, 0).is_ok() {
+        return;
+    }
+    // Kernels before 5.9: walk a bounded range by hand.
+    let upper = last.min(65_535);
+    let mut fd = first;
+    while fd <= upper {
+        let _ = raw::close(fd as c_int);
+        fd = fd.wrapping_add(1);
+    }
+}
+
+/// A CLOEXEC pipe with both ends above 2 (C's `dup3` onto 0..=2 must not clobber them).
+fn pipe_above_stdio() -> Option<(c_int, c_int)> {
+    let (r, w) = raw::pipe().ok()?;
+    let mut ends = [r, w];
+    for end in &mut ends {
+        if *end <= 2 {
+            let high = raw::fcntl(*end, libc::F_DUPFD_CLOEXEC, 3).ok()? as c_int;
+            let _ = raw::close(*end);
+            *end = high;
+        }
+    }
+    Some((ends[0], ends[1]))
+}
+
+extern "C" fn child_entry(arg: *mut c_void) -> c_int {
+    // SAFETY: `arg` points to the `Launch` block, which the host keeps alive until S exits,
+    // and S exits before C's execve only by leaving `released` unset (the host then leaks
+    // the block instead of freeing it).
+    let launch = unsafe { &*(arg as *const Launch) };
+    child::confine_and_run(launch)
+}
+
+/// Leave the report in the launch block (magic word last) and exit.
+fn finish(l: &Launch, mut report: [i32; REPORT_WORDS]) -> ! {
+    l.mark(Mark::Swept);
+    let magic = report[0];
+    report[0] = 0;
+    // SAFETY: only S writes the report, and the host reads it after S exited.
+    unsafe {
+        let dst = &mut *l.report.get();
+        *dst = report;
+        std::sync::atomic::fence(Ordering::SeqCst);
+        dst[0] = magic;
+    }
+    exit_now(0)
+}
+
+/// The two output pipes and their captures.
+struct Streams<'a> {
+    fds: [RawFd; 2],
+    open: [bool; 2],
+    caps: [&'a mut HeadTail; 2],
+}
+
+impl Streams<'_> {
+    fn any_open(&self) -> bool {
+        self.open[0] || self.open[1]
     }
 
-    let start = monotonic_ms();
-    let deadline = start.saturating_add(sup.timeout_ms);
-    let mut status: c_int = 0;
-    let mut done = wait_until(pid, &mut status, deadline);
-    if !done {
-        report[3] = 1;
-        // SAFETY: signalling our own child's process group.
-        unsafe { libc::kill(-pid, libc::SIGTERM) };
-        let grace_end = monotonic_ms().saturating_add(sup.kill_grace_ms);
-        done = wait_until(pid, &mut status, grace_end);
-        if !done {
-            // SAFETY: as above; then a blocking wait for a SIGKILLed child.
-            unsafe {
-                libc::kill(-pid, libc::SIGKILL);
-                libc::kill(pid, libc::SIGKILL);
-                while libc::waitpid(pid, &mut status, 0) < 0 && errno() == libc::EINTR {}
+    /// Wait up to `ms` for output on the open pipes or for `pidfd` (if >= 0) to turn
+    /// readable, and read what is there.
+    fn pump(&mut self, pidfd: c_int, ms: u64) {
+        let mut pfds = [libc::pollfd {
+            fd: -1,
+            events: libc::POLLIN,
+            revents: 0,
+        }; 3];
+        for (i, p) in pfds.iter_mut().take(2).enumerate() {
+            if let (Some(&fd), Some(&open)) = (self.fds.get(i), self.open.get(i)) {
+                p.fd = if open { fd } else { -1 };
+            }
+        }
+        pfds[2].fd = pidfd;
+        // Without a pidfd (kernels before 5.3) the child is polled every few milliseconds.
+        let ms = if pidfd < 0 { ms.min(5) } else { ms };
+        if raw::ppoll(&mut pfds, ms).is_err() {
+            return;
+        }
+        let mut buf = [0u8; 16 * 1024];
+        for i in 0..2 {
+            let ready = pfds.get(i).is_some_and(|p| p.fd >= 0 && p.revents != 0);
+            if !ready {
+                continue;
+            }
+            let fd = self.fds.get(i).copied().unwrap_or(-1);
+            match raw::read(fd, &mut buf) {
+                Ok(0) => self.close(i),
+                Ok(n) => {
+                    if let (Some(cap), Some(data)) = (self.caps.get_mut(i), buf.get(..n)) {
+                        cap.push(data);
+                    }
+                }
+                Err(libc::EINTR | libc::EAGAIN) => {}
+                Err(_) => self.close(i),
             }
         }
     }
-    if libc::WIFEXITED(status) {
+
+    fn close(&mut self, i: usize) {
+        if let (Some(open), Some(&fd)) = (self.open.get_mut(i), self.fds.get(i)) {
+            if *open {
+                let _ = raw::close(fd);
+            }
+            *open = false;
+        }
+    }
+}
+
+/// The supervisor: never returns.
+pub(super) fn run(l: &Launch) -> ! {
+    l.mark(Mark::Supervisor);
+    // Every signal stays blocked (they were blocked when S was created); SIGKILL still works.
+    let _ = raw::sigprocmask(libc::SIG_BLOCK, u64::MAX);
+    let _ = raw::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as usize, 0, 0, 0);
+    if raw::getppid() != l.host {
+        exit_now(70);
+    }
+    let _ = raw::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+    close_all_except(&l.keep);
+    let mut report = [0i32; REPORT_WORDS];
+    report[0] = REPORT_MAGIC;
+    let me = raw::getpid();
+    l.supervisor.store(me, Ordering::SeqCst);
+    // The output pipes are S's own: no other process (not the host) holds a write end, so
+    // EOF means every writer is gone.
+    let (Some((out_r, out_w)), Some((err_r, err_w))) = (pipe_above_stdio(), pipe_above_stdio())
+    else {
+        report[4] = step::PIPE;
+        report[5] = libc::EMFILE;
+        l.released.store(true, Ordering::SeqCst);
+        finish(l, report);
+    };
+    l.out_w.store(out_w, Ordering::SeqCst);
+    l.err_w.store(err_w, Ordering::SeqCst);
+
+    // The setup pipe's write end is C's alone (S closes its copy): it closes at C's execve
+    // (O_CLOEXEC) or exit, which is how S learns that C no longer uses the launch block.
+    let Some((setup_r, setup_w)) = pipe_above_stdio() else {
+        report[4] = step::PIPE;
+        report[5] = libc::EMFILE;
+        l.released.store(true, Ordering::SeqCst);
+        finish(l, report);
+    };
+    // C borrows this address space (on its own stack) until it execs.
+    let arg = l as *const Launch as *mut c_void;
+    // SAFETY: C runs `child_entry` on its own stack (inside the mapping the host keeps alive)
+    // and only execs or exits. glibc's clone wrapper touches no thread-local state in the
+    // child; on failure it sets errno in the creating host thread's storage (that thread is
+    // suspended until S exits, so nobody reads it meanwhile).
+    let pid = unsafe {
+        libc::clone(
+            child_entry,
+            l.child_stack_top as *mut c_void,
+            libc::CLONE_VM | libc::SIGCHLD,
+            arg,
+        )
+    };
+    if pid < 0 {
+        // SAFETY: the creating host thread is suspended; its errno is ours to read.
+        report[5] = unsafe { *libc::__errno_location() };
+        report[4] = step::FORK;
+        l.released.store(true, Ordering::SeqCst);
+        finish(l, report);
+    }
+    for fd in [setup_w, out_w, err_w] {
+        let _ = raw::close(fd);
+    }
+    // Until C has called execve or ended, bounded: a child stuck before exec is killed, and
+    // one that cannot even be killed is left behind (the host then leaks the block and the
+    // stacks it may still use, and reports that the command did not start).
+    let setup_deadline = monotonic_ms().saturating_add(l.timeout_ms);
+    if !wait_eof(setup_r, setup_deadline) {
+        let _ = raw::kill(pid, libc::SIGKILL);
+        let bound = l.kill_grace_ms.saturating_add(l.sweep_limit_ms);
+        if !wait_eof(setup_r, monotonic_ms().saturating_add(bound)) {
+            report[4] = step::EXEC;
+            report[5] = libc::ETIMEDOUT;
+            finish(l, report);
+        }
+    }
+    let _ = raw::close(setup_r);
+    l.released.store(true, Ordering::SeqCst);
+    if l.affinity_len > 0 {
+        let _ = raw::sched_setaffinity(&l.affinity, l.affinity_len);
+    }
+    report[4] = l.step.load(Ordering::SeqCst);
+    report[5] = l.errno.load(Ordering::SeqCst);
+    // Only the read ends stay: EOF then means every writer is gone.
+    let mut readers = [out_r, err_r];
+    readers.sort_unstable();
+    close_all_except(&readers);
+    // SAFETY: S is the only writer of the captures while it runs; the host reads them after
+    // S exited.
+    let (out, err) = unsafe { (&mut *l.out.get(), &mut *l.err.get()) };
+    let mut streams = Streams {
+        fds: [out_r, err_r],
+        open: [true, true],
+        caps: [out, err],
+    };
+
+    let pidfd = raw::pidfd_open(pid).map_or(-1, |fd| fd as c_int);
+    let deadline = monotonic_ms().saturating_add(l.timeout_ms);
+    let mut status: c_int = 0;
+    let mut reaped = false;
+    let mut grace_end: Option<u64> = None;
+    loop {
+        match raw::wait4(pid, &mut status, libc::WNOHANG) {
+            Ok(r) if r as pid_t == pid => {
+                reaped = true;
+                break;
+            }
+            Ok(_) | Err(libc::EINTR) => {}
+            Err(_) => break,
+        }
+        let now = monotonic_ms();
+        if grace_end.is_none() && now >= deadline {
+            report[3] = 1;
+            let _ = raw::kill(-pid, libc::SIGTERM);
+            grace_end = Some(now.saturating_add(l.kill_grace_ms));
+        }
+        if let Some(end) = grace_end {
+            if now >= end {
+                let _ = raw::kill(-pid, libc::SIGKILL);
+                let _ = raw::kill(pid, libc::SIGKILL);
+                reaped = reap_within(pid, pidfd, &mut status, l.sweep_limit_ms);
+                break;
+            }
+        }
+        let until = grace_end.unwrap_or(deadline);
+        let left = until.saturating_sub(now).clamp(1, 60_000);
+        if streams.any_open() || pidfd >= 0 {
+            streams.pump(pidfd, left);
+        } else {
+            sleep_ms(left.min(5));
+        }
+    }
+    if pidfd >= 0 {
+        let _ = raw::close(pidfd);
+    }
+    l.mark(Mark::Ended);
+    if !reaped {
+        // SIGKILLed but not gone within the bound (stuck in the kernel): report the kill.
+        report[1] = 2;
+        report[2] = libc::SIGKILL;
+    } else if libc::WIFEXITED(status) {
         report[1] = 1;
         report[2] = libc::WEXITSTATUS(status);
     } else if libc::WIFSIGNALED(status) {
@@ -123,65 +287,74 @@ pub(super) fn run(child: &ChildSpec<'_>, sup: &SupervisorSpec, keep: &[RawFd], h
         report[2] = libc::WTERMSIG(status);
     }
     // Whatever is left of the child's process group goes, then every other descendant.
-    // SAFETY: signalling the child's (now leaderless) process group.
-    unsafe { libc::kill(-pid, libc::SIGKILL) };
-    let (swept, complete) = sweep(me, sup.sweep_limit_ms);
+    let _ = raw::kill(-pid, libc::SIGKILL);
+    let (swept, complete) = sweep(me, l.sweep_limit_ms);
     report[6] = swept;
-    report[7] = i32::from(!complete);
-    finish(sup.report_fd, &report);
-}
-
-fn finish(fd: RawFd, report: &[i32; 9]) -> ! {
-    let mut bytes = [0u8; REPORT_LEN];
-    for (i, w) in report.iter().enumerate() {
-        let b = w.to_ne_bytes();
-        let o = i.wrapping_mul(4);
-        if let Some(dst) = bytes.get_mut(o..o.wrapping_add(4)) {
-            dst.copy_from_slice(&b);
+    report[7] = i32::from(!complete || !reaped);
+    // Every writer is gone unless the sweep gave up: read the pipes to EOF, bounded.
+    let drain_end = monotonic_ms().saturating_add(l.drain_ms);
+    while streams.any_open() {
+        let now = monotonic_ms();
+        if now >= drain_end {
+            break;
         }
+        streams.pump(-1, drain_end - now);
     }
-    write_all(fd, &bytes);
-    exit_now(0)
+    finish(l, report);
 }
 
-/// Wait for `pid` until `deadline` (monotonic ms). True when it was reaped.
-fn wait_until(pid: pid_t, status: &mut c_int, deadline: u64) -> bool {
-    // SAFETY: pidfd_open on our own unreaped child; the descriptor is closed below.
-    let pidfd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0u32) } as c_int;
-    let mut reaped = false;
+/// Wait until `fd` (which nobody writes to) reaches EOF or `deadline` (monotonic ms) passes.
+/// True at EOF.
+fn wait_eof(fd: c_int, deadline: u64) -> bool {
+    let mut buf = [0u8; 64];
     loop {
-        // SAFETY: status points to a live c_int.
-        let r = unsafe { libc::waitpid(pid, status, libc::WNOHANG) };
-        if r == pid {
-            reaped = true;
-            break;
-        }
-        if r < 0 && errno() != libc::EINTR {
-            break;
-        }
         let now = monotonic_ms();
         if now >= deadline {
-            break;
+            return false;
         }
-        let left = deadline - now;
+        let mut pfd = [libc::pollfd {
+            fd,
+            events: libc::POLLIN,
+            revents: 0,
+        }];
+        match raw::ppoll(&mut pfd, (deadline - now).min(60_000)) {
+            Ok(n) if n > 0 => {}
+            Ok(_) | Err(libc::EINTR) => continue,
+            Err(_) => return true,
+        }
+        // Readable: EOF (or, never expected, data; then keep waiting).
+        match raw::read(fd, &mut buf) {
+            Ok(0) => return true,
+            Ok(_) | Err(libc::EINTR | libc::EAGAIN) => {}
+            Err(_) => return true,
+        }
+    }
+}
+
+/// Reap `pid` (already SIGKILLed), waiting at most `limit_ms`. True when reaped.
+fn reap_within(pid: pid_t, pidfd: c_int, status: &mut c_int, limit_ms: u64) -> bool {
+    let end = monotonic_ms().saturating_add(limit_ms);
+    loop {
+        match raw::wait4(pid, status, libc::WNOHANG) {
+            Ok(r) if r as pid_t == pid => return true,
+            Ok(_) | Err(libc::EINTR) => {}
+            Err(_) => return false,
+        }
+        let now = monotonic_ms();
+        if now >= end {
+            return false;
+        }
         if pidfd >= 0 {
-            let mut pfd = libc::pollfd {
+            let mut pfd = [libc::pollfd {
                 fd: pidfd,
                 events: libc::POLLIN,
                 revents: 0,
-            };
-            let ms = left.min(60_000) as c_int;
-            // SAFETY: pfd is a valid pollfd array of length 1.
-            unsafe { libc::poll(&mut pfd, 1, ms) };
+            }];
+            let _ = raw::ppoll(&mut pfd, (end - now).min(60_000));
         } else {
-            sleep_ms(left.min(5));
+            sleep_ms((end - now).min(5));
         }
     }
-    if pidfd >= 0 {
-        // SAFETY: closing the descriptor opened above.
-        unsafe { libc::close(pidfd) };
-    }
-    reaped
 }
 
 /// Kill and reap every remaining descendant. Orphans re-parent to us (we are a subreaper), so
@@ -193,18 +366,12 @@ fn sweep(me: pid_t, limit_ms: u64) -> (i32, bool) {
         // Reap what has exited.
         loop {
             let mut st: c_int = 0;
-            // SAFETY: st is a live c_int.
-            let r = unsafe { libc::waitpid(-1, &mut st, libc::WNOHANG) };
-            if r > 0 {
-                continue;
+            match raw::wait4(-1, &mut st, libc::WNOHANG | libc::__WALL) {
+                Ok(r) if r > 0 => continue,
+                Err(libc::ECHILD) => return (killed, true),
+                Err(libc::EINTR) => continue,
+                _ => break,
             }
-            if r < 0 && errno() == libc::ECHILD {
-                return (killed, true);
-            }
-            if r < 0 && errno() == libc::EINTR {
-                continue;
-            }
-            break;
         }
         if monotonic_ms() >= end {
             return (killed, false);
@@ -219,107 +386,115 @@ fn sweep(me: pid_t, limit_ms: u64) -> (i32, bool) {
 /// the pid read here is still the same process when it is signalled.
 fn kill_children(me: pid_t) -> i32 {
     let mut count = 0i32;
-    // SAFETY: opening a directory with a constant NUL-terminated path.
-    let dir = unsafe {
-        libc::open(
-            c"/proc".as_ptr(),
-            libc::O_RDONLY | libc::O_DIRECTORY | libc::O_CLOEXEC,
-        )
-    };
-    if dir < 0 {
+    let Ok(dir) = raw::open(
+        b"/proc\0",
+        libc::O_RDONLY | libc::O_DIRECTORY | libc::O_CLOEXEC,
+    ) else {
         return 0;
-    }
+    };
+    let dir = dir as c_int;
     let mut buf = [0u8; 8192];
     loop {
-        // SAFETY: buf is a valid writable buffer for getdents64.
-        let n = unsafe { libc::syscall(libc::SYS_getdents64, dir, buf.as_mut_ptr(), buf.len()) };
-        if n <= 0 {
-            break;
-        }
-        let n = n as usize;
+        let n = match raw::getdents64(dir, &mut buf) {
+            Ok(n) if n > 0 => n.min(buf.len()),
+            _ => break,
+        };
         let mut off = 0usize;
         // struct linux_dirent64 { u64 ino; i64 off; u16 reclen; u8 type; char name[]; }
         while off.saturating_add(19) < n {
-            let reclen = u16::from_ne_bytes([buf[off + 16], buf[off + 17]]) as usize;
+            let reclen = match (buf.get(off + 16), buf.get(off + 17)) {
+                (Some(&a), Some(&b)) => u16::from_ne_bytes([a, b]) as usize,
+                _ => break,
+            };
             if reclen == 0 {
                 break;
             }
-            let name_start = off + 19;
             let rec_end = off.saturating_add(reclen).min(n);
-            let mut pid: i64 = 0;
-            let mut digits = 0;
-            let mut i = name_start;
-            while i < rec_end {
-                let c = buf[i];
-                if c == 0 {
-                    break;
+            let name = buf.get(off + 19..rec_end).unwrap_or(&[]);
+            if let Some(pid) = parse_pid(name) {
+                if pid > 1 && pid != me && parent_of(pid) == me {
+                    let _ = raw::kill(pid, libc::SIGKILL);
+                    count = count.saturating_add(1);
                 }
-                if !c.is_ascii_digit() || digits > 9 {
-                    digits = 0;
-                    break;
-                }
-                pid = pid.wrapping_mul(10).wrapping_add(i64::from(c - b'0'));
-                digits += 1;
-                i += 1;
-            }
-            if digits > 0 && pid > 1 && pid != i64::from(me) && parent_of(pid as pid_t) == me {
-                // SAFETY: signalling our own (unreaped) child.
-                unsafe { libc::kill(pid as pid_t, libc::SIGKILL) };
-                count = count.saturating_add(1);
             }
             off = off.saturating_add(reclen);
         }
     }
-    // SAFETY: closing the descriptor opened above.
-    unsafe { libc::close(dir) };
+    let _ = raw::close(dir);
     count
+}
+
+/// A NUL-terminated run of digits as a pid.
+fn parse_pid(name: &[u8]) -> Option<pid_t> {
+    let mut pid: i64 = 0;
+    let mut digits = 0;
+    for &c in name {
+        if c == 0 {
+            break;
+        }
+        if !c.is_ascii_digit() || digits > 9 {
+            return None;
+        }
+        pid = pid.wrapping_mul(10).wrapping_add(i64::from(c - b'0'));
+        digits += 1;
+    }
+    if digits == 0 {
+        return None;
+    }
+    pid_t::try_from(pid).ok()
 }
 
 /// The parent pid of `pid` from `/proc/<pid>/stat`, or -1.
 fn parent_of(pid: pid_t) -> pid_t {
     let mut path = [0u8; 32];
     let prefix = b"/proc/";
-    path[..prefix.len()].copy_from_slice(prefix);
+    let mut p = 0usize;
+    for &b in prefix {
+        if let Some(slot) = path.get_mut(p) {
+            *slot = b;
+        }
+        p += 1;
+    }
     let mut digits = [0u8; 12];
     let mut nd = 0usize;
     let mut v = pid as u32;
     loop {
-        digits[nd] = b'0' + (v % 10) as u8;
+        if let Some(d) = digits.get_mut(nd) {
+            *d = b'0' + (v % 10) as u8;
+        }
         nd += 1;
         v /= 10;
         if v == 0 || nd >= digits.len() {
             break;
         }
     }
-    let mut p = prefix.len();
     while nd > 0 {
         nd -= 1;
-        path[p] = digits[nd];
+        if let (Some(slot), Some(&d)) = (path.get_mut(p), digits.get(nd)) {
+            *slot = d;
+        }
         p += 1;
     }
-    let suffix = b"/stat\0";
-    path[p..p + suffix.len()].copy_from_slice(suffix);
-    // SAFETY: path is NUL-terminated.
-    let fd = unsafe { libc::open(path.as_ptr().cast(), libc::O_RDONLY | libc::O_CLOEXEC) };
-    if fd < 0 {
-        return -1;
+    for &b in b"/stat\0" {
+        if let Some(slot) = path.get_mut(p) {
+            *slot = b;
+        }
+        p += 1;
     }
+    let Ok(fd) = raw::open(&path[..p.min(path.len())], libc::O_RDONLY | libc::O_CLOEXEC) else {
+        return -1;
+    };
+    let fd = fd as c_int;
     let mut buf = [0u8; 512];
-    // SAFETY: buf is a valid writable buffer.
-    let n = unsafe { libc::read(fd, buf.as_mut_ptr().cast(), buf.len()) };
-    // SAFETY: closing the descriptor opened above.
-    unsafe { libc::close(fd) };
-    if n <= 0 {
-        return -1;
-    }
-    let data = &buf[..n as usize];
+    let n = raw::read(fd, &mut buf).unwrap_or(0);
+    let _ = raw::close(fd);
+    let data = buf.get(..n.min(buf.len())).unwrap_or(&[]);
     // "pid (comm) S ppid ...": comm may contain ')' so take the last one.
     let Some(close) = data.iter().rposition(|&c| c == b')') else {
         return -1;
     };
-    let mut i = close.saturating_add(2); // skip ") "
-                                         // state char and a space
-    i = i.saturating_add(2);
+    // Skip ") ", the state character and a space.
+    let mut i = close.saturating_add(4);
     let mut ppid: i64 = 0;
     let mut any = false;
     while let Some(&c) = data.get(i) {
@@ -334,5 +509,18 @@ fn parent_of(pid: pid_t) -> pid_t {
         ppid as pid_t
     } else {
         -1
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn proc_parsing_helpers() {
+        assert_eq!(parse_pid(b"1234\0\0"), Some(1234));
+        assert_eq!(parse_pid(b"self\0"), None);
+        assert_eq!(parse_pid(b"\0"), None);
+        assert_eq!(parent_of(raw::getpid()), raw::getppid());
     }
 }
