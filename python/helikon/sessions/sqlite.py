@@ -4,10 +4,14 @@ Many sessions share one database file and one :class:`SqlitePool`; rows are isol
 ``session_id``. Connections run in WAL mode with ``synchronous = NORMAL`` (a power loss
 may drop the newest commits, never corrupt the file) and a ``busy_timeout``.
 
-An append takes SQLite's write lock with ``BEGIN IMMEDIATE``, allocates the next
-sequence numbers with ``MAX(sequence) + 1`` and inserts under a ``(session_id, sequence)``
-primary key, so writers in any number of tasks or processes never produce gaps or
-duplicates. ``busy_timeout`` caps the wait for the write lock: under sustained contention
+An append is one ``INSERT ... SELECT ... RETURNING`` statement that allocates the next
+sequence numbers with ``MAX(sequence) + 1`` and inserts the whole batch under a
+``(session_id, sequence)`` primary key. A write statement takes SQLite's write lock before
+it reads, so writers in any number of tasks or processes never produce gaps or duplicates;
+and being one statement it is one trip to aiosqlite's worker thread and holds the write
+lock only while it runs. Batches over 200 events (or SQLite older than 3.35, which lacks
+``RETURNING``) use an explicit ``BEGIN IMMEDIATE`` transaction instead, with the same
+guarantees. ``busy_timeout`` caps the wait for the write lock: under sustained contention
 the last writer waits out the whole backlog, so size it as writers x appends x the worst
 transaction time. An append that exhausts it fails with ``SessionBackendError("database
 is locked")`` and persists nothing; the session stays usable.
@@ -73,6 +77,24 @@ _MIGRATIONS: list[tuple[int, str, list[str]]] = [
     ),
 ]
 _LATEST = _MIGRATIONS[-1][0]
+
+# The largest batch appended with one statement (the session id plus 4 parameters per
+# event: 801 at most), below SQLite's parameter limit (999 before 3.32, 32766 since).
+_ONE_STATEMENT_MAX = 200
+_HAS_RETURNING = sqlite3.sqlite_version_info >= (3, 35, 0)
+
+
+def _insert_sql(n: int) -> str:
+    # ?1 is the session id; the n (offset, kind, payload, ts) tuples follow as ?2, ?3, ...
+    values = ",".join(["(?,?,?,?)"] * n)
+    return (
+        "INSERT INTO session_events (session_id, sequence, kind, payload, ts)"
+        " SELECT ?1, b.first + v.column1, v.column2, v.column3, v.column4"
+        " FROM (SELECT COALESCE(MAX(sequence), -1) + 1 AS first FROM session_events"
+        " WHERE session_id = ?1) AS b,"
+        f" (VALUES {values}) AS v"
+        " RETURNING sequence"
+    )
 
 
 def _error(exc: BaseException, doing: str) -> SessionError:
@@ -307,7 +329,7 @@ class SqliteSession:
         return cls(pool, session_id)
 
     async def append(self, events: Sequence[SessionEvent]) -> list[SequenceId]:
-        """Append ``events`` in one ``BEGIN IMMEDIATE`` transaction; all or nothing.
+        """Append ``events`` with one statement (or one transaction); all or nothing.
 
         A caller cancelled mid-append does not tear the transaction down: it commits or
         rolls back as a whole.
@@ -326,6 +348,32 @@ class SqliteSession:
         return await complete(self._append(rows, kinds, stamps))
 
     async def _append(
+        self, rows: list[str], kinds: Sequence[str], stamps: list[str]
+    ) -> list[SequenceId]:
+        if _HAS_RETURNING and len(rows) <= _ONE_STATEMENT_MAX:
+            return await self._append_one_statement(rows, kinds, stamps)
+        return await self._append_transaction(rows, kinds, stamps)
+
+    async def _append_one_statement(
+        self, rows: list[str], kinds: Sequence[str], stamps: list[str]
+    ) -> list[SequenceId]:
+        # one statement: atomic in autocommit mode and a single hop to the worker thread
+        params: list[object] = [self._id]
+        for i, row in enumerate(rows):
+            params += (i, kinds[i], row, stamps[i])
+        try:
+            async with self._pool.acquire() as conn:
+                got = list(await conn.execute_fetchall(_insert_sql(len(rows)), params))
+        except (sqlite3.Error, ValueError) as exc:
+            raise _error(exc, f"append to session {self._id!r}") from exc
+        if len(got) != len(rows):  # pragma: no cover - SQLite inserts every row or raises
+            raise SessionBackendError(
+                f"sqlite: append to session {self._id!r}: {len(got)} of {len(rows)} rows written"
+            )
+        first = min(int(r[0]) for r in got)  # RETURNING's row order is unspecified
+        return [SequenceId(first + i) for i in range(len(rows))]
+
+    async def _append_transaction(
         self, rows: list[str], kinds: Sequence[str], stamps: list[str]
     ) -> list[SequenceId]:
         try:
@@ -357,15 +405,12 @@ class SqliteSession:
         """
         after = check_since(since)
         try:
-            async with (
-                self._pool.acquire() as conn,
-                conn.execute(
+            async with self._pool.acquire() as conn:
+                rows = await conn.execute_fetchall(  # one hop to the worker thread
                     "SELECT sequence, payload FROM session_events"
                     " WHERE session_id = ? AND sequence > ? ORDER BY sequence",
                     (self._id, after),
-                ) as cur,
-            ):
-                rows = await cur.fetchall()
+                )
         except (sqlite3.Error, ValueError) as exc:
             raise _error(exc, f"read session {self._id!r}") from exc
         return [decode(payload, where=f"{self._id!r}#{seq}") for seq, payload in rows]
