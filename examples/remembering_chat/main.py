@@ -1,5 +1,6 @@
 """A chat that remembers across process restarts: history lives in a SQLite session.
 
+    pip install '.[sqlite]'                 # from the repository root
     python main.py "My name is Ada."        # first process
     python main.py "What is my name?"       # a new process: "Your name is Ada."
     python main.py --reset                  # forget everything

@@ -115,3 +115,70 @@ def test_model_override_and_agent_choice(tmp_path: Path) -> None:
     bad = _helikon("run", str(EXAMPLE / "agents.toml"), "hi", "--agent", "nobody")
     assert bad.returncode == 2
     assert "no agent 'nobody'" in bad.stderr
+
+
+@pytest.mark.parametrize(
+    ("module", "toml_tail", "expected"),
+    [
+        (
+            "raise RuntimeError('boom at import')\n",
+            "",
+            "importing 'mod' failed: RuntimeError: boom",
+        ),
+        ("def f(:\n", "", "importing 'mod' failed: SyntaxError"),
+        ("import nonexistent_pkg_zz\n", "", "it imports 'nonexistent_pkg_zz', which is missing"),
+        ("class f:\n    pass\n", "", "mod:f is a type, not a function or a tool"),
+    ],
+)
+def test_broken_tool_modules_are_one_clear_error(
+    tmp_path: Path, module: str, toml_tail: str, expected: str
+) -> None:
+    (tmp_path / "s.json").write_text('{"default": [[{"token": "hi"}]]}')
+    (tmp_path / "mod.py").write_text(module)
+    sidecar = tmp_path / "agents.toml"
+    sidecar.write_text(
+        '[agents.a]\nmodel = { provider = "mock", script = "s.json" }\ntools = ["f"]\n'
+        '[tools.f]\npython = "mod:f"\n' + toml_tail
+    )
+    proc = _helikon("run", str(sidecar), "hi")
+    assert proc.returncode == 2, proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert expected in proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1  # one error line, never wrapped
+
+
+@pytest.mark.parametrize(
+    ("model", "expected"),
+    [
+        (
+            '{ provider = "mock", script = "s.json", temperature = 1 }',
+            "agents.a.model: unknown keys ['temperature'] for provider 'mock'",
+        ),
+        (
+            '{ provider = "openai", id = "gpt-5-mini", base_url = 42 }',
+            "agents.a.model.base_url: not an http(s) URL: 42",
+        ),
+    ],
+)
+def test_model_table_is_checked(tmp_path: Path, model: str, expected: str) -> None:
+    (tmp_path / "s.json").write_text('{"default": [[{"token": "hi"}]]}')
+    sidecar = tmp_path / "agents.toml"
+    sidecar.write_text(f"[agents.a]\nmodel = {model}\n")
+    proc = _helikon("run", str(sidecar), "hi")
+    assert proc.returncode == 2
+    assert expected in proc.stderr
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        ("foo:bar", "--model 'foo:bar': expected PROVIDER:ID with PROVIDER openai or mock"),
+        ("mock:nope.json", "--model 'mock:nope.json': cannot read script file"),
+        ("openai:gpt-5-mini", "--model 'openai:gpt-5-mini': OPENAI_API_KEY is not set"),
+    ],
+)
+def test_model_override_errors_name_the_flag(value: str, expected: str) -> None:
+    proc = _helikon("run", str(EXAMPLE / "agents.toml"), "hi", "--model", value)
+    assert proc.returncode == 2
+    assert expected in proc.stderr
+    assert "agents.toml" not in proc.stderr

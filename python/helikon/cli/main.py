@@ -99,8 +99,8 @@ def run(
     ] = None,
 ) -> None:
     """Run one agent on INPUT, streaming its answer and tool calls."""
-    out = Console(highlight=False)
-    err = Console(stderr=True, highlight=False)
+    out = Console(highlight=False, soft_wrap=True)
+    err = Console(stderr=True, highlight=False, soft_wrap=True)
     try:
         built = load_sidecar(agents_toml).build(agent, model_override=model)
     except ConfigError as exc:

@@ -19,6 +19,7 @@ Every problem raises :class:`SidecarError` naming the file, the key and the fix.
 from __future__ import annotations
 
 import importlib
+import inspect
 import sys
 import tomllib
 from dataclasses import dataclass, field
@@ -33,6 +34,29 @@ from helikon.errors import ConfigError
 __all__ = ["Sidecar", "SidecarError", "load_sidecar"]
 
 _AGENT_KEYS = {"description", "instructions", "model", "tools", "handoffs"}
+
+
+_MODEL_KEYS = {"mock": {"provider", "script"}, "openai": {"provider", "id", "base_url"}}
+
+
+def _mock(path: Path) -> Model:
+    from helikon.testing.mock import MockModel
+
+    return MockModel.from_script_file(path)
+
+
+def _openai(model_id: str, base_url: str | None) -> Model:
+    try:
+        from helikon.providers.openai import OpenAIModel
+    except ImportError as exc:
+        raise ConfigError(
+            f"the openai provider is not installed ({exc}); install the 'openai' extra"
+        ) from None
+    import os
+
+    if not os.environ.get("OPENAI_API_KEY"):
+        raise ConfigError("OPENAI_API_KEY is not set")
+    return OpenAIModel.chat(model_id, base_url=base_url)
 
 
 class SidecarError(ConfigError):
@@ -122,18 +146,24 @@ class Sidecar:
 
     def _model(self, key: str, value: Any, override: str | None) -> Model:
         if override is not None:
-            provider, sep, ident = override.partition(":")
-            if not sep or not ident:
-                raise SidecarError(
-                    f"--model {override!r}: expected PROVIDER:ID, e.g. openai:gpt-5-mini or "
-                    "mock:script.json"
-                )
-            value = {"provider": provider, "id" if provider != "mock" else "script": ident}
+            return self._override_model(override)
         if not isinstance(value, dict) or "provider" not in value:
             raise self._err(
                 key, "missing or not a table", 'model = { provider = "openai", id = "gpt-5-mini" }'
             )
         provider = value["provider"]
+        allowed = _MODEL_KEYS.get(provider)
+        if allowed is None:
+            raise self._err(
+                f"{key}.provider", f"unknown provider {provider!r}", 'use "openai" or "mock"'
+            )
+        extra = set(value) - allowed
+        if extra:
+            raise self._err(
+                key,
+                f"unknown keys {sorted(extra)} for provider {provider!r}",
+                f"use only {sorted(allowed)}",
+            )
         if provider == "mock":
             script = value.get("script")
             if not isinstance(script, str):
@@ -142,36 +172,41 @@ class Sidecar:
                     "mock model needs script",
                     'model = { provider = "mock", script = "script.json" }',
                 )
-            from helikon.testing.mock import MockModel
-
-            path = Path(script) if override else self.path.parent / script
             try:
-                return MockModel.from_script_file(path)
+                return _mock(self.path.parent / script)
             except ConfigError as exc:
                 raise self._err(f"{key}.script", str(exc), "fix the script file") from None
-        if provider == "openai":
-            model_id = value.get("id")
-            if not isinstance(model_id, str):
-                raise self._err(
-                    key,
-                    "openai model needs id",
-                    'model = { provider = "openai", id = "gpt-5-mini" }',
-                )
-            try:
-                from helikon.providers.openai import OpenAIModel
-            except ImportError as exc:
-                raise self._err(
-                    key,
-                    f"the openai provider is not installed ({exc})",
-                    "pip install 'helikon[openai]'",
-                ) from None
-            try:
-                return OpenAIModel.chat(model_id, base_url=value.get("base_url"))
-            except ConfigError as exc:
-                raise self._err(key, str(exc), "set OPENAI_API_KEY in the environment") from None
-        raise self._err(
-            f"{key}.provider", f"unknown provider {provider!r}", 'use "openai" or "mock"'
-        )
+        model_id, base_url = value.get("id"), value.get("base_url")
+        if not isinstance(model_id, str) or not model_id:
+            raise self._err(
+                key, "openai model needs id", 'model = { provider = "openai", id = "gpt-5-mini" }'
+            )
+        if base_url is not None and not (
+            isinstance(base_url, str) and base_url.startswith(("http://", "https://"))
+        ):
+            raise self._err(
+                f"{key}.base_url",
+                f"not an http(s) URL: {base_url!r}",
+                'base_url = "https://host/v1"',
+            )
+        try:
+            return _openai(model_id, base_url)
+        except ConfigError as exc:
+            raise self._err(key, str(exc), "export OPENAI_API_KEY=... before running") from None
+
+    def _override_model(self, override: str) -> Model:
+        provider, sep, ident = override.partition(":")
+        where = f"--model {override!r}"
+        if not sep or not ident or provider not in _MODEL_KEYS:
+            raise SidecarError(
+                f"{where}: expected PROVIDER:ID with PROVIDER openai or mock. "
+                "Fix: e.g. --model openai:gpt-5-mini or --model mock:script.json"
+            )
+        try:
+            return _mock(Path(ident)) if provider == "mock" else _openai(ident, None)
+        except ConfigError as exc:
+            fix = "check the script file" if provider == "mock" else "export OPENAI_API_KEY=..."
+            raise SidecarError(f"{where}: {exc}. Fix: {fix}") from None
 
     def _tool(self, key: str, name: str) -> Tool:
         if name in self._built_tools:
@@ -201,18 +236,39 @@ class Sidecar:
             sys.path.insert(0, folder)
         try:
             module = importlib.import_module(module_name)
-        except ImportError as exc:
+        except ModuleNotFoundError as exc:
+            if exc.name not in (module_name, module_name.split(".")[0]):
+                raise self._err(
+                    f"{tkey}.python",
+                    f"importing {module_name!r} failed: it imports {exc.name!r}, which is missing",
+                    f"install {exc.name!r} in this environment",
+                ) from None
             raise self._err(
                 f"{tkey}.python",
                 f"cannot import {module_name!r} ({exc})",
                 f"put {module_name}.py next to the sidecar",
+            ) from None
+        except Exception as exc:  # the tool module itself failed while importing
+            raise self._err(
+                f"{tkey}.python",
+                f"importing {module_name!r} failed: {type(exc).__name__}: {exc}",
+                f"fix the error in {module_name}.py",
             ) from None
         obj = getattr(module, attr, None)
         if obj is None:
             raise self._err(
                 f"{tkey}.python", f"{module_name} has no {attr!r}", "check the function name"
             )
-        built: Tool = obj if isinstance(obj, FunctionTool) or hasattr(obj, "invoke") else tool(obj)
+        if isinstance(obj, FunctionTool) or hasattr(obj, "invoke"):
+            built: Tool = obj
+        elif inspect.isfunction(obj) or inspect.iscoroutinefunction(obj):
+            built = tool(obj)
+        else:
+            raise self._err(
+                f"{tkey}.python",
+                f"{ref} is a {type(obj).__name__}, not a function or a tool",
+                "point at a function (decorated with @tool or plain)",
+            )
         if built.name != name:
             raise self._err(
                 tkey, f"the tool is named {built.name!r}", f"name the table [tools.{built.name}]"
