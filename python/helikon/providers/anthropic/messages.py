@@ -57,6 +57,7 @@ import anthropic
 
 from helikon.core.model import ModelCapabilities, ModelEvent, ModelRequest
 from helikon.errors import ConfigError, ModelError, TransportError
+from helikon.providers._stream import Cancelled, next_item, race
 from helikon.providers.anthropic._errors import map_anthropic_error
 from helikon.providers.anthropic._request import build_messages_body
 from helikon.providers.anthropic._response import MessageTurn
@@ -73,36 +74,6 @@ DEFAULT_MAX_TOKENS = 8192
 """``max_tokens`` when neither the model nor ``ModelSettings.max_output_tokens`` sets one."""
 
 _T = TypeVar("_T")
-
-
-class _Cancelled:
-    """Marker: the cancellation token won the race."""
-
-
-_CANCELLED = _Cancelled()
-
-
-async def _race(awaitable: Awaitable[_T], waiter: asyncio.Future[None]) -> _T | _Cancelled:
-    """Await ``awaitable`` unless ``waiter`` (the cancel signal) completes first."""
-    task = asyncio.ensure_future(awaitable)
-    pending: set[asyncio.Future[Any]] = {task, waiter}
-    try:
-        await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
-    finally:
-        if not task.done():
-            task.cancel()
-            with suppress(BaseException):
-                await task
-    if task.done() and not task.cancelled():
-        return task.result()  # an event that arrived together with the cancel still counts
-    return _CANCELLED
-
-
-async def _next_event(iterator: AsyncIterator[_T]) -> tuple[bool, _T | None]:
-    try:
-        return True, await iterator.__anext__()
-    except StopAsyncIteration:
-        return False, None
 
 
 async def _guard(awaitable: Awaitable[_T]) -> _T:
@@ -307,8 +278,8 @@ class AnthropicModel:
         waiter: asyncio.Future[None] = asyncio.ensure_future(cancel.wait())
         stream: Any = None
         try:
-            started = await _race(_guard(self._send(client, body)), waiter)
-            if isinstance(started, _Cancelled):
+            started = await race(_guard(self._send(client, body)), waiter)
+            if isinstance(started, Cancelled):
                 return
             turn = MessageTurn()
             if not self._stream:
@@ -320,8 +291,8 @@ class AnthropicModel:
                 while True:
                     if cancel.cancelled:
                         return
-                    pulled = await _race(_guard(_next_event(iterator)), waiter)
-                    if isinstance(pulled, _Cancelled):
+                    pulled = await race(_guard(next_item(iterator)), waiter)
+                    if isinstance(pulled, Cancelled):
                         return
                     more, raw = pulled
                     if not more:

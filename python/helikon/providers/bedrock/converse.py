@@ -40,6 +40,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from helikon.core.model import ModelCapabilities, ModelEvent, ModelRequest
 from helikon.errors import ConfigError, ModelError
+from helikon.providers._stream import Cancelled, race
 from helikon.providers.bedrock._errors import map_bedrock_error
 from helikon.providers.bedrock._family import FORCED_TOOL_FAMILIES, ModelFamily, detect_family
 from helikon.providers.bedrock._request import ConverseParams, build_converse_params
@@ -64,32 +65,14 @@ _VISION = frozenset({ModelFamily.ANTHROPIC, ModelFamily.AMAZON_NOVA})
 _REASONING = frozenset({ModelFamily.ANTHROPIC, ModelFamily.AMAZON_NOVA, ModelFamily.UNKNOWN})
 
 
-class _Cancelled:
-    """Marker: the cancellation token won the race."""
-
-
-_CANCELLED = _Cancelled()
-
-
-async def _race(awaitable: Awaitable[_T], waiter: asyncio.Future[None]) -> _T | _Cancelled:
-    """Await ``awaitable`` unless ``waiter`` (the cancel signal) completes first."""
-    task = asyncio.ensure_future(awaitable)
-    pending: set[asyncio.Future[Any]] = {task, waiter}
+async def _race(awaitable: Awaitable[_T], waiter: asyncio.Future[None]) -> _T | Cancelled:
+    """:func:`race`, with boto3 errors raised in the worker thread mapped to ModelErrors."""
     try:
-        await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
-    finally:
-        if not task.done():
-            task.cancel()
-            with suppress(BaseException):
-                await task
-    if task.done() and not task.cancelled():
-        try:
-            return task.result()  # an answer that arrived together with the cancel counts
-        except ModelError:
-            raise
-        except Exception as exc:  # SDK errors, raised in the worker thread
-            raise map_bedrock_error(exc) from exc
-    return _CANCELLED
+        return await race(awaitable, waiter)
+    except ModelError:
+        raise
+    except Exception as exc:  # SDK errors, raised in the worker thread
+        raise map_bedrock_error(exc) from exc
 
 
 def _close_response(response: Any) -> None:
@@ -337,7 +320,7 @@ class BedrockModel:
         taken = False
         try:
             response = await _race(call.future, waiter)
-            if isinstance(response, _Cancelled):
+            if isinstance(response, Cancelled):
                 return
             taken = True
             if not self._stream:
@@ -349,7 +332,7 @@ class BedrockModel:
                     if cancel.cancelled:
                         return
                     pulled = await _race(pump.next(), waiter)
-                    if isinstance(pulled, _Cancelled):
+                    if isinstance(pulled, Cancelled):
                         return
                     if pulled is None:
                         break

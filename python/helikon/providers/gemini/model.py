@@ -56,6 +56,7 @@ import httpx
 
 from helikon.core.model import ModelCapabilities, ModelEvent, ModelRequest
 from helikon.errors import ConfigError, ModelError, ModelOther, TransportError
+from helikon.providers._stream import Cancelled, race
 from helikon.providers.gemini._errors import map_http_error, map_transport_error
 from helikon.providers.gemini._request import SchemaMode, build_gemini_body
 from helikon.providers.gemini._response import GeminiTurn
@@ -73,29 +74,6 @@ TokenProvider: TypeAlias = Callable[[], str | Awaitable[str]]
 _T = TypeVar("_T")
 _DEVELOPER_URL = "https://generativelanguage.googleapis.com"
 _DEVELOPER_KEYS = ("GEMINI_API_KEY", "GOOGLE_API_KEY")
-
-
-class _Cancelled:
-    """Marker: the cancellation token won the race."""
-
-
-_CANCELLED = _Cancelled()
-
-
-async def _race(awaitable: Awaitable[_T], waiter: asyncio.Future[None]) -> _T | _Cancelled:
-    """Await ``awaitable`` unless ``waiter`` (the cancel signal) completes first."""
-    task = asyncio.ensure_future(awaitable)
-    pending: set[asyncio.Future[Any]] = {task, waiter}
-    try:
-        await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
-    finally:
-        if not task.done():
-            task.cancel()
-            with suppress(BaseException):
-                await task
-    if task.done() and not task.cancelled():
-        return task.result()  # a chunk that arrived together with the cancel still counts
-    return _CANCELLED
 
 
 class _SseReader:
@@ -407,18 +385,18 @@ class GeminiModel:
         waiter: asyncio.Future[None] = asyncio.ensure_future(cancel.wait())
         response: httpx.Response | None = None
         try:
-            headers = await _race(self._auth_headers(), waiter)
-            if isinstance(headers, _Cancelled):
+            headers = await race(self._auth_headers(), waiter)
+            if isinstance(headers, Cancelled):
                 return
             client = self._client_for_loop()
             http_request = client.build_request("POST", self.url(), json=body, headers=headers)
-            sent = await _race(self._guard(client.send(http_request, stream=True)), waiter)
-            if isinstance(sent, _Cancelled):
+            sent = await race(self._guard(client.send(http_request, stream=True)), waiter)
+            if isinstance(sent, Cancelled):
                 return
             response = sent
             if response.status_code >= 400:
-                raw = await _race(self._guard(response.aread()), waiter)
-                if isinstance(raw, _Cancelled):
+                raw = await race(self._guard(response.aread()), waiter)
+                if isinstance(raw, Cancelled):
                     return
                 raise map_http_error(
                     response.status_code,
@@ -428,8 +406,8 @@ class GeminiModel:
                 )
             turn = GeminiTurn(streamed=self._stream, credential_hint=self._credential_hint())
             if not self._stream:
-                raw = await _race(self._guard(response.aread()), waiter)
-                if isinstance(raw, _Cancelled):
+                raw = await race(self._guard(response.aread()), waiter)
+                if isinstance(raw, Cancelled):
                     return
                 for event in turn.feed(_parse(raw.decode("utf-8", errors="replace"))):
                     yield event
@@ -438,8 +416,8 @@ class GeminiModel:
                 while True:
                     if cancel.cancelled:
                         return
-                    pulled = await _race(self._guard(reader.next()), waiter)
-                    if isinstance(pulled, _Cancelled):
+                    pulled = await race(self._guard(reader.next()), waiter)
+                    if isinstance(pulled, Cancelled):
                         return
                     more, chunk = pulled
                     if not more:

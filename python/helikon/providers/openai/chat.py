@@ -94,6 +94,7 @@ from helikon.core.model import (
 )
 from helikon.core.usage import Usage
 from helikon.errors import ConfigError, ModelError, ModelOther, Refused, TransportError
+from helikon.providers._stream import Cancelled, next_item, race
 from helikon.providers.openai._errors import map_openai_error
 from helikon.providers.openai._strict import strict_schema
 
@@ -125,13 +126,6 @@ _AUDIO_FORMATS = {
     "audio/mp3": "mp3",
 }
 _REASONING_FIELDS = ("reasoning_content", "reasoning")
-
-
-class _Cancelled:
-    """Marker: the cancellation token won the race."""
-
-
-_CANCELLED = _Cancelled()
 
 
 # --------------------------------------------------------------------------- request side
@@ -498,29 +492,6 @@ def _completion_events(turn: _Turn, completion: ChatCompletion) -> Iterator[Mode
 # --------------------------------------------------------------------------- the model
 
 
-async def _race(awaitable: Awaitable[_T], waiter: asyncio.Future[None]) -> _T | _Cancelled:
-    """Await ``awaitable`` unless ``waiter`` (the cancel signal) completes first."""
-    task = asyncio.ensure_future(awaitable)
-    pending: set[asyncio.Future[Any]] = {task, waiter}
-    try:
-        await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
-    finally:
-        if not task.done():
-            task.cancel()
-            with suppress(BaseException):
-                await task
-    if task.done() and not task.cancelled():
-        return task.result()  # a chunk that arrived together with the cancel still counts
-    return _CANCELLED
-
-
-async def _next_chunk(iterator: AsyncIterator[_T]) -> tuple[bool, _T | None]:
-    try:
-        return True, await iterator.__anext__()
-    except StopAsyncIteration:
-        return False, None
-
-
 class OpenAIModel:
     """An OpenAI (or OpenAI-compatible) chat model. Build it with :meth:`chat`.
 
@@ -721,8 +692,8 @@ class OpenAIModel:
         waiter: asyncio.Future[None] = asyncio.ensure_future(cancel.wait())
         stream: Any = None
         try:
-            started = await _race(self._send(client, body), waiter)
-            if isinstance(started, _Cancelled):
+            started = await race(self._send(client, body), waiter)
+            if isinstance(started, Cancelled):
                 return
             turn = _Turn()
             if not self._stream:
@@ -734,8 +705,8 @@ class OpenAIModel:
                 while True:
                     if cancel.cancelled:
                         return
-                    pulled = await _race(self._guard(_next_chunk(iterator)), waiter)
-                    if isinstance(pulled, _Cancelled):
+                    pulled = await race(self._guard(next_item(iterator)), waiter)
+                    if isinstance(pulled, Cancelled):
                         return
                     more, chunk = pulled
                     if not more or chunk is None:

@@ -114,15 +114,13 @@ from helikon.core.model import (
 )
 from helikon.core.usage import Usage
 from helikon.errors import ConfigError, ModelError, ModelOther, Refused, SchemaError, TransportError
+from helikon.providers._stream import Cancelled, next_item, race
 from helikon.providers.openai._errors import map_openai_error
 from helikon.providers.openai._strict import strict_schema
 from helikon.providers.openai.chat import (
     _AUDIO_FORMATS,
     OpenAIModel,
-    _Cancelled,
     _media_url,
-    _next_chunk,
-    _race,
 )
 
 if TYPE_CHECKING:
@@ -971,8 +969,8 @@ class OpenAIResponsesModel(OpenAIModel):
         waiter: asyncio.Future[None] = asyncio.ensure_future(cancel.wait())
         stream: Any = None
         try:
-            started = await _race(self._send(client, body), waiter)
-            if isinstance(started, _Cancelled):
+            started = await race(self._send(client, body), waiter)
+            if isinstance(started, Cancelled):
                 return
             turn = _Turn()
             if not self._stream:
@@ -984,8 +982,8 @@ class OpenAIResponsesModel(OpenAIModel):
                 while turn.status is None:
                     if cancel.cancelled:
                         return
-                    pulled = await _race(self._guard(_next_chunk(iterator)), waiter)
-                    if isinstance(pulled, _Cancelled):
+                    pulled = await race(self._guard(next_item(iterator)), waiter)
+                    if isinstance(pulled, Cancelled):
                         return
                     more, chunk = pulled
                     if not more or chunk is None:
