@@ -1,4 +1,8 @@
-//! helikon-sandbox: containment for helikon's file and shell tools (Linux).
+//! helikon-sandbox: containment for helikon's file and shell tools.
+//!
+//! [`ConfinedDir`] works on every Unix (cap-std). [`SandboxPolicy`] is Linux-only: on other
+//! platforms the crate still builds, and [`SandboxPolicy::build`] refuses with
+//! [`SandboxError::Unsupported`] naming the platform (fail closed).
 //!
 //! # Use cases
 //!
@@ -93,31 +97,47 @@
 //! temp-dir pool is checked to hand out a fresh directory after every kind of leftover
 //! (entries, mode, xattrs, replacement); the task-count cache is checked to expire when a
 //! counted process exits.
+#[cfg(target_os = "linux")]
 mod bpf;
 pub mod config;
 pub mod confined;
+#[cfg(target_os = "linux")]
 mod env;
 pub mod error;
 pub mod guarantees;
+#[cfg(target_os = "linux")]
 mod landlock_rules;
+#[cfg(target_os = "linux")]
 mod limits;
+#[cfg(target_os = "linux")]
 mod nproc;
+mod outcome;
+#[cfg(target_os = "linux")]
 mod output;
+#[cfg(target_os = "linux")]
+pub mod policy;
+#[cfg(not(target_os = "linux"))]
+#[path = "policy_unsupported.rs"]
 pub mod policy;
 pub mod probe;
-#[cfg(test)]
+#[cfg(all(test, target_os = "linux"))]
 mod seccomp_reference;
+#[cfg(target_os = "linux")]
 mod seccomp_rules;
+#[cfg(target_os = "linux")]
 mod spawn;
+#[cfg(target_os = "linux")]
 mod sys;
+#[cfg_attr(not(target_os = "linux"), allow(dead_code))]
 mod timing;
+#[cfg(target_os = "linux")]
 mod tmpdir;
 
 pub use config::{Limits, Mode, SandboxConfig, UnixSockets, Weakening};
 pub use confined::{ConfinedDir, DirEntryInfo, EntryKind, EntryStat};
 pub use error::{Result, SandboxError};
 pub use guarantees::{Isolation, SandboxGuarantees, HOST_LABEL, OS_SANDBOX_LABEL};
+pub use outcome::RunOutcome;
 pub use policy::{SandboxPolicy, MAX_TIMEOUT};
 pub use probe::{Enforcement, KernelFeatures};
-pub use spawn::RunOutcome;
 pub use timing::TIMING_ENV;

@@ -9,6 +9,7 @@ use serde::Serialize;
 
 use crate::config::{SandboxConfig, UnixSockets, Weakening};
 use crate::error::{Result, SandboxError};
+#[cfg(target_os = "linux")]
 use crate::sys;
 
 /// Kernel features relevant to the sandbox.
@@ -29,6 +30,7 @@ pub struct KernelFeatures {
 }
 
 /// Probe the running kernel.
+#[cfg(target_os = "linux")]
 pub fn probe() -> KernelFeatures {
     let (landlock_abi, landlock_missing) = match sys::landlock_abi() {
         Ok(v) => (v, None),
@@ -51,6 +53,22 @@ pub fn probe() -> KernelFeatures {
         },
         seccomp: sys::seccomp_available(),
         arch_supported: cfg!(any(target_arch = "x86_64", target_arch = "aarch64")),
+        kernel_release: rustix::system::uname()
+            .release()
+            .to_string_lossy()
+            .into_owned(),
+    }
+}
+
+/// Probe the running kernel: on this platform there is no Landlock and no seccomp.
+#[cfg(not(target_os = "linux"))]
+pub fn probe() -> KernelFeatures {
+    KernelFeatures {
+        landlock_abi: 0,
+        landlock_missing: Some("Landlock is a Linux feature (Linux 5.13+)".to_string()),
+        landlock_errata: 0,
+        seccomp: false,
+        arch_supported: false,
         kernel_release: rustix::system::uname()
             .release()
             .to_string_lossy()

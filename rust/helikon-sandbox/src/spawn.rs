@@ -9,30 +9,11 @@ use std::os::fd::{AsRawFd, BorrowedFd, OwnedFd};
 use std::time::{Duration, Instant};
 
 use libc::c_int;
-use serde::Serialize;
 
 use crate::error::{Result, SandboxError};
+use crate::outcome::RunOutcome;
 use crate::sys::{self, BpfProgram, ChildAction, Launch, Report};
 use crate::timing::Steps;
-
-/// The result of one command, as the binding returns it (JSON).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct RunOutcome {
-    /// Exit code when the shell exited normally.
-    pub exit_code: Option<i32>,
-    /// Signal number when the shell was killed by a signal (e.g. 9 after a timeout).
-    pub signal: Option<i32>,
-    /// Captured standard output (head and tail kept when over the cap, the cut stated).
-    pub stdout: String,
-    /// Captured standard error (same rule).
-    pub stderr: String,
-    /// Whether either stream was cut.
-    pub truncated: bool,
-    /// Whether the timeout fired (the process group got SIGTERM, then SIGKILL).
-    pub timed_out: bool,
-    /// Wall-clock duration of the call in milliseconds.
-    pub duration_ms: u64,
-}
 
 /// Everything one run needs, prepared by the policy.
 pub(crate) struct Prepared<'a, 's> {

@@ -1,4 +1,5 @@
 //! Everyday commands must work inside the OS sandbox (and in host mode).
+#![cfg(target_os = "linux")]
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod common;

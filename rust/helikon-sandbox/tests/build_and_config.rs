@@ -1,4 +1,5 @@
 //! Building a policy: configuration errors, fail-closed kernel planning, guarantees, options.
+#![cfg(target_os = "linux")]
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod common;

@@ -1,5 +1,6 @@
 //! Filesystem escapes: each must fail in the OS sandbox; the safe ones succeed in host mode
 //! (same uid, same Unix permissions), which shows every case can detect an escape.
+#![cfg(target_os = "linux")]
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod common;

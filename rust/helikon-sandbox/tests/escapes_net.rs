@@ -1,5 +1,6 @@
 //! Network escapes against listeners this test runs on the loopback interface and on local
 //! sockets. Each must fail in the OS sandbox (network denied) and succeed in host mode.
+#![cfg(target_os = "linux")]
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod common;

@@ -1,6 +1,7 @@
 //! Process, signal and resource escapes: killing outside processes, fork bombs, detached
 //! daemons, disk fill, runaway output and CPU, leaked descriptors, environment leaks and
 //! reaching into a concurrent run.
+#![cfg(target_os = "linux")]
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod common;

@@ -1,6 +1,7 @@
 //! System-call escapes: tracing, namespaces, mounts, kernel attack surface. Where the kernel
 //! answers differently once a call is reached (EINVAL, EFAULT, ENOTTY, a result), host mode
 //! shows the call got through, so "refused by seccomp" is told apart from "refused anyway".
+#![cfg(target_os = "linux")]
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod common;
