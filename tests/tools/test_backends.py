@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import subprocess
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -19,6 +20,7 @@ from helikon.tools import (
     OsSandboxBackend,
     ResourceLimits,
     Sandbox,
+    _policy_backend,
     best_available_backend,
 )
 from helikon.tools._policy_backend import PolicyBackend
@@ -32,18 +34,35 @@ def _host(root: Path, **kw: object) -> PolicyBackend:
     return HostBackend(Sandbox.open(root), **kw)  # type: ignore[arg-type]
 
 
+def _portable(root: Path, **kw: object) -> PolicyBackend:
+    """HostBackend on the portable POSIX runner, as on macOS (forced here on Linux)."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(_policy_backend, "NATIVE_LAUNCHER", False)
+        return HostBackend(Sandbox.open(root), **kw)  # type: ignore[arg-type]
+
+
 def _os(root: Path, **kw: object) -> PolicyBackend:
     return OsSandboxBackend(Sandbox.open(root), run_as=run_as(), **kw)  # type: ignore[arg-type]
 
 
 BACKENDS = [
     pytest.param(_host, id="host"),
+    pytest.param(_portable, id="portable"),
     pytest.param(_os, id="os", marks=needs_os_sandbox),
 ]
 
 
 def _alive(marker: str) -> list[int]:
-    """Pids whose command line contains ``marker``."""
+    """Pids whose command line contains ``marker`` (``/proc``, or ``ps`` where it is absent)."""
+    if not os.path.isdir("/proc"):
+        listing = subprocess.run(
+            ["ps", "-axo", "pid=,command="], capture_output=True, text=True, check=True
+        ).stdout
+        return [
+            int(pid)
+            for pid, _, cmd in (line.strip().partition(" ") for line in listing.splitlines())
+            if marker in cmd and int(pid) != os.getpid()
+        ]
     pids = []
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
@@ -115,8 +134,12 @@ def test_config_errors(ws: dict[str, Path]) -> None:
         OsSandboxBackend(sb, run_as=(65534,))  # type: ignore[arg-type]
     with pytest.raises(ConfigError, match=r"ResourceLimits\.open_files must be a positive int"):
         ResourceLimits(open_files=0)
+
+
+@needs_os_sandbox
+def test_os_config_errors(ws: dict[str, Path]) -> None:
     with pytest.raises(ConfigError, match="invalid sandbox configuration"):
-        OsSandboxBackend(sb, run_as=run_as(), read_paths=["relative/path"])
+        OsSandboxBackend(Sandbox.open(ws["root"]), run_as=run_as(), read_paths=["relative/path"])
 
 
 async def test_run_rejects_bad_timeout(ws: dict[str, Path]) -> None:
@@ -220,8 +243,9 @@ async def test_cancelling_the_task_kills_the_tree(make: Factory, ws: dict[str, P
     assert await _gone(marker, within=2.0), _alive(marker)
 
 
-async def test_cancel_before_start_runs_nothing(ws: dict[str, Path]) -> None:
-    b = HostBackend(Sandbox.open(ws["root"]))
+@pytest.mark.parametrize("make", [_host, _portable], ids=["host", "portable"])
+async def test_cancel_before_start_runs_nothing(make: Factory, ws: dict[str, Path]) -> None:
+    b = make(ws["root"])
     tok = CancellationToken()
     tok.cancel()
     r = await b.run("touch ran.txt", cancel=tok)
@@ -242,6 +266,49 @@ async def test_cancel_touches_only_its_own_call(make: Factory, ws: dict[str, Pat
     )
     assert mine.cancelled is True
     assert other.exit_code == 0 and other.stdout == "survived\n"
+
+
+@pytest.mark.parametrize("make", BACKENDS)
+async def test_background_jobs_are_killed_after_a_normal_exit(
+    make: Factory, ws: dict[str, Path]
+) -> None:
+    b = make(ws["root"])
+    marker = "45.613"
+    r = await b.run(f"sleep {marker} & echo left-behind")
+    assert r.exit_code == 0 and r.stdout == "left-behind\n"
+    assert await _gone(marker, within=1.0), _alive(marker)
+
+
+# ------------------------------------------------------------------ the portable runner
+
+
+def test_portable_guarantees_state_what_is_weaker(ws: dict[str, Path]) -> None:
+    b = _portable(ws["root"])
+    g = b.guarantees()
+    assert (g.filesystem, g.network, g.syscalls) == (Isolation.NONE,) * 3
+    assert g.label == "host (no containment)"
+    assert g.notes == (
+        "portable runner: the process group is killed after each call, but a process that "
+        "leaves the group (setsid) is not swept",
+        "portable runner: RLIMIT_NPROC is not applied",
+    )
+    with pytest.raises(ConfigError, match=r"portable POSIX runner on .*there is no native policy"):
+        _ = b.policy
+
+
+async def test_portable_rejects_a_nul_byte(ws: dict[str, Path]) -> None:
+    with pytest.raises(ConfigError, match="the command contains a NUL byte"):
+        await _portable(ws["root"]).run("echo a\0b")
+
+
+async def test_portable_temp_dir_is_private_and_removed(ws: dict[str, Path]) -> None:
+    r = await _portable(ws["root"]).run(
+        'echo "$TMPDIR"; touch "$TMPDIR/x"; test "$HOME" = "$TMPDIR"'
+    )
+    tmp = r.stdout.strip()
+    assert r.exit_code == 0
+    assert Path(tmp).name.startswith("helikon-run-")
+    assert not Path(tmp).exists()
 
 
 # ------------------------------------------------------------------ choosing

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import sys
 from pathlib import Path
 
@@ -49,3 +50,76 @@ def test_paths_are_resolved_and_escaped(tmp_path: Path) -> None:
 def test_backend_fails_closed_off_macos(tmp_path: Path) -> None:
     with pytest.raises(SandboxUnavailable, match="needs macOS"):
         SeatbeltBackend(Sandbox.open(tmp_path))
+
+
+# ------------------------------------------------------------------ real runs (macOS CI job)
+
+macos = pytest.mark.skipif(sys.platform != "darwin", reason="Seatbelt runs on macOS only")
+
+
+@pytest.fixture
+def places(tmp_path: Path) -> dict[str, Path]:
+    root = tmp_path / "ws"
+    outside = tmp_path / "outside"
+    root.mkdir()
+    outside.mkdir()
+    (outside / "note.txt").write_text("outside\n")
+    return {"root": root, "outside": outside}
+
+
+@macos
+async def test_seatbelt_runs_commands_in_the_root(places: dict[str, Path]) -> None:
+    b = SeatbeltBackend(Sandbox.open(places["root"]))
+    assert b.guarantees().label == "os-sandbox (seatbelt)"
+    r = await b.run('pwd; echo hi > made.txt; echo tmp > "$TMPDIR/t"; cat made.txt')
+    assert r.exit_code == 0, r.stderr
+    assert r.stdout == f"{places['root'].resolve()}\nhi\n"
+    assert (places["root"] / "made.txt").read_text() == "hi\n"
+
+
+@macos
+async def test_seatbelt_denies_writes_outside_but_allows_reads(places: dict[str, Path]) -> None:
+    b = SeatbeltBackend(Sandbox.open(places["root"]))
+    target = places["outside"] / "escape.txt"
+    r = await b.run(f"echo x > '{target}'")
+    assert r.exit_code != 0
+    assert not target.exists()
+    r = await b.run(f"touch '{places['outside']}/../escape2.txt'")
+    assert r.exit_code != 0
+    assert not (places["outside"].parent / "escape2.txt").exists()
+    r = await b.run(f"cat '{places['outside']}/note.txt'")  # the spec's posture: reads allowed
+    assert (r.exit_code, r.stdout) == (0, "outside\n")
+
+
+@macos
+async def test_seatbelt_denies_the_network_unless_allowed(places: dict[str, Path]) -> None:
+    server = await asyncio.start_server(lambda r, w: w.close(), "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    probe = (
+        f"{sys.executable} -c \"import socket; socket.create_connection(('127.0.0.1', {port}), 2)"
+        "; print('connected')\""
+    )
+    try:
+        denied = await SeatbeltBackend(Sandbox.open(places["root"])).run(probe)
+        allowed = await SeatbeltBackend(Sandbox.open(places["root"]), allow_network=True).run(probe)
+    finally:
+        server.close()
+    assert denied.exit_code != 0 and "connected" not in denied.stdout
+    assert allowed.exit_code == 0 and allowed.stdout == "connected\n", allowed.stderr
+
+
+@macos
+async def test_seatbelt_timeout_kills_the_group(places: dict[str, Path]) -> None:
+    b = SeatbeltBackend(Sandbox.open(places["root"]))
+    r = await b.run("sleep 30 & sleep 30; echo never", timeout=0.5)
+    assert r.timed_out is True and r.exit_code is None
+    assert "never" not in r.stdout
+
+
+@macos
+def test_best_available_backend_picks_seatbelt(places: dict[str, Path]) -> None:
+    from helikon.tools import best_available_backend
+
+    choice = best_available_backend(Sandbox.open(places["root"]))
+    assert isinstance(choice.backend, SeatbeltBackend)
+    assert choice.reason.startswith("os-sandbox (seatbelt)")

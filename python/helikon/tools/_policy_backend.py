@@ -4,19 +4,24 @@ from __future__ import annotations
 
 import json
 import math
+import sys
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from helikon._native import SandboxPolicy
 from helikon.core.cancel import CancellationToken
 from helikon.errors import ConfigError
+from helikon.tools._posix_runner import DEFAULT_ENV_ALLOWLIST, PORTABLE_NOTES, PosixSpec, run_posix
 from helikon.tools._runner import run_policy
-from helikon.tools.backend import ExecResult, ResourceLimits, SandboxGuarantees
+from helikon.tools.backend import ExecResult, Isolation, ResourceLimits, SandboxGuarantees
 from helikon.tools.sandbox import Sandbox
 
 __all__ = ["PolicyBackend", "base_config"]
 
 DEFAULT_TIMEOUT_S = 120.0
+#: Whether this platform has the native launcher (Linux). Elsewhere host mode runs on the
+#: portable POSIX runner (:mod:`helikon.tools._posix_runner`) and the OS sandbox refuses.
+NATIVE_LAUNCHER = sys.platform.startswith("linux")
 
 
 def base_config(
@@ -71,15 +76,37 @@ class PolicyBackend:
     sandbox: Sandbox
     timeout: float
 
+    _posix: PosixSpec | None = None
+
     def _init_policy(self, sandbox: Sandbox, timeout: float, config: dict[str, Any]) -> None:
         self.sandbox = sandbox
         self.timeout = float(timeout)
+        if config["mode"] == "host" and not NATIVE_LAUNCHER:
+            self._posix = _posix_spec(config)
+            self._guarantees = SandboxGuarantees(
+                filesystem=Isolation.NONE,
+                network=Isolation.NONE,
+                syscalls=Isolation.NONE,
+                label="host (no containment)",
+                notes=PORTABLE_NOTES,
+            )
+            return
         self._policy = SandboxPolicy(json.dumps(config))
         self._guarantees = SandboxGuarantees.from_json(self._policy.guarantees())
 
     @property
     def policy(self) -> SandboxPolicy:
-        """The compiled native policy."""
+        """The compiled native policy.
+
+        Raises:
+            ConfigError: this backend runs on the portable POSIX runner (not Linux), so
+                there is no native policy.
+        """
+        if self._posix is not None:
+            raise ConfigError(
+                f"{type(self).__name__} runs on the portable POSIX runner on {sys.platform}; "
+                "there is no native policy"
+            )
         return self._policy
 
     def guarantees(self) -> SandboxGuarantees:
@@ -114,4 +141,19 @@ class PolicyBackend:
         """
         t = self.timeout if timeout is None else timeout
         check_timeout("timeout", t)
+        if self._posix is not None:
+            return await run_posix(self._posix, command, t, cancel)
         return await run_policy(self._policy, command, t, cancel)
+
+
+def _posix_spec(config: dict[str, Any]) -> PosixSpec:
+    """The portable runner's settings from the same config the native policy takes."""
+    return PosixSpec(
+        root=config["root"],
+        shell=config["shell"],
+        env_allowlist=tuple(config.get("env_allowlist", DEFAULT_ENV_ALLOWLIST)),
+        env=dict(config.get("env", {})),
+        limits=ResourceLimits(**config["limits"]),
+        output_cap_bytes=config["output_cap_bytes"],
+        kill_grace_ms=config["kill_grace_ms"],
+    )

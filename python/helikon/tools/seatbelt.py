@@ -13,18 +13,15 @@ constructible on macOS: elsewhere it fails closed with ``SandboxUnavailable``.
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import os
-import signal
 import sys
 import tempfile
-import time
 from collections.abc import Sequence
 from pathlib import Path
 
 from helikon.core.cancel import CancellationToken
 from helikon.errors import ConfigError, SandboxUnavailable
+from helikon.tools._posix_runner import PORTABLE_NOTES, PosixSpec, run_posix
 from helikon.tools.backend import ExecResult, Isolation, SandboxGuarantees
 from helikon.tools.sandbox import Sandbox
 
@@ -32,7 +29,6 @@ __all__ = ["SANDBOX_EXEC", "SeatbeltBackend", "seatbelt_profile"]
 
 SANDBOX_EXEC = "/usr/bin/sandbox-exec"
 _DEVICES = ("/dev/null", "/dev/zero", "/dev/stdout", "/dev/stderr", "/dev/tty", "/dev/dtracehelper")
-_ENV_ALLOW = ("PATH", "HOME", "LANG", "LC_ALL", "TERM", "TZ", "USER")
 
 
 def _is_macos() -> bool:
@@ -112,6 +108,11 @@ class SeatbeltBackend:
         self.timeout = timeout
         self._tmp = tempfile.mkdtemp(prefix="helikon-seatbelt-")
         self.profile = seatbelt_profile([sandbox.root, self._tmp], allow_network=allow_network)
+        self._spec = PosixSpec(
+            root=str(sandbox.root),
+            prefix=(SANDBOX_EXEC, "-p", self.profile),
+            tmp_parent=self._tmp,
+        )
 
     def guarantees(self) -> SandboxGuarantees:
         """Filesystem (writes only) and network by the kernel; syscalls not filtered."""
@@ -120,7 +121,10 @@ class SeatbeltBackend:
             network=Isolation.NONE if self.allow_network else Isolation.OS_KERNEL,
             syscalls=Isolation.NONE,
             label="os-sandbox (seatbelt)",
-            notes=("reads are not restricted on macOS; only writes outside the root are denied",),
+            notes=(
+                "reads are not restricted on macOS; only writes outside the root are denied",
+                *PORTABLE_NOTES,
+            ),
         )
 
     async def run(
@@ -130,52 +134,14 @@ class SeatbeltBackend:
         timeout: float | None = None,
         cancel: CancellationToken | None = None,
     ) -> ExecResult:
-        """Run ``command`` with ``/bin/sh -c`` under the profile; kill the group on timeout."""
-        env = {k: v for k, v in os.environ.items() if k in _ENV_ALLOW}
-        env["TMPDIR"] = self._tmp
-        start = time.monotonic()
-        proc = await asyncio.create_subprocess_exec(
-            SANDBOX_EXEC,
-            "-p",
-            self.profile,
-            "/bin/sh",
-            "-c",
-            command,
-            cwd=str(self.sandbox.root),
-            env=env,
-            start_new_session=True,
-            stdin=asyncio.subprocess.DEVNULL,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE,
-        )
-        waiter = asyncio.ensure_future(proc.communicate())
-        cancelled = asyncio.ensure_future(cancel.wait()) if cancel is not None else None
-        pending = {waiter} if cancelled is None else {waiter, cancelled}
-        done, _ = await asyncio.wait(
-            pending, timeout=timeout or self.timeout, return_when=asyncio.FIRST_COMPLETED
-        )
-        if cancelled is not None:
-            cancelled.cancel()
-        if waiter not in done:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(proc.pid, signal.SIGKILL)
-            out, err = await waiter
-            return ExecResult(
-                exit_code=None,
-                signal=signal.SIGKILL,
-                stdout=out.decode(errors="replace"),
-                stderr=err.decode(errors="replace"),
-                timed_out=cancelled not in done,
-                cancelled=cancelled is not None and cancelled in done,
-                duration_ms=int((time.monotonic() - start) * 1000),
-            )
-        out, err = waiter.result()
-        code = proc.returncode if proc.returncode is not None and proc.returncode >= 0 else None
-        sig = -proc.returncode if proc.returncode is not None and proc.returncode < 0 else None
-        return ExecResult(
-            exit_code=code,
-            signal=sig,
-            stdout=out.decode(errors="replace"),
-            stderr=err.decode(errors="replace"),
-            duration_ms=int((time.monotonic() - start) * 1000),
-        )
+        """Run ``command`` with ``/bin/sh -c`` under the profile.
+
+        The process hygiene is the portable runner's (:mod:`helikon.tools._posix_runner`):
+        scrubbed environment, a per-call temp dir inside the writable temp directory, rlimits,
+        head-and-tail output capture, and the process group killed on timeout, on cancel and
+        after every call.
+
+        Raises:
+            ConfigError: a NUL byte in the command.
+        """
+        return await run_posix(self._spec, command, timeout or self.timeout, cancel)
