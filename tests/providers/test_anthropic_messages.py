@@ -10,6 +10,7 @@ import time
 from typing import Any
 
 import pytest
+from tests.providers._wire import cancel_after_first_token
 
 from helikon import Agent, ToolEffect, tool
 from helikon.core.cancel import CancellationToken
@@ -845,15 +846,7 @@ async def test_cancel_mid_stream_ends_the_iterator_quickly() -> None:
     ]
     with ReplayServer.from_responses([(200, {}, stream)], path=MESSAGES) as server:
         model = AnthropicModel.messages("claude-sonnet-4-6", api_key="k", base_url=server.base_url)
-        cancel = CancellationToken()
-        seen: list[Any] = []
-        started = time.monotonic()
-        loop = asyncio.get_running_loop()
-        async for event in model.invoke(HELLO, cancel):
-            seen.append(event)
-            if isinstance(event, TokenDelta):
-                loop.call_later(0.1, cancel.cancel)  # fires while the next event is awaited
-        elapsed = time.monotonic() - started
+        seen, elapsed = await cancel_after_first_token(model, HELLO)
         await model.aclose()
     assert seen == [TokenDelta(text="Par")]
     assert elapsed < 2.0

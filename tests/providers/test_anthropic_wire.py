@@ -11,16 +11,22 @@ thinking, structured output). A whole agent run replays the recorded thinking to
 
 from __future__ import annotations
 
-import json
-import os
-from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.providers._wire import (
+    WIRE,
+    Outcome,
+    assert_extracted,
+    assert_one_finish,
+    assert_signed_reasoning,
+    assert_usage,
+    collect,
+    replaying,
+    wire_entries,
+)
 
 from helikon import Agent, ToolEffect, tool
-from helikon.core.cancel import CancellationToken
 from helikon.core.items import (
     AssistantMessage,
     ContentPart,
@@ -33,37 +39,23 @@ from helikon.core.items import (
     UserMessage,
 )
 from helikon.core.model import (
-    Finish,
     JsonSchemaFormat,
     ModelRequest,
     ModelSettings,
-    TokenDelta,
     ToolCallDelta,
     ToolChoice,
     ToolDef,
-    UsageReported,
 )
-from helikon.core.turn import TurnAccumulator
-from helikon.errors import ModelError, ModelOther
+from helikon.errors import ModelOther
 from helikon.providers.anthropic import AnthropicModel, CacheStrategy, ExtendedThinking
-from helikon.testing.replay import RecordedInteraction, ReplayServer, load_cassette
-
-SHARED = Path(
-    os.environ.get("HELIKON_SHARED") or Path(__file__).resolve().parents[2] / "../shared"
-).resolve()
-WIRE = SHARED / "wire"
+from helikon.testing.replay import ReplayServer, load_cassette
 
 # The SDK warns when a request names a model it lists as deprecated (claude-sonnet-4-5 in
 # the recordings); that is the SDK talking to the user, not a test failure.
 pytestmark = pytest.mark.filterwarnings("ignore:The model .* is deprecated:DeprecationWarning")
 
 
-def _entries() -> list[dict[str, Any]]:
-    index = json.loads((WIRE / "INDEX.json").read_text(encoding="utf-8"))
-    return [e for e in index if e["provider"] == "anthropic"]
-
-
-ENTRIES = _entries()
+ENTRIES = wire_entries(provider="anthropic")
 
 USAGE_FIELDS = {
     "input_tokens": "input_tokens",
@@ -80,57 +72,6 @@ def _no_ambient_anthropic(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 # --------------------------------------------------------------------------- helpers
-
-
-@dataclass
-class Outcome:
-    """What one invoke produced."""
-
-    events: list[Any] = field(default_factory=list)
-    error: ModelError | None = None
-
-    @property
-    def text(self) -> str:
-        return "".join(e.text for e in self.events if isinstance(e, TokenDelta))
-
-    @property
-    def tool_calls(self) -> list[dict[str, Any]]:
-        calls: dict[str, dict[str, Any]] = {}
-        for e in self.events:
-            if isinstance(e, ToolCallDelta):
-                entry = calls.setdefault(e.call_id, {"id": e.call_id, "name": None, "args": ""})
-                if e.name is not None:
-                    assert entry["name"] is None, "name must come once, on the first delta"
-                    entry["name"] = e.name
-                entry["args"] += e.args_delta
-        return [
-            {"id": c["id"], "name": c["name"], "arguments": json.loads(c["args"] or "{}")}
-            for c in calls.values()
-        ]
-
-    @property
-    def finishes(self) -> list[Finish]:
-        return [e for e in self.events if isinstance(e, Finish)]
-
-    @property
-    def usages(self) -> list[UsageReported]:
-        return [e for e in self.events if isinstance(e, UsageReported)]
-
-    def items(self) -> list[Item]:
-        acc = TurnAccumulator()
-        for e in self.events:
-            acc.add(e)
-        return acc.items("replay")
-
-
-async def collect(model: AnthropicModel, request: ModelRequest) -> Outcome:
-    out = Outcome()
-    try:
-        async for event in model.invoke(request, CancellationToken()):
-            out.events.append(event)
-    except ModelError as exc:
-        out.error = exc
-    return out
 
 
 def _blocks(content: Any) -> list[dict[str, Any]]:
@@ -305,27 +246,11 @@ def check_outcome(out: Outcome, expected: dict[str, Any]) -> None:
         assert out.finishes == []
         return
     assert out.error is None, out.error
-    assert out.text == expected["text"]
-    assert out.tool_calls == expected["tool_calls"]
-    assert len(out.usages) == 1
-    usage = out.usages[0].usage
-    assert {k: getattr(usage, USAGE_FIELDS[k]) for k in expected["usage"]} == expected["usage"]
+    assert_extracted(out, expected)
+    usage = assert_usage(out, expected["usage"], USAGE_FIELDS)
     assert usage.total_tokens == usage.input_tokens + usage.output_tokens
-    assert len(out.finishes) == 1
-    assert out.events[-1] is out.finishes[0]
-    assert out.finishes[0].raw == expected["finish_reason"]
-    reasoning = [
-        p
-        for item in out.items()
-        if isinstance(item, AssistantMessage)
-        for p in item.content
-        if isinstance(p, ReasoningPart)
-    ]
-    want = [
-        ReasoningPart(text=r["text"], signature=r["signature"])
-        for r in expected.get("reasoning", [])
-    ]
-    assert reasoning == want
+    assert_one_finish(out, expected["finish_reason"])
+    assert_signed_reasoning(out, expected)
     if "stop_details" in expected:
         data = [e.data for e in out.events if e.type == "provider_metadata"]
         assert data == [{"stop_details": expected["stop_details"]}]
@@ -343,14 +268,9 @@ def test_index_lists_the_anthropic_recordings() -> None:
 
 @pytest.mark.parametrize("entry", ENTRIES, ids=[e["file"] for e in ENTRIES])
 async def test_recording_replays_through_anthropic_model(entry: dict[str, Any]) -> None:
-    path = WIRE / entry["file"]
-    used = entry["interactions_used"]
-    recorded: dict[int, RecordedInteraction] = {r.index: r for r in load_cassette(path, used)}
-    facts_by_index = {i["index"]: i for i in entry["interactions"]}
-    with ReplayServer(path, interactions=used) as server:
-        for k, index in enumerate(used):
-            facts = facts_by_index[index]
-            body = recorded[index].request_body
+    with replaying(entry) as (server, exchanges):
+        for turn in exchanges:
+            facts, body = turn.facts, turn.body
             model = model_for(facts.get("request"), server, body)
             request = (
                 request_from_recorded(body)
@@ -362,12 +282,10 @@ async def test_recording_replays_through_anthropic_model(entry: dict[str, Any]) 
             finally:
                 await model.aclose()
             check_outcome(out, facts["expected"])
-            sent = server.requests[k]
+            sent = server.requests[turn.k]
             if body is not None:
                 check_sent_request(sent, facts["request"], body)
-            assert api_key_sent(server.captured[k].headers) == "test-key"
-        assert server.unmatched == []
-        assert server.remaining() == {}
+            assert api_key_sent(server.captured[turn.k].headers) == "test-key"
 
 
 async def test_streamed_tool_use_fragments_keep_their_call_id() -> None:

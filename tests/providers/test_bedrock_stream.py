@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import pytest
+from tests.providers._wire import cancel_after_first_token
 from tests.providers.test_bedrock_support import (
     CLAUDE,
     ask,
@@ -353,14 +354,7 @@ async def test_cancel_mid_stream_closes_the_stream_promptly() -> None:
     frames = [event("messageStart", {"role": "assistant"}), *text_stream("Par")[1:2]]
     with StallingServer(frames) as server:
         model = BedrockModel.converse(CLAUDE, client=client_at(server.base_url))
-        token = CancellationToken()
-        seen: list[Any] = []
-        started = time.monotonic()
-        async for e in model.invoke(ask(), token):
-            seen.append(e)
-            if isinstance(e, TokenDelta):
-                asyncio.get_running_loop().call_later(0.05, token.cancel)
-        elapsed = time.monotonic() - started
+        seen, elapsed = await cancel_after_first_token(model, ask(), delay=0.05)
         assert seen == [TokenDelta(text="Par")]  # no Finish after a cancel
         assert elapsed < 2.0
         deadline = time.monotonic() + 2.0

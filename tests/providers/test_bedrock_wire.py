@@ -14,16 +14,26 @@ from __future__ import annotations
 
 import copy
 import json
-import os
-from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.providers._wire import (
+    WIRE,
+    Outcome,
+    assert_error,
+    assert_extracted,
+    assert_one_finish,
+    assert_signed_reasoning,
+    assert_usage,
+    collect,
+    get_capital,
+    get_temperature,
+    replaying,
+    wire_entries,
+)
 from tests.providers.test_bedrock_support import client_at, offline_aws
 
-from helikon import Agent, ModelSettings, ToolEffect, tool
-from helikon.core.cancel import CancellationToken
+from helikon import Agent, ModelSettings
 from helikon.core.items import (
     AssistantMessage,
     ContentPart,
@@ -37,32 +47,18 @@ from helikon.core.items import (
     text_of,
 )
 from helikon.core.model import (
-    Finish,
     ModelRequest,
     ReasoningDelta,
     TokenDelta,
     ToolCallDelta,
     ToolChoice,
     ToolDef,
-    UsageReported,
 )
-from helikon.core.turn import TurnAccumulator
-from helikon.errors import ModelError, ModelOther
+from helikon.errors import ModelOther
 from helikon.providers.bedrock import BedrockModel, CachePoints, ModelFamily, detect_family
-from helikon.testing.replay import RecordedInteraction, ReplayServer, load_cassette
+from helikon.testing.replay import ReplayServer, load_cassette
 
-SHARED = Path(
-    os.environ.get("HELIKON_SHARED") or Path(__file__).resolve().parents[2] / "../shared"
-).resolve()
-WIRE = SHARED / "wire"
-
-
-def _entries() -> list[dict[str, Any]]:
-    index = json.loads((WIRE / "INDEX.json").read_text(encoding="utf-8"))
-    return [e for e in index if e["provider"] == "bedrock"]
-
-
-ENTRIES = _entries()
+ENTRIES = wire_entries(provider="bedrock")
 
 USAGE_FIELDS = {
     "input_tokens": "input_tokens",
@@ -80,60 +76,6 @@ def _offline_aws(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def client_for(server: ReplayServer) -> Any:
     return client_at(server.base_url)
-
-
-# --------------------------------------------------------------------------- outcome
-
-
-@dataclass
-class Outcome:
-    """What one invoke produced."""
-
-    events: list[Any] = field(default_factory=list)
-    error: ModelError | None = None
-
-    @property
-    def text(self) -> str:
-        return "".join(e.text for e in self.events if isinstance(e, TokenDelta))
-
-    @property
-    def tool_calls(self) -> list[dict[str, Any]]:
-        calls: dict[str, dict[str, Any]] = {}
-        for e in self.events:
-            if isinstance(e, ToolCallDelta):
-                entry = calls.setdefault(e.call_id, {"id": e.call_id, "name": None, "args": ""})
-                if e.name is not None:
-                    assert entry["name"] is None, "name must come once, on the first delta"
-                    entry["name"] = e.name
-                entry["args"] += e.args_delta
-        return [
-            {"id": c["id"], "name": c["name"], "arguments": json.loads(c["args"] or "{}")}
-            for c in calls.values()
-        ]
-
-    @property
-    def finishes(self) -> list[Finish]:
-        return [e for e in self.events if isinstance(e, Finish)]
-
-    @property
-    def usages(self) -> list[UsageReported]:
-        return [e for e in self.events if isinstance(e, UsageReported)]
-
-    def items(self) -> list[Item]:
-        acc = TurnAccumulator()
-        for e in self.events:
-            acc.add(e)
-        return acc.items("replay")
-
-
-async def collect(model: BedrockModel, request: ModelRequest) -> Outcome:
-    out = Outcome()
-    try:
-        async for event in model.invoke(request, CancellationToken()):
-            out.events.append(event)
-    except ModelError as exc:
-        out.error = exc
-    return out
 
 
 # --------------------------------------------------------------------------- recorded -> request
@@ -286,33 +228,13 @@ def model_id_of(path: str) -> str:
 
 def check_outcome(out: Outcome, expected: dict[str, Any]) -> None:
     if "error" in expected:
-        err = expected["error"]
-        assert isinstance(out.error, ModelOther), out.error
-        assert out.error.status_code == err["http_status"]
-        assert out.error.message == err["message"]
-        assert out.finishes == []
+        assert_error(out, expected["error"], ModelOther, exact=False)
         return
     assert out.error is None, out.error
-    assert out.text == expected["text"]
-    assert out.tool_calls == expected["tool_calls"]
-    assert len(out.usages) == 1
-    usage = out.usages[0].usage
-    assert {k: getattr(usage, USAGE_FIELDS[k]) for k in expected["usage"]} == expected["usage"]
-    assert len(out.finishes) == 1
-    assert out.events[-1] is out.finishes[0]
-    assert out.finishes[0].raw == expected["finish_reason"]
-    reasoning = [
-        p
-        for item in out.items()
-        if isinstance(item, AssistantMessage)
-        for p in item.content
-        if isinstance(p, ReasoningPart)
-    ]
-    want = [
-        ReasoningPart(text=r["text"], signature=r["signature"])
-        for r in expected.get("reasoning", [])
-    ]
-    assert reasoning == want
+    assert_extracted(out, expected)
+    assert_usage(out, expected["usage"], USAGE_FIELDS)
+    assert_one_finish(out, expected["finish_reason"])
+    assert_signed_reasoning(out, expected)
 
 
 # --------------------------------------------------------------------------- recordings
@@ -327,15 +249,10 @@ def test_index_lists_the_bedrock_recordings() -> None:
 
 @pytest.mark.parametrize("entry", ENTRIES, ids=[e["file"] for e in ENTRIES])
 async def test_recording_replays_through_bedrock_model(entry: dict[str, Any]) -> None:
-    path = WIRE / entry["file"]
-    used = entry["interactions_used"]
-    recorded: dict[int, RecordedInteraction] = {r.index: r for r in load_cassette(path, used)}
-    facts_by_index = {i["index"]: i for i in entry["interactions"]}
-    with ReplayServer(path, interactions=used) as server:
-        for k, index in enumerate(used):
-            facts = facts_by_index[index]
-            body = recorded[index].request_body
-            model_id = model_id_of(recorded[index].path)
+    with replaying(entry) as (server, exchanges):
+        for turn in exchanges:
+            facts, body = turn.facts, turn.body
+            model_id = model_id_of(turn.recorded.path)
             model = BedrockModel.converse(
                 model_id,
                 client=client_for(server),
@@ -344,13 +261,11 @@ async def test_recording_replays_through_bedrock_model(entry: dict[str, Any]) ->
             )
             out = await collect(model, request_from_recorded(body))
             check_outcome(out, facts["expected"])
-            captured = server.captured[k]
+            captured = server.captured[turn.k]
             suffix = "converse-stream" if facts["stream"] else "converse"
             assert captured.path == f"/model/{model_id}/{suffix}"
             assert captured.headers["authorization"].startswith("AWS4-HMAC-SHA256 ")
             check_sent_request(captured.body, facts["request"], body, model_id)
-        assert server.unmatched == []
-        assert server.remaining() == {}
 
 
 async def test_streamed_tool_use_fragments_keep_their_call_id() -> None:
@@ -392,26 +307,6 @@ async def test_reasoning_stream_carries_the_signature_after_the_text() -> None:
 # --------------------------------------------------------------------------- agent run
 
 TOOL_LOOP = WIRE / "bedrock" / "converse_tool_loop_stream.yaml"
-
-
-@tool(effect=ToolEffect.READ_ONLY)
-def get_capital(country: str) -> str:
-    """Get the capital of a country.
-
-    Args:
-        country: The country name.
-    """
-    return {"France": "Paris"}.get(country, "unknown")
-
-
-@tool(effect=ToolEffect.READ_ONLY)
-def get_temperature(city: str) -> str:
-    """Get the temperature in a city.
-
-    Args:
-        city: The city name.
-    """
-    return {"Paris": "30°C"}.get(city, "unknown")
 
 
 def _without_titles(tools: list[dict[str, Any]]) -> list[dict[str, Any]]:

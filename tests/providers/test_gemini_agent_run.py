@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 from pydantic import BaseModel, ConfigDict
 from tests.conftest import SHARED
+from tests.providers._wire import get_capital, get_temperature
 
 from helikon import Agent, ToolEffect, tool
 from helikon.core.events import MessageOutput, ToolCallItem, ToolOutputItem
@@ -18,26 +19,6 @@ from helikon.testing.replay import ReplayServer, load_cassette
 
 CASSETTE = SHARED / "wire" / "gemini" / "gemini_tool_loop_stream.yaml"
 STREAM_PATH = "/v1beta/models/gemini-2.5-flash:streamGenerateContent"
-
-
-@tool(effect=ToolEffect.READ_ONLY)
-def get_capital(country: str) -> str:
-    """Get the capital of a country.
-
-    Args:
-        country: The country name.
-    """
-    return {"France": "Paris"}.get(country, "unknown")
-
-
-@tool(effect=ToolEffect.READ_ONLY)
-def get_temperature(city: str) -> str:
-    """Get the temperature in a city.
-
-    Args:
-        city: The city name.
-    """
-    return {"Paris": "30°C"}.get(city, "unknown")
 
 
 def _without_ids(body: Any) -> Any:

@@ -16,14 +16,24 @@ from __future__ import annotations
 import asyncio
 import base64
 import json
-import os
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Literal
 
 import pytest
+from tests.providers._wire import (
+    WIRE,
+    Outcome,
+    assert_error,
+    assert_extracted,
+    assert_one_finish,
+    assert_usage,
+    cancel_after_first_token,
+    cancel_on_first_event,
+    replaying,
+    wire_entries,
+)
+from tests.providers._wire import collect as collect_outcome
 
 from helikon.core.cancel import CancellationToken
 from helikon.core.items import (
@@ -49,12 +59,10 @@ from helikon.core.model import (
     ModelRequest,
     ModelSettings,
     ProviderMetadata,
-    ReasoningDelta,
     TokenDelta,
     ToolCallDelta,
     ToolChoice,
     ToolDef,
-    UsageReported,
 )
 from helikon.core.turn import TurnAccumulator
 from helikon.errors import (
@@ -76,41 +84,24 @@ from helikon.providers.gemini._request import (
 )
 from helikon.providers.gemini._response import SAFETY_KEY
 from helikon.schema import gemini as sanitize
-from helikon.testing.replay import Pause, RecordedInteraction, ReplayServer, load_cassette
+from helikon.testing.replay import Pause, ReplayServer, load_cassette
 
-SHARED = Path(
-    os.environ.get("HELIKON_SHARED") or Path(__file__).resolve().parents[2] / "../shared"
-).resolve()
-WIRE = SHARED / "wire"
 STREAM_PATH = "/v1beta/models/gemini-2.5-flash:streamGenerateContent"
 WHOLE_PATH = "/v1beta/models/gemini-2.5-flash:generateContent"
 
 
-def _gemini_entries() -> list[dict[str, Any]]:
-    index = json.loads((WIRE / "INDEX.json").read_text(encoding="utf-8"))
-    return [e for e in index if e["provider"] == "gemini"]
-
-
-GEMINI_ENTRIES = _gemini_entries()
+GEMINI_ENTRIES = wire_entries(provider="gemini")
 
 
 # --------------------------------------------------------------------------- helpers
 
 
-@dataclass
-class Outcome:
-    """What one invoke produced."""
-
-    events: list[Any] = field(default_factory=list)
-    error: ModelError | None = None
-
-    @property
-    def text(self) -> str:
-        return "".join(e.text for e in self.events if isinstance(e, TokenDelta))
+class GeminiOutcome(Outcome):
+    """What one invoke produced; Gemini sends each tool call whole, in one delta."""
 
     @property
     def reasoning(self) -> str:
-        return "".join(e.text for e in self.events if isinstance(e, ReasoningDelta))
+        return self.reasoning_text
 
     @property
     def calls(self) -> list[ToolCallDelta]:
@@ -121,10 +112,6 @@ class Outcome:
         return [{"name": c.name, "arguments": json.loads(c.args_delta)} for c in self.calls]
 
     @property
-    def metadata(self) -> list[ProviderMetadata]:
-        return [e for e in self.events if isinstance(e, ProviderMetadata)]
-
-    @property
     def signatures(self) -> list[str]:
         return [
             m.data[k]
@@ -133,24 +120,11 @@ class Outcome:
             if k in m.data
         ]
 
-    @property
-    def finishes(self) -> list[Finish]:
-        return [e for e in self.events if isinstance(e, Finish)]
-
-    @property
-    def usages(self) -> list[UsageReported]:
-        return [e for e in self.events if isinstance(e, UsageReported)]
-
 
 async def collect(
     model: GeminiModel, request: ModelRequest, cancel: CancellationToken | None = None
-) -> Outcome:
-    out = Outcome()
-    try:
-        async for event in model.invoke(request, cancel or CancellationToken()):
-            out.events.append(event)
-    except ModelError as exc:
-        out.error = exc
+) -> GeminiOutcome:
+    out: GeminiOutcome = await collect_outcome(model, request, cancel, GeminiOutcome)
     return out
 
 
@@ -304,22 +278,14 @@ def normalize_body(body: Any) -> Any:
     return out
 
 
-def check_outcome(out: Outcome, expected: dict[str, Any]) -> None:
+def check_outcome(out: GeminiOutcome, expected: dict[str, Any]) -> None:
     if "error" in expected:
-        err = expected["error"]
-        assert out.error is not None, "expected an error"
-        assert type(out.error) is RateLimited
-        assert out.error.status_code == err["http_status"]
-        assert out.error.message == err["message"]
+        assert_error(out, expected["error"], RateLimited)
         assert out.error.retry_after is None  # neither RetryInfo nor Retry-After recorded
-        assert out.finishes == []
         return
     assert out.error is None, out.error
-    assert len(out.usages) == 1
-    usage = out.usages[0].usage
-    assert {k: getattr(usage, k) for k in expected["usage"]} == expected["usage"]
-    assert out.text == expected["text"]
-    assert out.tool_calls == expected["tool_calls"]
+    assert_usage(out, expected["usage"])
+    assert_extracted(out, expected)
     ids = [c.call_id for c in out.calls]
     assert len(set(ids)) == len(ids)
     assert all(i.startswith("gcall_") for i in ids)
@@ -328,13 +294,11 @@ def check_outcome(out: Outcome, expected: dict[str, Any]) -> None:
     blocked = [m.data[SAFETY_KEY] for m in out.metadata if SAFETY_KEY in m.data]
     want_blocked = expected.get("safety_blocked_categories")
     assert blocked == ([want_blocked] if want_blocked else [])
-    assert len(out.finishes) == 1
-    assert out.events[-1] is out.finishes[0]
-    assert out.finishes[0].raw == expected["finish_reason"]
+    finish = assert_one_finish(out, expected["finish_reason"])
     want = FinishReason.TOOL_CALLS if expected["tool_calls"] else FinishReason.STOP
     if expected["finish_reason"] == "SAFETY":
         want = FinishReason.CONTENT_FILTER
-    assert out.finishes[0].reason is want
+    assert finish.reason is want
 
 
 # --------------------------------------------------------------------------- recordings
@@ -353,14 +317,10 @@ def _model_interactions(entry: dict[str, Any]) -> list[dict[str, Any]]:
 
 @pytest.mark.parametrize("entry", GEMINI_ENTRIES, ids=[e["file"] for e in GEMINI_ENTRIES])
 async def test_recording_replays_through_gemini_model(entry: dict[str, Any]) -> None:
-    path = WIRE / entry["file"]
-    interactions = _model_interactions(entry)
-    used = [i["index"] for i in interactions]
-    recorded: dict[int, RecordedInteraction] = {r.index: r for r in load_cassette(path, used)}
-    with ReplayServer(path, interactions=used) as server:
-        for k, facts in enumerate(interactions):
-            rec = recorded[facts["index"]]
-            body = rec.request_body
+    used = [i["index"] for i in _model_interactions(entry)]
+    with replaying(entry, used) as (server, exchanges):
+        for turn in exchanges:
+            facts, body = turn.facts, turn.body
             assert isinstance(body, dict)
             request, mode = request_from_recorded(body)
             model_id = facts["path"].split("/models/")[1].split(":")[0]
@@ -376,13 +336,11 @@ async def test_recording_replays_through_gemini_model(entry: dict[str, Any]) -> 
             finally:
                 await model.aclose()
             check_outcome(out, facts["expected"])
-            captured = server.captured[k]
+            captured = server.captured[turn.k]
             assert captured.path == facts["path"].split("?")[0]
             assert captured.query == ("alt=sse" if facts["stream"] else "")
             assert captured.headers["x-goog-api-key"] == "test-key"
             assert normalize_body(captured.body) == normalize_body(body)
-        assert server.unmatched == []
-        assert server.remaining() == {}
 
 
 def test_recorded_tool_schemas_round_trip_exactly() -> None:
@@ -504,7 +462,7 @@ async def _run_against(
     *,
     stream: bool = True,
     **kw: Any,
-) -> tuple[Outcome, list[Any]]:
+) -> tuple[GeminiOutcome, list[Any]]:
     path = STREAM_PATH if stream else WHOLE_PATH
     with ReplayServer.from_responses(responses, path=path) as server:
         model = GeminiModel.developer(
@@ -1301,15 +1259,7 @@ async def test_cancel_mid_stream_ends_the_iterator_quickly() -> None:
     events: list[Any] = [_chunk([{"text": "Par"}]), Pause(10.0), _chunk([{"text": "tial"}], "STOP")]
     with ReplayServer.from_responses([(200, {}, events)], path=STREAM_PATH) as server:
         model = GeminiModel.developer("gemini-2.5-flash", api_key="k", base_url=server.base_url)
-        cancel = CancellationToken()
-        seen: list[Any] = []
-        started = time.monotonic()
-        loop = asyncio.get_running_loop()
-        async for event in model.invoke(HELLO, cancel):
-            seen.append(event)
-            if isinstance(event, TokenDelta):
-                loop.call_later(0.1, cancel.cancel)  # fires while the next chunk is awaited
-        elapsed = time.monotonic() - started
+        seen, elapsed = await cancel_after_first_token(model, HELLO)
         await model.aclose()
     assert seen == [TokenDelta(text="Par")]
     assert elapsed < 2.0
@@ -1323,11 +1273,7 @@ async def test_cancel_between_chunks_stops_without_finish() -> None:
     ]
     with ReplayServer.from_responses([(200, {}, events)], path=STREAM_PATH) as server:
         model = GeminiModel.developer("gemini-2.5-flash", api_key="k", base_url=server.base_url)
-        cancel = CancellationToken()
-        seen = []
-        async for event in model.invoke(HELLO, cancel):
-            seen.append(event)
-            cancel.cancel()
+        seen = await cancel_on_first_event(model, HELLO)
         await model.aclose()
     assert seen == [TokenDelta(text="a")]
 

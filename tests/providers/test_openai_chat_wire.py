@@ -10,17 +10,25 @@ parsed arguments, raw finish reason, usage, error class/status/message) equals t
 
 from __future__ import annotations
 
-import asyncio
 import json
-import os
 import socket
-import time
 from collections.abc import Mapping
-from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, cast
 
 import pytest
+from tests.providers._wire import (
+    WIRE,
+    Outcome,
+    assert_error,
+    assert_extracted,
+    assert_one_finish,
+    assert_usage,
+    cancel_after_first_token,
+    cancel_on_first_event,
+    collect,
+    replaying,
+    wire_entries,
+)
 
 from helikon.core.cancel import CancellationToken
 from helikon.core.items import (
@@ -46,7 +54,6 @@ from helikon.core.model import (
     ToolCallDelta,
     ToolChoice,
     ToolDef,
-    UsageReported,
 )
 from helikon.errors import (
     ConfigError,
@@ -60,74 +67,12 @@ from helikon.errors import (
 )
 from helikon.providers.openai import OpenAIModel
 from helikon.providers.openai.chat import build_chat_body
-from helikon.testing.replay import Pause, RecordedInteraction, ReplayServer, load_cassette
+from helikon.testing.replay import Pause, ReplayServer
 
-SHARED = Path(
-    os.environ.get("HELIKON_SHARED") or Path(__file__).resolve().parents[2] / "../shared"
-).resolve()
-WIRE = SHARED / "wire"
-
-
-def _chat_entries() -> list[dict[str, Any]]:
-    index = json.loads((WIRE / "INDEX.json").read_text(encoding="utf-8"))
-    return [
-        e
-        for e in index
-        if e["api"] == "chat_completions" and e["provider"] in ("openai", "openrouter")
-    ]
-
-
-CHAT_ENTRIES = _chat_entries()
+CHAT_ENTRIES = wire_entries(api="chat_completions", provider=("openai", "openrouter"))
 
 
 # --------------------------------------------------------------------------- helpers
-
-
-@dataclass
-class Outcome:
-    """What one invoke produced."""
-
-    events: list[Any] = field(default_factory=list)
-    error: ModelError | None = None
-
-    @property
-    def text(self) -> str:
-        return "".join(e.text for e in self.events if isinstance(e, TokenDelta))
-
-    @property
-    def tool_calls(self) -> list[dict[str, Any]]:
-        calls: dict[str, dict[str, Any]] = {}
-        for e in self.events:
-            if isinstance(e, ToolCallDelta):
-                entry = calls.setdefault(e.call_id, {"id": e.call_id, "name": None, "args": ""})
-                if e.name is not None:
-                    assert entry["name"] is None, "name must come once, on the first delta"
-                    entry["name"] = e.name
-                entry["args"] += e.args_delta
-        return [
-            {"id": c["id"], "name": c["name"], "arguments": json.loads(c["args"] or "{}")}
-            for c in calls.values()
-        ]
-
-    @property
-    def finishes(self) -> list[Finish]:
-        return [e for e in self.events if isinstance(e, Finish)]
-
-    @property
-    def usages(self) -> list[UsageReported]:
-        return [e for e in self.events if isinstance(e, UsageReported)]
-
-
-async def collect(
-    model: OpenAIModel, request: ModelRequest, cancel: CancellationToken | None = None
-) -> Outcome:
-    out = Outcome()
-    try:
-        async for event in model.invoke(request, cancel or CancellationToken()):
-            out.events.append(event)
-    except ModelError as exc:
-        out.error = exc
-    return out
 
 
 def _parts(content: Any) -> list[ContentPart]:
@@ -251,19 +196,10 @@ def check_sent_request(sent: dict[str, Any], facts: dict[str, Any], recorded: An
 def check_outcome(out: Outcome, expected: dict[str, Any]) -> None:
     if "error" in expected:
         err = expected["error"]
-        assert out.error is not None, "expected an error"
-        assert type(out.error) is ERROR_CLASSES[err["http_status"]]
-        assert out.error.status_code == err["http_status"]
-        assert out.error.message == err["message"]
-        assert out.finishes == []
+        assert_error(out, err, ERROR_CLASSES[err["http_status"]])
         return
-    usage = out.usages[-1].usage if out.usages else None
-    assert usage is not None
-    got_usage = {k: getattr(usage, k) for k in expected["usage"]}
-    assert got_usage == expected["usage"]
-    assert len(out.usages) == 1
-    assert out.text == expected["text"]
-    assert out.tool_calls == expected["tool_calls"]
+    assert_usage(out, expected["usage"])
+    assert_extracted(out, expected)
     if expected.get("refusal"):
         # A refusal with no content surfaces as Refused carrying the refusal text; the raw
         # finish reason ("stop") is not reported because the stream ends with the error.
@@ -272,9 +208,7 @@ def check_outcome(out: Outcome, expected: dict[str, Any]) -> None:
         assert out.finishes == []
         return
     assert out.error is None, out.error
-    assert len(out.finishes) == 1
-    assert out.events[-1] is out.finishes[0]
-    assert out.finishes[0].raw == expected["finish_reason"]
+    assert_one_finish(out, expected["finish_reason"])
 
 
 # --------------------------------------------------------------------------- recordings
@@ -288,15 +222,9 @@ def test_index_lists_the_chat_recordings() -> None:
 
 @pytest.mark.parametrize("entry", CHAT_ENTRIES, ids=[e["file"] for e in CHAT_ENTRIES])
 async def test_recording_replays_through_openai_model(entry: dict[str, Any]) -> None:
-    path = WIRE / entry["file"]
-    used = entry["interactions_used"]
-    recorded: dict[int, RecordedInteraction] = {r.index: r for r in load_cassette(path, used)}
-    facts_by_index = {i["index"]: i for i in entry["interactions"]}
-    with ReplayServer(path, interactions=used) as server:
-        for k, index in enumerate(used):
-            facts = facts_by_index[index]
-            rec = recorded[index]
-            body = rec.request_body
+    with replaying(entry) as (server, exchanges):
+        for turn in exchanges:
+            facts, body = turn.facts, turn.body
             assert isinstance(body, dict)
             model = OpenAIModel.chat(
                 facts["request"]["model"],
@@ -309,10 +237,8 @@ async def test_recording_replays_through_openai_model(entry: dict[str, Any]) -> 
             finally:
                 await model.aclose()
             check_outcome(out, facts["expected"])
-            sent = server.requests[k]
+            sent = server.requests[turn.k]
             check_sent_request(sent, facts["request"], body)
-        assert server.unmatched == []
-        assert server.remaining() == {}
 
 
 async def test_streamed_tool_call_deltas_carry_id_on_every_fragment() -> None:
@@ -835,15 +761,7 @@ async def test_cancel_mid_stream_ends_the_iterator_quickly() -> None:
     ]
     with ReplayServer.from_responses([(200, {}, events)]) as server:
         model = OpenAIModel.chat("gpt-4o", api_key="k", base_url=server.base_url + "/v1")
-        cancel = CancellationToken()
-        seen: list[Any] = []
-        started = time.monotonic()
-        loop = asyncio.get_running_loop()
-        async for event in model.invoke(HELLO, cancel):
-            seen.append(event)
-            if isinstance(event, TokenDelta):
-                loop.call_later(0.1, cancel.cancel)  # fires while the next chunk is awaited
-        elapsed = time.monotonic() - started
+        seen, elapsed = await cancel_after_first_token(model, HELLO)
         await model.aclose()
     assert seen == [TokenDelta(text="Par")]
     assert elapsed < 2.0
@@ -858,11 +776,7 @@ async def test_cancel_between_chunks_stops_without_finish() -> None:
     ]
     with ReplayServer.from_responses([(200, {}, events)]) as server:
         model = OpenAIModel.chat("gpt-4o", api_key="k", base_url=server.base_url + "/v1")
-        cancel = CancellationToken()
-        seen = []
-        async for event in model.invoke(HELLO, cancel):
-            seen.append(event)
-            cancel.cancel()
+        seen = await cancel_on_first_event(model, HELLO)
         await model.aclose()
     assert seen == [TokenDelta(text="a")]
 

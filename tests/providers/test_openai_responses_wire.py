@@ -12,17 +12,23 @@ Two whole agent runs go over the recorded tool loops, statelessly and with serve
 
 from __future__ import annotations
 
-import asyncio
 import json
-import os
-import time
 import unicodedata
 from collections.abc import Mapping
-from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, cast
 
 import pytest
+from tests.providers._wire import (
+    WIRE,
+    Outcome,
+    assert_error,
+    assert_one_finish,
+    assert_usage,
+    cancel_after_first_token,
+    replaying,
+    wire_entries,
+)
+from tests.providers._wire import collect as collect_outcome
 
 from helikon import Agent, ToolEffect, tool
 from helikon.core.cancel import CancellationToken
@@ -47,15 +53,12 @@ from helikon.core.model import (
     JsonSchemaFormat,
     ModelRequest,
     ModelSettings,
-    ProviderMetadata,
     ReasoningDelta,
     TokenDelta,
     ToolCallDelta,
     ToolChoice,
     ToolDef,
-    UsageReported,
 )
-from helikon.core.turn import TurnAccumulator
 from helikon.errors import (
     ConfigError,
     ContextLengthExceeded,
@@ -68,87 +71,33 @@ from helikon.errors import (
 )
 from helikon.providers.openai import OpenAIModel
 from helikon.providers.openai.responses import PROVIDER_DATA_KEY, OpenAIResponsesModel
-from helikon.testing.replay import Pause, RecordedInteraction, ReplayServer, load_cassette
+from helikon.testing.replay import Pause, ReplayServer, load_cassette
 
-SHARED = Path(
-    os.environ.get("HELIKON_SHARED") or Path(__file__).resolve().parents[2] / "../shared"
-).resolve()
-WIRE = SHARED / "wire"
-
-
-def _responses_entries() -> list[dict[str, Any]]:
-    index = json.loads((WIRE / "INDEX.json").read_text(encoding="utf-8"))
-    return [e for e in index if e["api"] == "responses"]
-
-
-ENTRIES = _responses_entries()
+ENTRIES = wire_entries(api="responses")
 ECHO_TYPES = frozenset({"reasoning", "function_call"})
 
 
 # --------------------------------------------------------------------------- helpers
 
 
-@dataclass
-class Outcome:
-    """What one invoke produced."""
-
-    events: list[Any] = field(default_factory=list)
-    error: ModelError | None = None
-
-    @property
-    def text(self) -> str:
-        return "".join(e.text for e in self.events if isinstance(e, TokenDelta))
-
-    @property
-    def reasoning_text(self) -> str:
-        return "".join(e.text for e in self.events if isinstance(e, ReasoningDelta))
-
-    @property
-    def tool_calls(self) -> list[dict[str, Any]]:
-        calls: dict[str, dict[str, Any]] = {}
-        for e in self.events:
-            if isinstance(e, ToolCallDelta):
-                entry = calls.setdefault(e.call_id, {"id": e.call_id, "name": None, "args": ""})
-                if e.name is not None:
-                    assert entry["name"] is None, "name must come once, on the first delta"
-                    entry["name"] = e.name
-                entry["args"] += e.args_delta
-        return [
-            {"id": c["id"], "name": c["name"], "arguments": json.loads(c["args"] or "{}")}
-            for c in calls.values()
-        ]
-
-    @property
-    def finishes(self) -> list[Finish]:
-        return [e for e in self.events if isinstance(e, Finish)]
-
-    @property
-    def usages(self) -> list[UsageReported]:
-        return [e for e in self.events if isinstance(e, UsageReported)]
+class ResponsesOutcome(Outcome):
+    """What one invoke produced, with the turn's Responses state."""
 
     @property
     def turn_data(self) -> dict[str, Any]:
-        metas = [e for e in self.events if isinstance(e, ProviderMetadata)]
+        metas = self.metadata
         assert len(metas) == 1
         assert metas[0].call_id is None
         return cast("dict[str, Any]", metas[0].data[PROVIDER_DATA_KEY])
 
-    def items(self) -> list[Item]:
-        acc = TurnAccumulator()
-        for e in self.events:
-            acc.add(e)
-        return acc.items("agent")
+    def items(self, agent: str = "agent") -> list[Item]:
+        return super().items(agent)
 
 
 async def collect(
     model: OpenAIModel, request: ModelRequest, cancel: CancellationToken | None = None
-) -> Outcome:
-    out = Outcome()
-    try:
-        async for event in model.invoke(request, cancel or CancellationToken()):
-            out.events.append(event)
-    except ModelError as exc:
-        out.error = exc
+) -> ResponsesOutcome:
+    out: ResponsesOutcome = await collect_outcome(model, request, cancel, ResponsesOutcome)
     return out
 
 
@@ -311,18 +260,11 @@ def check_sent_request(sent: dict[str, Any], facts: dict[str, Any], recorded: An
         assert _canon(mine, "id" in rec) == _canon(rec, "id" in rec)
 
 
-def check_outcome(out: Outcome, expected: dict[str, Any]) -> None:
+def check_outcome(out: ResponsesOutcome, expected: dict[str, Any]) -> None:
     if "error" in expected:
-        err = expected["error"]
-        assert type(out.error) is ModelOther
-        assert out.error.status_code == err["http_status"]
-        assert out.error.message == err["message"]
-        assert out.finishes == []
+        assert_error(out, expected["error"], ModelOther)
         return
-    usage = out.usages[-1].usage if out.usages else None
-    assert usage is not None
-    assert len(out.usages) == 1
-    assert {k: getattr(usage, k) for k in expected["usage"]} == expected["usage"]
+    assert_usage(out, expected["usage"])
     assert out.text == expected["text"]
     if "text_from_deltas" in expected:
         assert out.text == expected["text_from_deltas"]
@@ -350,11 +292,9 @@ def check_outcome(out: Outcome, expected: dict[str, Any]) -> None:
         assert out.finishes == []
         return
     assert out.error is None, out.error
-    assert len(out.finishes) == 1
-    assert out.events[-1] is out.finishes[0]
-    assert out.finishes[0].raw == expected["finish_reason"]
+    finish = assert_one_finish(out, expected["finish_reason"])
     wanted = FinishReason.TOOL_CALLS if expected["tool_calls"] else FinishReason.STOP
-    assert out.finishes[0].reason is wanted
+    assert finish.reason is wanted
 
 
 def api_base(server: ReplayServer) -> str:
@@ -370,16 +310,11 @@ def test_index_lists_the_responses_recordings() -> None:
 
 @pytest.mark.parametrize("entry", ENTRIES, ids=[e["file"] for e in ENTRIES])
 async def test_recording_replays_through_the_responses_adapter(entry: dict[str, Any]) -> None:
-    path = WIRE / entry["file"]
-    used = entry["interactions_used"]
-    recorded: dict[int, RecordedInteraction] = {r.index: r for r in load_cassette(path, used)}
-    facts_by_index = {i["index"]: i for i in entry["interactions"]}
     conversation: list[Item] = []
     previous_input: list[dict[str, Any]] | None = None
-    with ReplayServer(path, interactions=used) as server:
-        for k, index in enumerate(used):
-            facts = facts_by_index[index]
-            body = recorded[index].request_body
+    with replaying(entry) as (server, exchanges):
+        for turn in exchanges:
+            facts, body = turn.facts, turn.body
             assert isinstance(body, dict)
             new_input = body["input"]
             if (
@@ -408,11 +343,9 @@ async def test_recording_replays_through_the_responses_adapter(entry: dict[str, 
             finally:
                 await model.aclose()
             check_outcome(out, facts["expected"])
-            check_sent_request(server.requests[k], facts["request"], body)
+            check_sent_request(server.requests[turn.k], facts["request"], body)
             conversation = request.messages + (out.items() if out.error is None else [])
             previous_input = new_input
-        assert server.unmatched == []
-        assert server.remaining() == {}
 
 
 async def test_reasoning_turn_round_trips_through_items() -> None:
@@ -606,7 +539,7 @@ HELLO = ModelRequest(messages=[UserMessage.text("hello")])
 
 async def _run_against(
     responses: list[Any], request: ModelRequest = HELLO, **kw: Any
-) -> tuple[Outcome, list[Any]]:
+) -> tuple[ResponsesOutcome, list[Any]]:
     with ReplayServer.from_responses(responses, path="/v1/responses") as server:
         model = OpenAIModel.responses("gpt-5", api_key="k", base_url=api_base(server), **kw)
         try:
@@ -810,16 +743,9 @@ async def test_cancel_mid_stream_ends_promptly_without_finish() -> None:
         Pause(5.0),
         _ev("response.completed", response=_response()),
     ]
-    cancel = CancellationToken()
     with ReplayServer.from_responses([(200, {}, events)], path="/v1/responses") as server:
         model = OpenAIModel.responses("gpt-5", api_key="k", base_url=api_base(server))
-        seen: list[Any] = []
-        started = time.monotonic()
-        async for event in model.invoke(HELLO, cancel):
-            seen.append(event)
-            if isinstance(event, TokenDelta):
-                asyncio.get_running_loop().call_later(0.05, cancel.cancel)
-        elapsed = time.monotonic() - started
+        seen, elapsed = await cancel_after_first_token(model, HELLO, delay=0.05)
         await model.aclose()
     assert [type(e) for e in seen] == [TokenDelta]
     assert elapsed < 2.0

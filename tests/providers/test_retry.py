@@ -8,14 +8,12 @@ OpenRouter file (three consecutive 429s) drives the retry loop through the OpenA
 from __future__ import annotations
 
 import asyncio
-import json
-import os
 import time
 from collections.abc import AsyncIterator
-from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.providers._wire import WIRE, wire_entries
 
 from helikon import Agent
 from helikon.core.cancel import CancellationToken
@@ -48,10 +46,7 @@ from helikon.providers.openai import OpenAIModel
 from helikon.testing import Fail, MockModel, Text
 from helikon.testing.replay import ReplayServer
 
-SHARED = Path(
-    os.environ.get("HELIKON_SHARED") or Path(__file__).resolve().parents[2] / "../shared"
-).resolve()
-OPENROUTER_429 = SHARED / "wire" / "openrouter" / "chat_error_429.yaml"
+OPENROUTER_429 = WIRE / "openrouter" / "chat_error_429.yaml"
 
 HELLO = ModelRequest(messages=[UserMessage.text("hello")])
 DONE = Finish(reason=FinishReason.STOP, raw="stop")
@@ -352,8 +347,7 @@ async def test_the_loop_itself_never_retries_but_a_wrapped_model_does() -> None:
 
 
 def test_the_openrouter_file_holds_three_429s() -> None:
-    index = json.loads((SHARED / "wire" / "INDEX.json").read_text(encoding="utf-8"))
-    entry = next(e for e in index if e["file"] == "openrouter/chat_error_429.yaml")
+    entry = wire_entries(file="openrouter/chat_error_429.yaml")[0]
     assert entry["interactions_used"] == [0, 1, 2]
     assert [i["status"] for i in entry["interactions"]] == [429, 429, 429]
 

@@ -28,11 +28,8 @@ strings are masked.
 
 from __future__ import annotations
 
-import email.utils
+import json
 import re
-import time
-from collections.abc import Mapping
-from typing import Any
 
 import anthropic
 
@@ -43,6 +40,12 @@ from helikon.errors import (
     ModelUnavailable,
     RateLimited,
     TransportError,
+)
+from helikon.providers._errors import (
+    connection_error,
+    error_envelope,
+    parse_retry_after,
+    provider_message,
 )
 
 __all__ = ["map_anthropic_error", "parse_retry_after", "transport_error"]
@@ -60,71 +63,6 @@ def _mask(text: str) -> str:
     return _KEY_SHAPED.sub(r"\1***", text)
 
 
-def parse_retry_after(
-    headers: Mapping[str, str] | None, *, now: float | None = None
-) -> float | None:
-    """Seconds to wait according to ``retry-after-ms`` or ``retry-after``.
-
-    Args:
-        headers: response headers (httpx headers look names up case-insensitively).
-        now: the current time (seconds since the epoch) for HTTP-date values; defaults to
-            :func:`time.time`.
-
-    Returns:
-        A non-negative float of seconds, or ``None`` when neither header is usable.
-
-    Example:
-        >>> parse_retry_after({"retry-after": "7"})
-        7.0
-        >>> parse_retry_after({"retry-after-ms": "250"})
-        0.25
-        >>> parse_retry_after({}) is None
-        True
-    """
-    if headers is None:
-        return None
-    millis = headers.get("retry-after-ms")
-    if millis is not None:
-        try:
-            return max(float(millis) / 1000.0, 0.0)
-        except ValueError:
-            pass
-    value = headers.get("retry-after")
-    if value is None:
-        return None
-    try:
-        return max(float(value), 0.0)
-    except ValueError:
-        pass
-    try:
-        when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError, IndexError):
-        return None
-    current = time.time() if now is None else now
-    return max(when.timestamp() - current, 0.0)
-
-
-def _envelope(body: object) -> Mapping[str, Any]:
-    if isinstance(body, Mapping):
-        inner = body.get("error")
-        return inner if isinstance(inner, Mapping) else body
-    return {}
-
-
-def _provider_message(exc: anthropic.APIError, envelope: Mapping[str, Any]) -> str:
-    message = envelope.get("message")
-    if isinstance(message, str) and message:
-        return _mask(message)
-    if isinstance(exc, anthropic.APIStatusError):
-        try:
-            text = exc.response.text.strip()
-        except Exception:  # the body may be unread (a stream) or undecodable
-            text = ""
-        if text:
-            return _mask(text[:500])
-    return _mask(exc.message)
-
-
 def transport_error(exc: BaseException) -> TransportError | None:
     """A :class:`~helikon.errors.TransportError` when ``exc`` is a network or stream failure
     raised below the SDK (an HTTP library error, an ``OSError``), else ``None``."""
@@ -139,33 +77,34 @@ def map_anthropic_error(exc: BaseException) -> ModelError:
     """The helikon :class:`~helikon.errors.ModelError` for an ``anthropic`` SDK exception.
 
     Args:
-        exc: an exception raised by the ``anthropic`` SDK (a network error from below it maps
-            to :class:`~helikon.errors.TransportError`, anything else to
-            :class:`~helikon.errors.ModelOther`).
+        exc: an exception raised by the ``anthropic`` SDK (a network error from below it, or a
+            JSON error from decoding its stream, maps to :class:`~helikon.errors.TransportError`,
+            anything else to :class:`~helikon.errors.ModelOther`).
 
     Returns:
         The mapped error (not raised); chain it with ``raise ... from exc``.
     """
+    if isinstance(exc, json.JSONDecodeError):
+        return TransportError(f"Anthropic sent malformed stream data: {exc}")
     if isinstance(exc, anthropic.APIConnectionError):  # includes APITimeoutError
-        kind = "timed out" if isinstance(exc, anthropic.APITimeoutError) else "connection failed"
-        cause = exc.__cause__
-        detail = f": {cause}" if cause is not None and str(cause) else ""
-        return TransportError(_mask(f"Anthropic request {kind}{detail}"))
+        timed_out = isinstance(exc, anthropic.APITimeoutError)
+        return connection_error("Anthropic", exc, timed_out=timed_out, mask=_mask)
     if not isinstance(exc, anthropic.APIError):
         transport = transport_error(exc)
         if transport is not None:
             return transport
         return ModelOther(_mask(f"Anthropic client error: {exc}"))
 
-    envelope = _envelope(exc.body)
-    message = _provider_message(exc, envelope)
+    envelope = error_envelope(exc.body)
+    response = exc.response if isinstance(exc, anthropic.APIStatusError) else None
+    message = provider_message(envelope, response, exc.message, _mask)
     kind = str(envelope.get("type") or "")
     status = exc.status_code if isinstance(exc, anthropic.APIStatusError) else None
     if status is not None and status < 400:
         status = None  # an `event: error` inside a 200 stream: the envelope decides
 
     if status == 429 or kind == "rate_limit_error":
-        headers = exc.response.headers if isinstance(exc, anthropic.APIStatusError) else None
+        headers = response.headers if response is not None else None
         return RateLimited(
             message, retry_after=parse_retry_after(headers), status_code=status or 429
         )

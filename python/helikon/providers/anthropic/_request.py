@@ -37,7 +37,6 @@ The rules (each one a Messages API requirement or a documented helikon choice):
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -60,6 +59,8 @@ from helikon.core.items import (
 )
 from helikon.core.model import JsonSchemaFormat, ModelRequest, ModelSettings, ToolDef
 from helikon.errors import ConfigError, ModelOther
+from helikon.providers._call_ids import CallIds, history_call_ids
+from helikon.providers._json import json_text, tool_input
 from helikon.providers.anthropic.settings import CacheStrategy, ExtendedThinking
 
 __all__ = ["THINKING_KEY", "build_messages_body"]
@@ -74,68 +75,27 @@ _INVALID_ID_CHARS = re.compile(r"[^A-Za-z0-9_-]")
 # --------------------------------------------------------------------------- ids
 
 
-@dataclass
-class _CallIds:
-    """Valid, unique tool-use ids within one request; results follow their calls."""
-
-    reserved: set[str] = field(default_factory=set)
-    used: set[str] = field(default_factory=set)
-    pending: dict[str, list[str]] = field(default_factory=dict)
-    latest: dict[str, str] = field(default_factory=dict)
-
-    def call(self, original: str) -> str:
-        base = _INVALID_ID_CHARS.sub("_", original) or "toolu"
-        new = base
-        if new in self.used:
-            n = 2
-            while f"{base}_{n}" in self.used or f"{base}_{n}" in self.reserved:
-                n += 1
-            new = f"{base}_{n}"
-        self.used.add(new)
-        self.pending.setdefault(original, []).append(new)
-        self.latest[original] = new
-        return new
-
-    def result(self, original: str) -> str:
-        waiting = self.pending.get(original)
-        if waiting:
-            return waiting.pop(0)
-        return self.latest.get(original, _INVALID_ID_CHARS.sub("_", original) or "toolu")
+def _valid_chars(original: str) -> str:
+    return _INVALID_ID_CHARS.sub("_", original)
 
 
-def _reserved_ids(items: list[Item]) -> set[str]:
-    ids: set[str] = set()
-    for item in items:
-        if isinstance(item, ToolCall):
-            ids.add(_INVALID_ID_CHARS.sub("_", item.call_id))
-        elif isinstance(item, AssistantMessage):
-            ids.update(
-                _INVALID_ID_CHARS.sub("_", p.call_id)
-                for p in item.content
-                if isinstance(p, ToolUsePart)
-            )
-    return ids
+class _MessagesCallIds(CallIds):
+    """Ids with invalid characters replaced; a repeated id gets ``_2``, ``_3`` ..."""
+
+    def clean(self, original: str) -> str:
+        return _valid_chars(original) or "toolu"
+
+    def fresh(self, original: str) -> str:
+        base = self.clean(original)
+        if base not in self.used:
+            return base
+        n = 2
+        while f"{base}_{n}" in self.used or f"{base}_{n}" in self.reserved:
+            n += 1
+        return f"{base}_{n}"
 
 
 # --------------------------------------------------------------------------- blocks
-
-
-def _json_text(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
-
-
-def _tool_input(args: Any) -> dict[str, Any]:
-    """``tool_use.input`` must be an object: parse raw JSON text, wrap anything else."""
-    if args is None:
-        return {}
-    if isinstance(args, str):
-        try:
-            args = json.loads(args) if args.strip() else {}
-        except json.JSONDecodeError:
-            return {"value": args}
-    if isinstance(args, dict):
-        return args
-    return {"value": args}
 
 
 def _image_block(source: MediaSource) -> dict[str, Any]:
@@ -198,7 +158,7 @@ def _tool_result_content(parts: list[ContentPart]) -> str | list[dict[str, Any]]
             blocks.append(
                 {
                     "type": "text",
-                    "text": _json_text(part.model_dump(mode="json", exclude_none=True)),
+                    "text": json_text(part.model_dump(mode="json", exclude_none=True)),
                 }
             )
     return blocks or EMPTY_TOOL_RESULT
@@ -223,7 +183,7 @@ def _messages(items: list[Item]) -> tuple[list[str], list[dict[str, Any]]]:
     """System texts and Messages API messages for ``items``."""
     system: list[str] = []
     out: list[_Message] = []
-    ids = _CallIds(reserved=_reserved_ids(items))
+    ids = _MessagesCallIds(reserved=history_call_ids(items, _valid_chars))
 
     def turn(role: str) -> _Message:
         if out and out[-1].role == role:
@@ -237,7 +197,7 @@ def _messages(items: list[Item]) -> tuple[list[str], list[dict[str, Any]]]:
             "type": "tool_use",
             "id": ids.call(call_id),
             "name": name,
-            "input": _tool_input(args),
+            "input": tool_input(args),
         }
 
     for item in items:

@@ -45,27 +45,24 @@ Limitations:
 
 from __future__ import annotations
 
-import asyncio
-import json
 import os
-import weakref
-from collections.abc import AsyncIterator, Awaitable
+from collections.abc import AsyncIterator
 from contextlib import suppress
-from typing import TYPE_CHECKING, Any, TypeVar, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import anthropic
 
 from helikon.core.model import ModelCapabilities, ModelEvent, ModelRequest
-from helikon.errors import ConfigError, ModelError, TransportError
-from helikon.providers._stream import Cancelled, next_item, race
+from helikon.errors import ConfigError
+from helikon.providers._clients import ClosingModel, LoopClient
+from helikon.providers._errors import guard
+from helikon.providers._stream import Cancelled, CancelRace, next_item
 from helikon.providers.anthropic._errors import map_anthropic_error
 from helikon.providers.anthropic._request import build_messages_body
 from helikon.providers.anthropic._response import MessageTurn
 from helikon.providers.anthropic.settings import CacheStrategy, ExtendedThinking
 
 if TYPE_CHECKING:
-    from types import TracebackType
-
     from helikon.core.cancel import CancellationToken
 
 __all__ = ["DEFAULT_MAX_TOKENS", "AnthropicModel"]
@@ -73,22 +70,8 @@ __all__ = ["DEFAULT_MAX_TOKENS", "AnthropicModel"]
 DEFAULT_MAX_TOKENS = 8192
 """``max_tokens`` when neither the model nor ``ModelSettings.max_output_tokens`` sets one."""
 
-_T = TypeVar("_T")
 
-
-async def _guard(awaitable: Awaitable[_T]) -> _T:
-    """Await ``awaitable``, translating SDK and stream failures into ModelErrors."""
-    try:
-        return await awaitable
-    except ModelError:
-        raise
-    except json.JSONDecodeError as exc:
-        raise TransportError(f"Anthropic sent malformed stream data: {exc}") from exc
-    except Exception as exc:  # SDK errors, HTTP-library errors below it, SDK-side checks
-        raise map_anthropic_error(exc) from exc
-
-
-class AnthropicModel:
+class AnthropicModel(ClosingModel):
     """A Claude model on the Anthropic Messages API. Build it with :meth:`messages`.
 
     Example:
@@ -137,9 +120,7 @@ class AnthropicModel:
         self._max_retries = max_retries
         self._timeout = timeout
         self._stream = stream
-        self._given_client = client
-        self._client: anthropic.AsyncAnthropic | None = None
-        self._client_loop: weakref.ref[asyncio.AbstractEventLoop] | None = None
+        self._clients = LoopClient(self._new_client, lambda c: c.close(), client)
 
     @classmethod
     def messages(
@@ -274,11 +255,12 @@ class AnthropicModel:
         if cancel.cancelled:
             return
         body = self.request_body(request)
-        client = self._client_for_loop()
-        waiter: asyncio.Future[None] = asyncio.ensure_future(cancel.wait())
+        client = self._clients.get()
+        calls = CancelRace(cancel)
         stream: Any = None
         try:
-            started = await race(_guard(self._send(client, body)), waiter)
+            # SDK errors, HTTP-library errors below it, SDK-side checks: all mapped
+            started = await calls.step(guard(self._send(client, body), map_anthropic_error))
             if isinstance(started, Cancelled):
                 return
             turn = MessageTurn()
@@ -288,15 +270,9 @@ class AnthropicModel:
             else:
                 stream = started
                 iterator = cast("AsyncIterator[Any]", stream.__aiter__())
-                while True:
-                    if cancel.cancelled:
-                        return
-                    pulled = await race(_guard(next_item(iterator)), waiter)
-                    if isinstance(pulled, Cancelled):
-                        return
-                    more, raw = pulled
-                    if not more:
-                        break
+                async for raw in calls.items(
+                    lambda: guard(next_item(iterator), map_anthropic_error)
+                ):
                     for event in turn.on_event(raw):
                         yield event
             if cancel.cancelled:
@@ -304,50 +280,27 @@ class AnthropicModel:
             for event in turn.ending():
                 yield event
         finally:
-            waiter.cancel()
-            with suppress(BaseException):
-                await waiter
+            await calls.close()
             if stream is not None:
                 with suppress(Exception):
                     await stream.close()
 
     async def aclose(self) -> None:
         """Close the SDK client this model created (a client passed in is left open)."""
-        client, self._client = self._client, None
-        self._client_loop = None
-        if client is not None:
-            await client.close()
-
-    async def __aenter__(self) -> AnthropicModel:
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.aclose()
+        await self._clients.aclose()
 
     def __repr__(self) -> str:
         return f"AnthropicModel.messages({self._model_id!r}, stream={self._stream})"
 
     # ------------------------------------------------------------------ internals
 
-    def _client_for_loop(self) -> anthropic.AsyncAnthropic:
-        if self._given_client is not None:
-            return self._given_client
-        loop = asyncio.get_running_loop()
-        current = self._client_loop() if self._client_loop is not None else None
-        if self._client is None or current is not loop:
-            options: dict[str, Any] = {"max_retries": self._max_retries}
-            if self._timeout is not None:
-                options["timeout"] = self._timeout
-            if self._base_url is not None:
-                options["base_url"] = self._base_url
-            self._client = anthropic.AsyncAnthropic(api_key=self._api_key, **options)
-            self._client_loop = weakref.ref(loop)
-        return self._client
+    def _new_client(self) -> anthropic.AsyncAnthropic:
+        options: dict[str, Any] = {"max_retries": self._max_retries}
+        if self._timeout is not None:
+            options["timeout"] = self._timeout
+        if self._base_url is not None:
+            options["base_url"] = self._base_url
+        return anthropic.AsyncAnthropic(api_key=self._api_key, **options)
 
     async def _send(self, client: anthropic.AsyncAnthropic, body: dict[str, Any]) -> Any:
         payload = dict(body)

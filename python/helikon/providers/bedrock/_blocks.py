@@ -8,9 +8,7 @@ from __future__ import annotations
 
 import base64
 import binascii
-import json
 import re
-from dataclasses import dataclass, field
 from typing import Any
 
 from helikon.core.items import (
@@ -25,12 +23,14 @@ from helikon.core.items import (
     ToolUsePart,
 )
 from helikon.errors import ModelOther
+from helikon.providers._call_ids import CallIds
+from helikon.providers._json import json_text, tool_input
 
 __all__ = [
     "EMPTY_ERROR_RESULT",
     "EMPTY_TOOL_RESULT",
     "REASONING_KEY",
-    "CallIds",
+    "ConverseCallIds",
     "reasoning_blocks",
     "tool_input",
     "tool_result_content",
@@ -61,15 +61,14 @@ def _clean_id(original: str) -> str:
     return (_INVALID_ID_CHARS.sub("_", original) or "tooluse")[:_MAX_ID]
 
 
-@dataclass
-class CallIds:
-    """Valid, unique tool-use ids within one request; results follow their calls."""
+class ConverseCallIds(CallIds):
+    """Ids cleaned to Bedrock's characters and length; a repeated id gets ``_2``, ``_3`` ...
+    (its base shortened to fit)."""
 
-    used: set[str] = field(default_factory=set)
-    pending: dict[str, list[str]] = field(default_factory=dict)
-    latest: dict[str, str] = field(default_factory=dict)
+    def clean(self, original: str) -> str:
+        return _clean_id(original)
 
-    def call(self, original: str) -> str:
+    def fresh(self, original: str) -> str:
         base = _clean_id(original)
         new = base
         n = 2
@@ -77,37 +76,10 @@ class CallIds:
             suffix = f"_{n}"
             new = base[: _MAX_ID - len(suffix)] + suffix
             n += 1
-        self.used.add(new)
-        self.pending.setdefault(original, []).append(new)
-        self.latest[original] = new
         return new
-
-    def result(self, original: str) -> str:
-        waiting = self.pending.get(original)
-        if waiting:
-            return waiting.pop(0)
-        return self.latest.get(original, _clean_id(original))
 
 
 # --------------------------------------------------------------------------- blocks
-
-
-def _json_text(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
-
-
-def tool_input(args: Any) -> dict[str, Any]:
-    """``toolUse.input`` must be an object: parse raw JSON text, wrap anything else."""
-    if args is None:
-        return {}
-    if isinstance(args, str):
-        try:
-            args = json.loads(args) if args.strip() else {}
-        except json.JSONDecodeError:
-            return {"value": args}
-    if isinstance(args, dict):
-        return args
-    return {"value": args}
 
 
 def _image_format(source: MediaSource) -> str:
@@ -208,7 +180,7 @@ def tool_result_content(result: ToolResult) -> list[dict[str, Any]]:
         elif isinstance(part, ImagePart):
             blocks.append(_image_block(part.source))
         elif isinstance(part, (AudioPart, ToolUsePart)):
-            blocks.append({"text": _json_text(part.model_dump(mode="json", exclude_none=True))})
+            blocks.append({"text": json_text(part.model_dump(mode="json", exclude_none=True))})
         elif isinstance(part, ReasoningPart) and part.text:
             blocks.append({"text": part.text})
     if not blocks:

@@ -67,7 +67,7 @@ from helikon.core.items import (
 from helikon.core.model import JsonSchemaFormat, ModelRequest, ModelSettings
 from helikon.errors import ConfigError
 from helikon.providers.bedrock._blocks import (
-    CallIds,
+    ConverseCallIds,
     reasoning_blocks,
     tool_input,
     tool_result_content,
@@ -136,7 +136,7 @@ class _Conversation:
 def _conversation(items: list[Item], family: ModelFamily) -> _Conversation:
     system: list[str] = []
     out: list[_Message] = []
-    ids = CallIds()
+    ids = ConverseCallIds()
     names: dict[str, None] = {}
     with_status = family in TOOL_RESULT_STATUS_FAMILIES
 

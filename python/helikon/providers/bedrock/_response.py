@@ -53,6 +53,7 @@ from helikon.core.model import (
 )
 from helikon.core.usage import Usage
 from helikon.errors import TransportError
+from helikon.providers._json import json_text
 from helikon.providers.bedrock._blocks import REASONING_KEY
 from helikon.providers.bedrock._request import StructuredAnswer
 
@@ -77,10 +78,6 @@ def _map(value: Any) -> Mapping[str, Any]:
 
 def _count(value: Any) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
-
-
-def _json_text(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
 def _b64(value: Any) -> str:
@@ -138,7 +135,7 @@ class ConverseTurn:
     def _answer_text(self, value: Any) -> str:
         if self.structured is not None and self.structured.wrapped:
             value = _map(value).get("value")
-        return _json_text(value)
+        return json_text(value)
 
     def _close_answer(self, block: _Block) -> Iterator[ModelEvent]:
         if self.structured is not None and self.structured.wrapped:
@@ -245,7 +242,7 @@ class ConverseTurn:
                 if self.blocks[index].kind == "answer":
                     yield TokenDelta(text=self._answer_text(args if args is not None else {}))
                 else:
-                    yield ToolCallDelta(call_id=call_id, args_delta=_json_text(args or {}))
+                    yield ToolCallDelta(call_id=call_id, args_delta=json_text(args or {}))
             elif "reasoningContent" in data:
                 yield from self._whole_reasoning(index, _map(data["reasoningContent"]))
         reason = response.get("stopReason")

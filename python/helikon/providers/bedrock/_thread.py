@@ -160,8 +160,8 @@ class EventPump:
             return
         self._put(("end", None))
 
-    async def next(self) -> Any:
-        """The next event, or ``None`` at the end of the stream.
+    async def next(self) -> tuple[bool, Any]:
+        """``(True, event)`` for the next event, ``(False, None)`` at the end of the stream.
 
         Raises:
             BaseException: whatever reading the stream raised (mapped by the caller).
@@ -171,8 +171,8 @@ class EventPump:
             raise value
         if kind == "end":
             self._queue.put_nowait((kind, value))  # stay at the end
-            return None
-        return value
+            return False, None
+        return True, value
 
     def close(self) -> None:
         """Stop reading: close the stream so the worker's blocking read ends promptly."""

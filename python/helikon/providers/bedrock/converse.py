@@ -32,15 +32,16 @@ Limitations:
 
 from __future__ import annotations
 
-import asyncio
 import os
-from collections.abc import AsyncIterator, Awaitable
+from collections.abc import AsyncIterator
 from contextlib import suppress
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
 from helikon.core.model import ModelCapabilities, ModelEvent, ModelRequest
-from helikon.errors import ConfigError, ModelError
-from helikon.providers._stream import Cancelled, race
+from helikon.errors import ConfigError
+from helikon.providers._clients import ClosingModel
+from helikon.providers._errors import guard
+from helikon.providers._stream import Cancelled, CancelRace
 from helikon.providers.bedrock._errors import map_bedrock_error
 from helikon.providers.bedrock._family import FORCED_TOOL_FAMILIES, ModelFamily, detect_family
 from helikon.providers.bedrock._request import ConverseParams, build_converse_params
@@ -50,8 +51,6 @@ from helikon.providers.bedrock._thread import BlockingCall, EventPump, close_eve
 from helikon.providers.bedrock.settings import CachePoints
 
 if TYPE_CHECKING:
-    from types import TracebackType
-
     from helikon.core.cancel import CancellationToken
 
 __all__ = ["DEFAULT_READ_TIMEOUT", "BedrockModel"]
@@ -60,19 +59,8 @@ DEFAULT_READ_TIMEOUT = 300.0
 """Socket read timeout (seconds) of a client the model creates; botocore's own 60 s is short
 for a long answer that is not streamed."""
 
-_T = TypeVar("_T")
 _VISION = frozenset({ModelFamily.ANTHROPIC, ModelFamily.AMAZON_NOVA})
 _REASONING = frozenset({ModelFamily.ANTHROPIC, ModelFamily.AMAZON_NOVA, ModelFamily.UNKNOWN})
-
-
-async def _race(awaitable: Awaitable[_T], waiter: asyncio.Future[None]) -> _T | Cancelled:
-    """:func:`race`, with boto3 errors raised in the worker thread mapped to ModelErrors."""
-    try:
-        return await race(awaitable, waiter)
-    except ModelError:
-        raise
-    except Exception as exc:  # SDK errors, raised in the worker thread
-        raise map_bedrock_error(exc) from exc
 
 
 def _close_response(response: Any) -> None:
@@ -81,7 +69,7 @@ def _close_response(response: Any) -> None:
         close_event_stream(stream)
 
 
-class BedrockModel:
+class BedrockModel(ClosingModel):
     """A model on Amazon Bedrock's Converse API. Build it with :meth:`converse` or
     :meth:`from_env`.
 
@@ -314,12 +302,13 @@ class BedrockModel:
         kwargs = {"modelId": self._model_id, **built.params}
         method = self._client.converse_stream if self._stream else self._client.converse
         turn = ConverseTurn(built.structured)
-        waiter: asyncio.Future[None] = asyncio.ensure_future(cancel.wait())
+        calls = CancelRace(cancel)
         pump: EventPump | None = None
         call: BlockingCall[Any] = BlockingCall(lambda: method(**kwargs), _close_response)
         taken = False
         try:
-            response = await _race(call.future, waiter)
+            # SDK errors, raised in the worker thread, are mapped to ModelErrors
+            response = await guard(calls.step(call.future), map_bedrock_error)
             if isinstance(response, Cancelled):
                 return
             taken = True
@@ -327,16 +316,10 @@ class BedrockModel:
                 for event in turn.on_response(response):
                     yield event
             else:
-                pump = EventPump(response["stream"])
-                while True:
-                    if cancel.cancelled:
-                        return
-                    pulled = await _race(pump.next(), waiter)
-                    if isinstance(pulled, Cancelled):
-                        return
-                    if pulled is None:
-                        break
-                    for event in turn.on_event(pulled):
+                events = EventPump(response["stream"])
+                pump = events
+                async for raw in calls.items(lambda: guard(events.next(), map_bedrock_error)):
+                    for event in turn.on_event(raw):
                         yield event
             if cancel.cancelled:
                 return
@@ -345,9 +328,7 @@ class BedrockModel:
         finally:
             if not taken:
                 call.abandon()
-            waiter.cancel()
-            with suppress(BaseException):
-                await waiter
+            await calls.close()
             if pump is not None:
                 pump.close()
 
@@ -357,17 +338,6 @@ class BedrockModel:
         if self._owns_client:
             with suppress(Exception):
                 self._client.close()
-
-    async def __aenter__(self) -> BedrockModel:
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.aclose()
 
     def __repr__(self) -> str:
         return f"BedrockModel.converse({self._model_id!r}, stream={self._stream})"

@@ -33,10 +33,8 @@ hint); API-key-shaped strings are masked.
 
 from __future__ import annotations
 
-import email.utils
 import json
 import re
-import time
 from collections.abc import Mapping
 from typing import Any
 
@@ -48,6 +46,7 @@ from helikon.errors import (
     RateLimited,
     TransportError,
 )
+from helikon.providers._errors import retry_after_seconds
 
 __all__ = ["envelope_of", "map_envelope", "map_http_error", "map_transport_error", "retry_delay"]
 
@@ -94,23 +93,6 @@ def retry_delay(details: Any) -> float | None:
     return None
 
 
-def _header_retry_after(headers: Mapping[str, str] | None) -> float | None:
-    if headers is None:
-        return None
-    value = headers.get("retry-after")
-    if value is None:
-        return None
-    try:
-        return max(float(value), 0.0)
-    except ValueError:
-        pass
-    try:
-        when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError, IndexError):
-        return None
-    return max(when.timestamp() - time.time(), 0.0)
-
-
 def envelope_of(body: Any) -> Mapping[str, Any] | None:
     """The ``error`` object of a parsed error body (bare, or wrapped in a list)."""
     if isinstance(body, list) and body:
@@ -149,8 +131,8 @@ def map_envelope(
     details = envelope.get("details")
     if status == 429 or rpc_status == "RESOURCE_EXHAUSTED":
         after = retry_delay(details)
-        if after is None:
-            after = _header_retry_after(headers)
+        if after is None and headers is not None:
+            after = retry_after_seconds(headers.get("retry-after"))
         return RateLimited(message, retry_after=after, status_code=status)
     if status in (401, 403) or rpc_status in _AUTH or "API key not valid" in message:
         return ModelOther(

@@ -91,6 +91,7 @@ from helikon.core.model import (
     ToolDef,
 )
 from helikon.errors import ConfigError, ModelOther
+from helikon.providers._json import json_text
 from helikon.schema import gemini as sanitize
 
 __all__ = [
@@ -180,11 +181,6 @@ def _declaration(tool: ToolDef, mode: SchemaMode) -> dict[str, Any]:
 
 
 # --------------------------------------------------------------------------- parts
-
-
-def json_text(value: Any) -> str:
-    """Compact JSON text with non-ASCII characters kept (never ``\\u`` escapes)."""
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
 def _args(args: Any) -> dict[str, Any]:

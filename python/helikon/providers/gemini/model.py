@@ -43,11 +43,8 @@ whole agents (the recorded tool loop, field cases BR-03 and BR-08).
 
 from __future__ import annotations
 
-import asyncio
 import inspect
-import json
 import os
-import weakref
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import suppress
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias, TypeVar
@@ -55,15 +52,16 @@ from typing import TYPE_CHECKING, Any, Literal, TypeAlias, TypeVar
 import httpx
 
 from helikon.core.model import ModelCapabilities, ModelEvent, ModelRequest
-from helikon.errors import ConfigError, ModelError, ModelOther, TransportError
-from helikon.providers._stream import Cancelled, race
+from helikon.errors import ConfigError, ModelError, ModelOther
+from helikon.providers._clients import ClosingModel, LoopClient
+from helikon.providers._errors import guard
+from helikon.providers._stream import Cancelled, CancelRace
 from helikon.providers.gemini._errors import map_http_error, map_transport_error
 from helikon.providers.gemini._request import SchemaMode, build_gemini_body
 from helikon.providers.gemini._response import GeminiTurn
+from helikon.providers.gemini._sse import SseReader, parse_json
 
 if TYPE_CHECKING:
-    from types import TracebackType
-
     from helikon.core.cancel import CancellationToken
 
 __all__ = ["GeminiModel", "TokenProvider"]
@@ -76,41 +74,7 @@ _DEVELOPER_URL = "https://generativelanguage.googleapis.com"
 _DEVELOPER_KEYS = ("GEMINI_API_KEY", "GOOGLE_API_KEY")
 
 
-class _SseReader:
-    """Decode ``data:`` SSE events from an ``httpx`` line iterator into parsed JSON."""
-
-    def __init__(self, lines: AsyncIterator[str]) -> None:
-        self._lines = lines
-
-    async def next(self) -> tuple[bool, Any]:
-        """``(True, payload)`` for the next event, ``(False, None)`` at the end."""
-        data: list[str] = []
-        while True:
-            try:
-                line = await self._lines.__anext__()
-            except StopAsyncIteration:
-                if data:
-                    return True, _parse("\n".join(data))
-                return False, None
-            if not line:
-                if data:
-                    return True, _parse("\n".join(data))
-                continue
-            if line.startswith(":"):
-                continue  # an SSE comment
-            name, _, value = line.partition(":")
-            if name == "data":
-                data.append(value[1:] if value.startswith(" ") else value)
-
-
-def _parse(text: str) -> Any:
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise TransportError(f"Gemini sent malformed stream data: {exc}") from exc
-
-
-class GeminiModel:
+class GeminiModel(ClosingModel):
     """A Gemini model on the Developer API or Vertex AI.
 
     Build it with :meth:`developer`, :meth:`from_env` or :meth:`vertex`.
@@ -152,9 +116,7 @@ class GeminiModel:
         self._timeout = timeout
         self._schema_mode: SchemaMode = schema_mode
         self._headers = dict(headers or {})
-        self._given_client = http_client
-        self._client: httpx.AsyncClient | None = None
-        self._client_loop: weakref.ref[asyncio.AbstractEventLoop] | None = None
+        self._clients = LoopClient(self._new_client, lambda c: c.aclose(), http_client)
 
     # ------------------------------------------------------------------ constructors
 
@@ -382,20 +344,20 @@ class GeminiModel:
         if cancel.cancelled:
             return
         body = self.request_body(request)
-        waiter: asyncio.Future[None] = asyncio.ensure_future(cancel.wait())
+        calls = CancelRace(cancel)
         response: httpx.Response | None = None
         try:
-            headers = await race(self._auth_headers(), waiter)
+            headers = await calls.step(self._auth_headers())
             if isinstance(headers, Cancelled):
                 return
-            client = self._client_for_loop()
+            client = self._clients.get()
             http_request = client.build_request("POST", self.url(), json=body, headers=headers)
-            sent = await race(self._guard(client.send(http_request, stream=True)), waiter)
+            sent = await calls.step(self._guard(client.send(http_request, stream=True)))
             if isinstance(sent, Cancelled):
                 return
             response = sent
             if response.status_code >= 400:
-                raw = await race(self._guard(response.aread()), waiter)
+                raw = await calls.step(self._guard(response.aread()))
                 if isinstance(raw, Cancelled):
                     return
                 raise map_http_error(
@@ -406,22 +368,14 @@ class GeminiModel:
                 )
             turn = GeminiTurn(streamed=self._stream, credential_hint=self._credential_hint())
             if not self._stream:
-                raw = await race(self._guard(response.aread()), waiter)
+                raw = await calls.step(self._guard(response.aread()))
                 if isinstance(raw, Cancelled):
                     return
-                for event in turn.feed(_parse(raw.decode("utf-8", errors="replace"))):
+                for event in turn.feed(parse_json(raw.decode("utf-8", errors="replace"))):
                     yield event
             else:
-                reader = _SseReader(response.aiter_lines())
-                while True:
-                    if cancel.cancelled:
-                        return
-                    pulled = await race(self._guard(reader.next()), waiter)
-                    if isinstance(pulled, Cancelled):
-                        return
-                    more, chunk = pulled
-                    if not more:
-                        break
+                reader = SseReader(response.aiter_lines())
+                async for chunk in calls.items(lambda: self._guard(reader.next())):
                     for event in turn.feed(chunk):
                         yield event
             if cancel.cancelled:
@@ -429,30 +383,14 @@ class GeminiModel:
             for event in turn.ending():
                 yield event
         finally:
-            waiter.cancel()
-            with suppress(BaseException):
-                await waiter
+            await calls.close()
             if response is not None:
                 with suppress(Exception):
                     await response.aclose()
 
     async def aclose(self) -> None:
         """Close the HTTP client this model created (a client passed in is left open)."""
-        client, self._client = self._client, None
-        self._client_loop = None
-        if client is not None:
-            await client.aclose()
-
-    async def __aenter__(self) -> GeminiModel:
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.aclose()
+        await self._clients.aclose()
 
     def __repr__(self) -> str:
         return f"GeminiModel.{self._platform}({self._model_id!r}, stream={self._stream})"
@@ -486,23 +424,9 @@ class GeminiModel:
         headers["authorization"] = f"Bearer {token}"
         return headers
 
-    def _client_for_loop(self) -> httpx.AsyncClient:
-        if self._given_client is not None:
-            return self._given_client
-        loop = asyncio.get_running_loop()
-        current = self._client_loop() if self._client_loop is not None else None
-        if self._client is None or current is not loop:
-            self._client = httpx.AsyncClient(timeout=httpx.Timeout(self._timeout))
-            self._client_loop = weakref.ref(loop)
-        return self._client
+    def _new_client(self) -> httpx.AsyncClient:
+        return httpx.AsyncClient(timeout=httpx.Timeout(self._timeout))
 
-    async def _guard(self, awaitable: Awaitable[_T]) -> _T:
-        """Await ``awaitable``, translating network failures into ``TransportError``."""
-        try:
-            return await awaitable
-        except ModelError:
-            raise
-        except httpx.TransportError as exc:
-            raise map_transport_error(exc) from exc
-        except httpx.StreamError as exc:
-            raise map_transport_error(exc) from exc
+    def _guard(self, awaitable: Awaitable[_T]) -> Awaitable[_T]:
+        """``awaitable`` with network failures translated into ``TransportError``."""
+        return guard(awaitable, map_transport_error, (httpx.TransportError, httpx.StreamError))

@@ -4,38 +4,15 @@
 SDK (``AsyncOpenAI``) and turns the answer into model events: a :class:`TokenDelta` per
 content fragment, a :class:`ToolCallDelta` per tool-call fragment, one
 :class:`UsageReported` and one terminal :class:`Finish`. It works against any
-OpenAI-compatible server (``base_url``).
+OpenAI-compatible server (``base_url``). It is also the base of the Responses adapter
+(``helikon.providers.openai.responses``), which shares its client handling and call loop.
 
-Request translation (:meth:`OpenAIModel.request_body`):
-    * ``system`` items are concatenated (blank line between) into one leading ``system``
-      message, wherever they sit in the history.
-    * An assistant message followed by ``tool_call`` items becomes one assistant message with
-      ``tool_calls``; ``tool_result`` items become ``role: tool`` messages. Tool text stays
-      text: nothing is JSON-encoded twice and non-ASCII characters are never escaped by
-      helikon; non-text tool output is JSON-encoded with ``ensure_ascii=False``.
-    * Tool call ids are made unique within the request: when the history repeats an id (some
-      providers reuse them), the 2nd, 3rd ... call with that id become ``<id>_2``,
-      ``<id>_3`` ..., and each result is paired with the earliest call of that id still
-      waiting for its result (else the latest call of that id). The rewrite is deterministic.
-    * :class:`~helikon.core.model.ModelSettings` maps to ``temperature``, ``top_p``,
-      ``max_completion_tokens``, ``tool_choice`` and ``parallel_tool_calls`` (both only when
-      tools are offered), ``response_format``; ``extra`` is merged last.
-      ``previous_response_id`` has no Chat Completions equivalent and is ignored.
-
-Response translation:
-    * ``finish_reason`` maps to :class:`FinishReason` (``stop``, ``length``, ``tool_calls`` /
-      ``function_call``, ``content_filter``, anything else ``OTHER``); ``Finish.raw`` keeps the
-      provider's value. A ``stop`` that carries tool calls (OpenAI does this when
-      ``tool_choice`` forces a named function) is reported as ``TOOL_CALLS``.
-    * Refusals (``message.refusal`` / ``delta.refusal``) are not text. When the model
-      refused and produced no content and no tool call, the stream ends by raising
-      :class:`~helikon.errors.Refused` whose message is the refusal text (after reporting
-      usage). When a refusal comes with other output, the output is kept and the finish
-      reason is ``REFUSAL``.
-    * ``reasoning_content`` / ``reasoning`` deltas, which some OpenAI-compatible servers send,
-      become :class:`ReasoningDelta`; OpenAI itself sends no reasoning text on this API.
-    * A stream that ends without a ``finish_reason`` raises
-      :class:`~helikon.errors.TransportError` (it was cut off).
+How the request is built is documented in ``helikon.providers.openai._chat_request``, how the
+answer is read in ``helikon.providers.openai._chat_events`` and how errors map in
+``helikon.providers.openai._errors``. In short: system items become one leading ``system``
+message, repeated tool-call ids are made unique, tool text is never escaped, refusals are not
+text (a bare refusal raises :class:`~helikon.errors.Refused`), and a stream cut off before its
+``finish_reason`` raises :class:`~helikon.errors.TransportError`.
 
 Cancellation: the token is checked between chunks and the wait for the next chunk (and for
 the response headers) races ``cancel.wait()``; when it fires the HTTP stream is closed and the
@@ -50,449 +27,52 @@ Limitations:
 
 from __future__ import annotations
 
-import asyncio
-import json
 import os
-import weakref
-from collections.abc import AsyncIterator, Awaitable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from contextlib import suppress
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, TypeVar, cast
+from typing import TYPE_CHECKING, Any, Literal, Protocol, cast
 
 import openai
 
-from helikon.core.items import (
-    AssistantMessage,
-    AudioPart,
-    ContentPart,
-    ImagePart,
-    Item,
-    MediaSource,
-    SystemMessage,
-    TextPart,
-    ToolCall,
-    ToolResult,
-    ToolUsePart,
-    UserMessage,
-    text_of,
-)
-from helikon.core.model import (
-    Finish,
-    FinishReason,
-    JsonObjectFormat,
-    JsonSchemaFormat,
-    ModelCapabilities,
-    ModelEvent,
-    ModelRequest,
-    ModelSettings,
-    ReasoningDelta,
-    TextFormat,
-    TokenDelta,
-    ToolCallDelta,
-    ToolDef,
-    UsageReported,
-)
-from helikon.core.usage import Usage
-from helikon.errors import ConfigError, ModelError, ModelOther, Refused, TransportError
-from helikon.providers._stream import Cancelled, next_item, race
-from helikon.providers.openai._errors import map_openai_error
-from helikon.providers.openai._strict import strict_schema
+from helikon.core.model import ModelCapabilities, ModelEvent, ModelRequest
+from helikon.errors import ConfigError
+from helikon.providers._clients import ClosingModel, LoopClient
+from helikon.providers._stream import Cancelled, CancelRace, next_item
+from helikon.providers.openai._chat_events import ChatTurn
+from helikon.providers.openai._chat_request import build_chat_body
+from helikon.providers.openai._errors import guarded
 
 if TYPE_CHECKING:
-    from types import TracebackType
-
-    from openai.types.chat import ChatCompletion, ChatCompletionChunk, ChatCompletionMessageParam
-    from openai.types.completion_usage import CompletionUsage
+    from openai.types.chat import ChatCompletionMessageParam
 
     from helikon.core.cancel import CancellationToken
     from helikon.providers.openai.responses import OpenAIResponsesModel
 
-__all__ = ["OpenAIModel"]
-
-_T = TypeVar("_T")
-
-_FINISH_MAP: dict[str, FinishReason] = {
-    "stop": FinishReason.STOP,
-    "length": FinishReason.LENGTH,
-    "tool_calls": FinishReason.TOOL_CALLS,
-    "function_call": FinishReason.TOOL_CALLS,
-    "content_filter": FinishReason.CONTENT_FILTER,
-}
-_AUDIO_FORMATS = {
-    "audio/wav": "wav",
-    "audio/x-wav": "wav",
-    "audio/wave": "wav",
-    "audio/mpeg": "mp3",
-    "audio/mp3": "mp3",
-}
-_REASONING_FIELDS = ("reasoning_content", "reasoning")
+__all__ = ["OpenAIModel", "build_chat_body"]
 
 
-# --------------------------------------------------------------------------- request side
+class Turn(Protocol):
+    """What :meth:`OpenAIModel.invoke` needs from the decoder of one answer."""
 
+    @property
+    def finished(self) -> bool:
+        """Whether the answer is complete (the stream need not be read further)."""
+        ...
 
-def _json_text(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    def whole(self, response: Any) -> Iterator[ModelEvent]:
+        """The events of a whole (not streamed) answer."""
+        ...
 
-
-def _arguments(args: Any) -> str:
-    """Tool-call arguments as the JSON text the API expects (raw strings pass through)."""
-    if isinstance(args, str):
-        return args
-    return _json_text({} if args is None else args)
-
-
-def _media_url(source: MediaSource, default_mime: str) -> str:
-    if source.type == "url":
-        if not source.url:
-            raise ModelOther("image source of type 'url' has no url")
-        return source.url
-    if not source.data:
-        raise ModelOther("media source of type 'base64' has no data")
-    return f"data:{source.mime_type or default_mime};base64,{source.data}"
-
-
-def _user_part(part: ContentPart) -> dict[str, Any] | None:
-    if isinstance(part, TextPart):
-        return {"type": "text", "text": part.text}
-    if isinstance(part, ImagePart):
-        return {"type": "image_url", "image_url": {"url": _media_url(part.source, "image/png")}}
-    if isinstance(part, AudioPart):
-        if part.source.type != "base64" or not part.source.data:
-            raise ModelOther("Chat Completions accepts audio only as base64 data, not by URL")
-        fmt = _AUDIO_FORMATS.get((part.source.mime_type or "audio/wav").lower(), "wav")
-        return {"type": "input_audio", "input_audio": {"data": part.source.data, "format": fmt}}
-    return None  # reasoning and tool_use parts have no place in a user message
-
-
-def _user_content(parts: list[ContentPart]) -> str | list[dict[str, Any]]:
-    converted = [p for p in (_user_part(part) for part in parts) if p is not None]
-    if all(p["type"] == "text" for p in converted):
-        texts = [str(p["text"]) for p in converted]
-        if len(texts) <= 1:
-            return texts[0] if texts else ""
-    return converted
-
-
-def _tool_output(parts: list[ContentPart]) -> str:
-    """The text of a tool message: text parts verbatim, anything else as JSON (no escapes)."""
-    if all(isinstance(p, TextPart) for p in parts):
-        return text_of(parts)
-    return _json_text([p.model_dump(mode="json", exclude_none=True) for p in parts])
-
-
-@dataclass
-class _IdRewriter:
-    """Make tool-call ids unique within one request, pairing each result with its call."""
-
-    reserved: set[str] = field(default_factory=set)  # every id the history uses as given
-    used: set[str] = field(default_factory=set)
-    seen: dict[str, int] = field(default_factory=dict)
-    pending: dict[str, list[str]] = field(default_factory=dict)
-    latest: dict[str, str] = field(default_factory=dict)
-
-    def call(self, original: str) -> str:
-        count = self.seen.get(original, 0) + 1
-        self.seen[original] = count
-        new = original
-        if count > 1:
-            n = count
-            while f"{original}_{n}" in self.used or f"{original}_{n}" in self.reserved:
-                n += 1
-            new = f"{original}_{n}"
-        self.used.add(new)
-        self.pending.setdefault(original, []).append(new)
-        self.latest[original] = new
-        return new
-
-    def result(self, original: str) -> str:
-        waiting = self.pending.get(original)
-        if waiting:
-            return waiting.pop(0)
-        return self.latest.get(original, original)
-
-
-def _collect_ids(items: Iterable[Item]) -> set[str]:
-    """Every call id the history uses as given (so rewritten ids cannot collide with them)."""
-    ids: set[str] = set()
-    for item in items:
-        if isinstance(item, ToolCall):
-            ids.add(item.call_id)
-        elif isinstance(item, AssistantMessage):
-            ids.update(p.call_id for p in item.content if isinstance(p, ToolUsePart))
-    return ids
-
-
-def _messages(items: list[Item]) -> list[dict[str, Any]]:
-    """Translate helikon items into Chat Completions messages."""
-    system_texts: list[str] = []
-    out: list[dict[str, Any]] = []
-    ids = _IdRewriter(reserved=_collect_ids(items))
-    open_assistant: dict[str, Any] | None = None  # the message tool calls attach to
-
-    def tool_call_entry(call_id: str, name: str, args: Any) -> dict[str, Any]:
-        new_id = ids.call(call_id)
-        return {
-            "id": new_id,
-            "type": "function",
-            "function": {"name": name, "arguments": _arguments(args)},
-        }
-
-    for item in items:
-        if isinstance(item, SystemMessage):
-            system_texts.append(text_of(item.content))
-            continue
-        if isinstance(item, ToolCall):
-            if open_assistant is None:
-                open_assistant = {"role": "assistant", "content": None}
-                out.append(open_assistant)
-            open_assistant.setdefault("tool_calls", []).append(
-                tool_call_entry(item.call_id, item.name, item.args)
-            )
-            continue
-        open_assistant = None
-        if isinstance(item, UserMessage):
-            out.append({"role": "user", "content": _user_content(item.content)})
-        elif isinstance(item, AssistantMessage):
-            text = text_of(item.content)
-            message: dict[str, Any] = {"role": "assistant", "content": text}
-            inline = [p for p in item.content if isinstance(p, ToolUsePart)]
-            if inline:
-                message["tool_calls"] = [tool_call_entry(p.call_id, p.name, p.args) for p in inline]
-            out.append(message)
-            open_assistant = message
-        elif isinstance(item, ToolResult):
-            out.append(
-                {
-                    "role": "tool",
-                    "tool_call_id": ids.result(item.call_id),
-                    "content": _tool_output(item.content),
-                }
-            )
-    for message in out:
-        if message["role"] == "assistant" and message.get("tool_calls") and not message["content"]:
-            message["content"] = None
-    if system_texts:
-        out.insert(0, {"role": "system", "content": "\n\n".join(system_texts)})
-    return out
-
-
-def _tool(tool: ToolDef) -> dict[str, Any]:
-    parameters, strict = tool.parameters, tool.strict
-    if strict:
-        parameters, strict = strict_schema(tool.parameters, True)
-    function: dict[str, Any] = {
-        "name": tool.name,
-        "description": tool.description,
-        "parameters": parameters,
-    }
-    if strict is not None:
-        function["strict"] = strict
-    return {"type": "function", "function": function}
-
-
-def _settings(settings: ModelSettings, has_tools: bool) -> dict[str, Any]:
-    body: dict[str, Any] = {}
-    if settings.temperature is not None:
-        body["temperature"] = settings.temperature
-    if settings.top_p is not None:
-        body["top_p"] = settings.top_p
-    if settings.max_output_tokens is not None:
-        body["max_completion_tokens"] = settings.max_output_tokens
-    if has_tools and settings.tool_choice is not None:
-        choice = settings.tool_choice
-        if choice.mode == "tool":
-            if not choice.name:
-                raise ConfigError(
-                    "ToolChoice(mode='tool') needs a tool name: ToolChoice.tool(name)"
-                )
-            body["tool_choice"] = {"type": "function", "function": {"name": choice.name}}
-        else:
-            body["tool_choice"] = choice.mode
-    if has_tools and settings.parallel_tool_calls is not None:
-        body["parallel_tool_calls"] = settings.parallel_tool_calls
-    fmt = settings.response_format
-    if isinstance(fmt, JsonSchemaFormat):
-        schema, strict = strict_schema(fmt.schema, fmt.strict)
-        body["response_format"] = {
-            "type": "json_schema",
-            "json_schema": {"name": fmt.name, "schema": schema, "strict": strict},
-        }
-    elif isinstance(fmt, JsonObjectFormat):
-        body["response_format"] = {"type": "json_object"}
-    elif isinstance(fmt, TextFormat):
-        body["response_format"] = {"type": "text"}
-    body.update(settings.extra)
-    return body
-
-
-def build_chat_body(model_id: str, request: ModelRequest, *, stream: bool) -> dict[str, Any]:
-    """The JSON body of ``POST /chat/completions`` for ``request``.
-
-    Args:
-        model_id: the ``model`` field.
-        request: the conversation, tools and settings.
-        stream: whether to ask for an SSE stream (with ``stream_options.include_usage``).
-
-    Returns:
-        A JSON-ready dict.
-    """
-    body: dict[str, Any] = {"model": model_id, "messages": _messages(request.messages)}
-    if request.tools:
-        body["tools"] = [_tool(t) for t in request.tools]
-    body["stream"] = stream
-    if stream:
-        body["stream_options"] = {"include_usage": True}
-    body.update(_settings(request.settings, bool(request.tools)))
-    return body
-
-
-# --------------------------------------------------------------------------- response side
-
-
-def _usage(usage: CompletionUsage | None) -> Usage | None:
-    if usage is None:
-        return None
-    prompt_details = getattr(usage, "prompt_tokens_details", None)
-    completion_details = getattr(usage, "completion_tokens_details", None)
-    cached = getattr(prompt_details, "cached_tokens", None) if prompt_details else None
-    reasoning = (
-        getattr(completion_details, "reasoning_tokens", None) if completion_details else None
-    )
-    prompt = usage.prompt_tokens or 0
-    completion = usage.completion_tokens or 0
-    return Usage(
-        input_tokens=prompt,
-        output_tokens=completion,
-        cached_input_tokens=cached or 0,
-        reasoning_tokens=reasoning or 0,
-        total_tokens=usage.total_tokens or (prompt + completion),
-    )
-
-
-def _reasoning_text(obj: Any) -> str:
-    extra = getattr(obj, "model_extra", None) or {}
-    for name in _REASONING_FIELDS:
-        value = extra.get(name)
-        if isinstance(value, str) and value:
-            return value
-    return ""
-
-
-def _finish_reason(raw: str, *, has_calls: bool, refused: bool) -> FinishReason:
-    reason = _FINISH_MAP.get(raw, FinishReason.OTHER)
-    if reason is FinishReason.STOP and has_calls:
-        return FinishReason.TOOL_CALLS
-    if reason is FinishReason.STOP and refused:
-        return FinishReason.REFUSAL
-    return reason
-
-
-@dataclass
-class _Turn:
-    """What one response accumulated; decides how the event stream ends."""
-
-    text_seen: bool = False
-    refusal: list[str] = field(default_factory=list)
-    calls: dict[int, str] = field(default_factory=dict)  # tool-call index -> call id
-    names: dict[int, str] = field(default_factory=dict)
-    held_args: dict[int, list[str]] = field(default_factory=dict)  # args seen before the name
-    finish_raw: str | None = None
-    usage: Usage | None = None
-
-    def tool_fragment(
-        self, index: int, call_id: str | None, name: str | None, args: str | None
-    ) -> ToolCallDelta | None:
-        if index not in self.calls:
-            self.calls[index] = call_id or f"call_{index}"
-        if index not in self.names:
-            if not name:
-                self.held_args.setdefault(index, []).append(args or "")
-                return None
-            self.names[index] = name
-            held = "".join(self.held_args.pop(index, []))
-            return ToolCallDelta(
-                call_id=self.calls[index], name=name, args_delta=held + (args or "")
-            )
-        if not args:
-            return None
-        return ToolCallDelta(call_id=self.calls[index], args_delta=args)
+    def chunk(self, chunk: Any) -> Iterator[ModelEvent]:
+        """The events of one stream chunk."""
+        ...
 
     def ending(self) -> Iterator[ModelEvent]:
-        """The closing events; raises Refused for a bare refusal."""
-        if self.usage is not None:
-            yield UsageReported(usage=self.usage)
-        refusal = "".join(self.refusal)
-        if refusal and not self.text_seen and not self.names:
-            raise Refused(refusal)
-        if self.finish_raw is None:
-            raise TransportError("OpenAI stream ended without a finish_reason (cut off)")
-        yield Finish(
-            reason=_finish_reason(
-                self.finish_raw, has_calls=bool(self.names), refused=bool(refusal)
-            ),
-            raw=self.finish_raw,
-        )
+        """The closing events (usage, finish); raises for a failed or refused answer."""
+        ...
 
 
-def _chunk_events(turn: _Turn, chunk: ChatCompletionChunk) -> Iterator[ModelEvent]:
-    if chunk.usage is not None:
-        turn.usage = _usage(chunk.usage)
-    for choice in chunk.choices:
-        if choice.index != 0:
-            continue
-        delta = choice.delta
-        reasoning = _reasoning_text(delta)
-        if reasoning:
-            yield ReasoningDelta(text=reasoning)
-        if delta.content:
-            turn.text_seen = True
-            yield TokenDelta(text=delta.content)
-        refusal = getattr(delta, "refusal", None)
-        if refusal:
-            turn.refusal.append(refusal)
-        for call in delta.tool_calls or []:
-            function = call.function
-            event = turn.tool_fragment(
-                call.index,
-                call.id,
-                function.name if function is not None else None,
-                function.arguments if function is not None else None,
-            )
-            if event is not None:
-                yield event
-        if choice.finish_reason:
-            turn.finish_raw = choice.finish_reason
-
-
-def _completion_events(turn: _Turn, completion: ChatCompletion) -> Iterator[ModelEvent]:
-    turn.usage = _usage(completion.usage)
-    choice = next((c for c in completion.choices if c.index == 0), None)
-    if choice is None:
-        raise ModelOther("OpenAI returned a completion without choices")
-    message = choice.message
-    reasoning = _reasoning_text(message)
-    if reasoning:
-        yield ReasoningDelta(text=reasoning)
-    if message.content:
-        turn.text_seen = True
-        yield TokenDelta(text=message.content)
-    if message.refusal:
-        turn.refusal.append(message.refusal)
-    for index, call in enumerate(message.tool_calls or []):
-        function = getattr(call, "function", None)
-        if function is None:  # custom (non-function) tool calls are not supported
-            continue
-        event = turn.tool_fragment(index, call.id, function.name, function.arguments)
-        if event is not None:
-            yield event
-    turn.finish_raw = choice.finish_reason
-
-
-# --------------------------------------------------------------------------- the model
-
-
-class OpenAIModel:
+class OpenAIModel(ClosingModel):
     """An OpenAI (or OpenAI-compatible) chat model. Build it with :meth:`chat`.
 
     Example:
@@ -530,9 +110,7 @@ class OpenAIModel:
         self._max_retries = max_retries
         self._timeout = timeout
         self._stream = stream
-        self._given_client = client
-        self._client: openai.AsyncOpenAI | None = None
-        self._client_loop: weakref.ref[asyncio.AbstractEventLoop] | None = None
+        self._clients = LoopClient(self._new_client, lambda c: c.close(), client)
 
     @classmethod
     def chat(
@@ -679,7 +257,8 @@ class OpenAIModel:
 
         Yields:
             ``ReasoningDelta`` / ``TokenDelta`` / ``ToolCallDelta`` as they arrive, then one
-            ``UsageReported`` (when the provider reports usage) and one ``Finish``.
+            ``UsageReported`` (when the provider reports usage), on the Responses API one
+            ``ProviderMetadata``, and one ``Finish``.
 
         Raises:
             ModelError: a subclass per the mapping in ``helikon.providers.openai._errors``;
@@ -688,94 +267,58 @@ class OpenAIModel:
         if cancel.cancelled:
             return
         body = self.request_body(request)
-        client = self._client_for_loop()
-        waiter: asyncio.Future[None] = asyncio.ensure_future(cancel.wait())
+        client = self._clients.get()
+        calls = CancelRace(cancel)
         stream: Any = None
         try:
-            started = await race(self._send(client, body), waiter)
+            started = await calls.step(self._send(client, body))
             if isinstance(started, Cancelled):
                 return
-            turn = _Turn()
+            turn = self._new_turn()
             if not self._stream:
-                for event in _completion_events(turn, cast("ChatCompletion", started)):
+                for event in turn.whole(started):
                     yield event
             else:
                 stream = started
-                iterator = cast("AsyncIterator[ChatCompletionChunk]", stream.__aiter__())
-                while True:
-                    if cancel.cancelled:
-                        return
-                    pulled = await race(self._guard(next_item(iterator)), waiter)
-                    if isinstance(pulled, Cancelled):
-                        return
-                    more, chunk = pulled
-                    if not more or chunk is None:
-                        break
-                    for event in _chunk_events(turn, chunk):
+                iterator = cast("AsyncIterator[Any]", stream.__aiter__())
+                async for chunk in calls.items(lambda: guarded(next_item(iterator))):
+                    for event in turn.chunk(chunk):
                         yield event
+                    if turn.finished:
+                        break
             if cancel.cancelled:
                 return
             for event in turn.ending():
                 yield event
         finally:
-            waiter.cancel()
-            with suppress(BaseException):
-                await waiter
+            await calls.close()
             if stream is not None:
                 with suppress(Exception):
                     await stream.close()
 
     async def aclose(self) -> None:
         """Close the SDK client this model created (a client passed in is left open)."""
-        client, self._client = self._client, None
-        self._client_loop = None
-        if client is not None:
-            await client.close()
-
-    async def __aenter__(self) -> OpenAIModel:
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.aclose()
+        await self._clients.aclose()
 
     def __repr__(self) -> str:
         return f"OpenAIModel.chat({self._model_id!r}, stream={self._stream})"
 
     # ------------------------------------------------------------------ internals
 
-    def _client_for_loop(self) -> openai.AsyncOpenAI:
-        if self._given_client is not None:
-            return self._given_client
-        loop = asyncio.get_running_loop()
-        current = self._client_loop() if self._client_loop is not None else None
-        if self._client is None or current is not loop:
-            options: dict[str, Any] = {"max_retries": self._max_retries}
-            if self._timeout is not None:
-                options["timeout"] = self._timeout
-            self._client = openai.AsyncOpenAI(
-                api_key=self._api_key,
-                base_url=self._base_url,
-                organization=self._organization,
-                **options,
-            )
-            self._client_loop = weakref.ref(loop)
-        return self._client
+    def _new_client(self) -> openai.AsyncOpenAI:
+        options: dict[str, Any] = {"max_retries": self._max_retries}
+        if self._timeout is not None:
+            options["timeout"] = self._timeout
+        return openai.AsyncOpenAI(
+            api_key=self._api_key,
+            base_url=self._base_url,
+            organization=self._organization,
+            **options,
+        )
 
-    async def _guard(self, awaitable: Awaitable[_T]) -> _T:
-        """Await ``awaitable``, translating SDK and stream failures into ModelErrors."""
-        try:
-            return await awaitable
-        except ModelError:
-            raise
-        except openai.OpenAIError as exc:
-            raise map_openai_error(exc) from exc
-        except json.JSONDecodeError as exc:
-            raise TransportError(f"OpenAI sent malformed stream data: {exc}") from exc
+    def _new_turn(self) -> Turn:
+        """The decoder of one answer of this API."""
+        return ChatTurn()
 
     async def _send(self, client: openai.AsyncOpenAI, body: dict[str, Any]) -> Any:
         payload = dict(body)
@@ -784,9 +327,9 @@ class OpenAIModel:
         stream = bool(payload.pop("stream"))
         create = client.chat.completions.create
         if stream:
-            return await self._guard(
+            return await guarded(
                 create(model=model, messages=messages, stream=True, extra_body=payload)
             )
-        return await self._guard(
+        return await guarded(
             create(model=model, messages=messages, stream=False, extra_body=payload)
         )
