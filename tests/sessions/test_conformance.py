@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -53,6 +54,29 @@ class TestSqliteSession(SessionConformance):
             subprocess_open="tests.sessions.backends:open_sqlite",
             subprocess_env={**CHILD_ENV, "HELIKON_TEST_SQLITE_PATH": sqlite_pool.path},
         )
+
+
+class TestSqliteSessionOnWorkerThreads(SessionConformance):
+    """``write_on_loop_thread=False``: every append goes through aiosqlite's worker thread
+    (and the cancellation shield); child processes write on their loop threads."""
+
+    @pytest.fixture
+    async def backend(self, tmp_path: Path) -> AsyncIterator[Backend]:
+        from helikon.sessions.sqlite import SqlitePool, SqliteSession
+
+        pool = await SqlitePool.connect(
+            tmp_path / "workers.db", max_connections=8, write_on_loop_thread=False
+        )
+
+        async def open_sqlite(sid: str) -> Session:
+            return await SqliteSession.open(pool, sid)
+
+        yield Backend(
+            open_sqlite,
+            subprocess_open="tests.sessions.backends:open_sqlite",
+            subprocess_env={**CHILD_ENV, "HELIKON_TEST_SQLITE_PATH": pool.path},
+        )
+        await pool.close()
 
 
 class TestRedisSession(SessionConformance):

@@ -14,6 +14,8 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from helikon import Agent, RunContext, tool
 from helikon.core.events import AgentEvent, RunCompleted, RunFailed, TokenDelta
 from helikon.core.items import Item, ToolCall, ToolResult, UserMessage
@@ -139,10 +141,14 @@ class SlowPool(SqlitePool):
             yield conn
 
 
-async def test_br14_a_write_cancelled_by_cleanup_still_lands(tmp_path: Path) -> None:
+@pytest.mark.parametrize("on_loop_thread", [True, False])
+async def test_br14_a_write_cancelled_by_cleanup_still_lands(
+    tmp_path: Path, on_loop_thread: bool
+) -> None:
     """BR-14's root cause was cleanup cancelling the in-flight session write. An append that
-    started is finished even if its caller is cancelled, in order, for 100 turns."""
-    pool = SlowPool(tmp_path / "s.db", max_connections=2)
+    started is finished even if its caller is cancelled, in order, for 100 turns (on the
+    loop thread it is done before the cancellation; on a worker, the shield finishes it)."""
+    pool = SlowPool(tmp_path / "s.db", max_connections=2, write_on_loop_thread=on_loop_thread)
     try:
         session = await SqliteSession.open(pool, "br14")
         expected: list[str] = []

@@ -8,13 +8,51 @@ An append is one ``INSERT ... SELECT ... RETURNING`` statement that allocates th
 sequence numbers with ``MAX(sequence) + 1`` and inserts the whole batch under a
 ``(session_id, sequence)`` primary key. A write statement takes SQLite's write lock before
 it reads, so writers in any number of tasks or processes never produce gaps or duplicates;
-and being one statement it is one trip to aiosqlite's worker thread and holds the write
-lock only while it runs. Batches over 200 events (or SQLite older than 3.35, which lacks
-``RETURNING``) use an explicit ``BEGIN IMMEDIATE`` transaction instead, with the same
-guarantees. ``busy_timeout`` caps the wait for the write lock: under sustained contention
-the last writer waits out the whole backlog, so size it as writers x appends x the worst
-transaction time. An append that exhausts it fails with ``SessionBackendError("database
-is locked")`` and persists nothing; the session stays usable.
+and being one statement it is atomic in autocommit mode and holds the write lock only while
+it runs. Batches over 200 events (or SQLite older than 3.35, which lacks ``RETURNING``) use
+an explicit ``BEGIN IMMEDIATE`` transaction instead, with the same guarantees.
+``busy_timeout`` caps the wait for the write lock: under sustained contention the last
+writer waits out the whole backlog, so size it as writers x appends x the worst transaction
+time. An append that exhausts it fails with ``SessionBackendError("database is locked")``
+and persists nothing; the session stays usable.
+
+**Appends on the event-loop thread** (``SqlitePool(write_on_loop_thread=True)``, the
+default). A round trip to aiosqlite's worker thread costs more than the statement itself, so
+the pool keeps one extra plain ``sqlite3`` connection that runs the append statement
+directly on the event-loop thread when that cannot wait:
+
+* it has ``busy_timeout = 0``: if the write lock is taken (another task's transaction on a
+  worker, another process), SQLite answers ``SQLITE_BUSY`` at once, nothing is written,
+  and the append goes to a worker thread as before, where it waits up to ``busy_timeout``;
+* it is used only with WAL and ``synchronous = NORMAL``, where a commit appends pages to
+  the log without ``fsync``; with ``FULL`` (an ``fsync`` per commit) the setting does
+  nothing, nor for ``":memory:"``;
+* it never checkpoints: with the writer on, no connection of the pool checkpoints on its
+  own (``wal_autocheckpoint = 0``). After about 1,000 log pages of the pool's commits a
+  worker thread checkpoints on a connection of its own, then makes the one write that
+  rewinds the log (the first write after a complete checkpoint does, and it syncs the
+  log's header even with ``NORMAL``), holding the loop-thread writer off for that moment:
+  appends then go to worker threads, which wait for the rewind. If readers keep it from
+  rewinding, the loop thread's next append goes to a worker thread too.
+
+An append run this way never suspends, so a caller cannot be cancelled half-way: it has
+committed (or failed, writing nothing) by the time ``append`` returns, and needs no
+cancellation shield. A worker-thread append skips the shield too when a connection is
+idle (nothing can suspend before aiosqlite queues the statement, and a queued statement
+runs whatever happens to its caller); otherwise it runs in a shielded task as before.
+Reads, migrations and batches over 200 events stay on worker threads.
+
+**The trade-off**: each such append does short file I/O on the loop thread: ``write()``
+of a few pages into the OS page cache and, when SQLite's page cache is cold (another
+connection wrote since), ``pread()`` of index pages from the OS cache; tens of
+microseconds, but as long as the kernel makes it on a slow or network file system, under
+memory pressure (dirty-page throttling), on a cold OS cache, or while SQLite retries its
+shared-memory index lock during a concurrent checkpoint. No ``fsync`` runs on the loop
+thread, except in one rare case: when a connection outside this pool completes a
+checkpoint (the ``sqlite3`` shell, another library, or, in a window of microseconds,
+another process's pool), the next append here may be the write that rewinds the log.
+Turn it off (``write_on_loop_thread=False``) on such file systems, or when the loop's
+latency budget is tighter than a disk access.
 
 Example:
     >>> import asyncio, tempfile, os
@@ -32,12 +70,15 @@ Example:
 from __future__ import annotations
 
 import asyncio
+import logging
 import sqlite3
+import threading
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager, suppress
+from functools import cache
 from os import PathLike
 from types import TracebackType
-from typing import Literal
+from typing import Any, Literal
 
 try:
     import aiosqlite
@@ -59,6 +100,8 @@ from helikon.sessions.events import SequenceId, SessionEvent
 from helikon.sessions.projection import project
 
 __all__ = ["SqlitePool", "SqliteSession"]
+
+log = logging.getLogger("helikon.sessions")
 
 _MIGRATIONS: list[tuple[int, str, list[str]]] = [
     (
@@ -83,16 +126,30 @@ _LATEST = _MIGRATIONS[-1][0]
 _ONE_STATEMENT_MAX = 200
 _HAS_RETURNING = sqlite3.sqlite_version_info >= (3, 35, 0)
 
+# With the loop-thread writer, the pool checkpoints from a worker thread after about this
+# many log pages (SQLite's own wal_autocheckpoint default). Estimated, not counted: a
+# commit logs every page it touched, about one plus one per row plus one per KiB
+# (measured on the bench's events: 2-3 pages for one ~500-byte event, 6 for a turn of 4).
+_CHECKPOINT_PAGES = 1000
+_BUSY_CODES = (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
+# How long the checkpointer waits for readers to leave the log (and writers to commit)
+# before it gives the rewind up until the next checkpoint; appends wait that long at most.
+_REWIND_WAIT_MS = 200
+_REWIND_TRIES = 3
 
+
+@cache
 def _insert_sql(n: int) -> str:
     # ?1 is the session id; the n (offset, kind, payload, ts) tuples follow as ?2, ?3, ...
+    # The next sequence is an uncorrelated scalar subquery: SQLite computes it once, under
+    # the write lock the statement took before reading (a joined derived table costs a
+    # materialization: about 5 us more per append).
     values = ",".join(["(?,?,?,?)"] * n)
     return (
         "INSERT INTO session_events (session_id, sequence, kind, payload, ts)"
-        " SELECT ?1, b.first + v.column1, v.column2, v.column3, v.column4"
-        " FROM (SELECT COALESCE(MAX(sequence), -1) + 1 AS first FROM session_events"
-        " WHERE session_id = ?1) AS b,"
-        f" (VALUES {values}) AS v"
+        " SELECT ?1, (SELECT COALESCE(MAX(sequence), -1) + 1 FROM session_events"
+        " WHERE session_id = ?1) + v.column1, v.column2, v.column3, v.column4"
+        f" FROM (VALUES {values}) AS v"
         " RETURNING sequence"
     )
 
@@ -106,8 +163,183 @@ def _error(exc: BaseException, doing: str) -> SessionError:
     return SessionBackendError(f"sqlite: {doing}: {text}")
 
 
+def _is_busy(exc: sqlite3.Error) -> bool:
+    code = getattr(exc, "sqlite_errorcode", None)
+    if isinstance(code, int):
+        return (code & 0xFF) in _BUSY_CODES
+    return "locked" in str(exc) or "busy" in str(exc)  # pragma: no cover - Python < 3.11
+
+
 def _probe(path: str) -> None:
     sqlite3.connect(path).close()
+
+
+def _open_plain(path: str, busy_timeout: float, busy_ms: int) -> sqlite3.Connection | None:
+    """A plain connection for the loop-thread writer (None: the file is not in WAL mode)."""
+    conn = sqlite3.connect(
+        path, timeout=busy_timeout, isolation_level=None, check_same_thread=False
+    )
+    try:
+        mode = conn.execute("PRAGMA journal_mode").fetchone()
+        if mode is None or str(mode[0]).lower() != "wal":
+            conn.close()
+            return None
+        conn.execute("PRAGMA synchronous = NORMAL")
+        conn.execute("PRAGMA wal_autocheckpoint = 0")
+        conn.execute(f"PRAGMA busy_timeout = {busy_ms}")
+    except BaseException:
+        conn.close()
+        raise
+    return conn
+
+
+def _log_generation(path: str) -> int:
+    """The WAL header's checkpoint sequence number (it grows by one at each rewind)."""
+    try:
+        with open(path + "-wal", "rb") as wal:
+            header = wal.read(16)
+    except OSError:
+        return -1
+    return int.from_bytes(header[12:16], "big") if len(header) == 16 else -1
+
+
+class _LoopWriter:
+    """Appends run on the event-loop thread, and the checkpoints they leave to a thread.
+
+    Two plain ``sqlite3`` connections: ``conn`` is used only on the loop thread that opened
+    it (``busy_timeout = 0``, ``synchronous = NORMAL``, ``wal_autocheckpoint = 0``);
+    ``checkpointer`` only inside ``asyncio.to_thread``, one checkpoint at a time.
+    """
+
+    def __init__(self, path: str, conn: sqlite3.Connection, checkpointer: sqlite3.Connection):
+        self.path = path
+        self.conn = conn
+        self.checkpointer = checkpointer
+        self.thread = threading.get_ident()
+        self.gate = threading.Lock()  # held by the checkpointer while it rewinds the log
+        self.pages = 0  # log pages written here since the last checkpoint (estimated)
+        self.busy = 0  # appends sent to a worker because the write lock was taken
+        self.unrewound = False  # the last checkpoint could not rewind the log (under gate)
+        self.checkpoints = 0
+        self.rewinds = 0
+        self.task: asyncio.Future[tuple[int, bool]] | None = None  # the running checkpoint
+
+    @classmethod
+    async def open(cls, path: str, busy_timeout: float) -> _LoopWriter | None:
+        conn = await asyncio.to_thread(_open_plain, path, busy_timeout, 0)
+        if conn is None:
+            return None
+        try:
+            checkpointer = await asyncio.to_thread(_open_plain, path, busy_timeout, _REWIND_WAIT_MS)
+        except BaseException:
+            await asyncio.to_thread(conn.close)
+            raise
+        if checkpointer is None:  # pragma: no cover - the journal mode changed in between
+            await asyncio.to_thread(conn.close)
+            return None
+        return cls(path, conn, checkpointer)
+
+    def write(self, sql: str, params: Sequence[object], n: int, size: int) -> list[Any] | None:
+        """Run one autocommit write statement here if the write lock is free.
+
+        Returns its rows, or None when it must go to a worker thread instead (another
+        thread, or the write lock is held); nothing was written then.
+
+        Raises:
+            sqlite3.Error: the statement failed otherwise (and wrote nothing).
+        """
+        if threading.get_ident() != self.thread or not self.gate.acquire(blocking=False):
+            return None
+        try:
+            if self.unrewound:
+                # the log may be complete and unrewound: the next write rewinds it (or, with
+                # readers still in it, just adds to it); let a worker thread make that write
+                self.unrewound = False
+                return None
+            rows = self.conn.execute(sql, params).fetchall()
+        except sqlite3.Error as exc:
+            if self.conn.in_transaction:  # pragma: no cover - autocommit statements roll back
+                with suppress(sqlite3.Error):
+                    self.conn.execute("ROLLBACK")
+            if isinstance(exc, sqlite3.OperationalError) and _is_busy(exc):
+                self.busy += 1
+                return None
+            raise
+        finally:
+            self.gate.release()
+        self.wrote(n, size)
+        return rows
+
+    def wrote(self, n: int, size: int) -> None:
+        """Count a commit of ``n`` events (``size`` bytes) by this pool; checkpoint when due."""
+        self.pages += 1 + n + size // 1024
+        if self.pages >= _CHECKPOINT_PAGES and self.task is None:
+            self.pages = 0
+            # submitted now (not from a task): it starts even if the caller never yields
+            self.task = asyncio.get_running_loop().run_in_executor(None, self._checkpoint)
+            self.task.add_done_callback(self._checkpointed)
+
+    def _checkpoint(self) -> tuple[int, bool]:
+        """Checkpoint the log and rewind it from this thread, never from the event loop's.
+
+        Runs in a worker thread. The first write after a complete checkpoint rewinds the
+        log, and that write syncs the log's header even with ``synchronous = NORMAL``. So: a
+        passive pass copies the bulk while the loop thread goes on appending; then, holding
+        ``gate`` (the loop thread's appends go to worker threads meanwhile, and the pool's
+        worker appends wait for this to end), ``wal_checkpoint(RESTART)`` copies the rest
+        and waits (up to the connection's busy timeout) until no reader uses the log, and a
+        rewrite of ``user_version`` with its own value under the write lock (a one-page
+        write nobody can observe) rewinds it. If that fails, the loop thread's next append
+        goes to a worker thread. Returns (pages in the log, rewound).
+        """
+        conn = self.checkpointer
+        conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
+        pages, rewound = 0, False
+        with self.gate:
+            try:
+                for _ in range(_REWIND_TRIES):
+                    row = conn.execute("PRAGMA wal_checkpoint(RESTART)").fetchone()
+                    busy, pages = int(row[0]), int(row[1])
+                    if busy:
+                        break  # a reader or another process is in the way: next time
+                    before = _log_generation(self.path)
+                    try:
+                        conn.execute("BEGIN IMMEDIATE")
+                        (version,) = conn.execute("PRAGMA user_version").fetchone()
+                        conn.execute(f"PRAGMA user_version = {int(version)}")
+                        conn.execute("COMMIT")
+                    except sqlite3.Error:
+                        if conn.in_transaction:
+                            conn.execute("ROLLBACK")
+                        break
+                    # by this write, or by a worker thread's that came in between
+                    rewound = _log_generation(self.path) != before
+                    if rewound:
+                        break
+            finally:
+                self.unrewound = not rewound
+        return pages, rewound
+
+    def _checkpointed(self, task: asyncio.Future[tuple[int, bool]]) -> None:
+        self.task = None
+        if task.cancelled():
+            return
+        exc = task.exception()
+        if exc is not None:  # the next one tries again; appends do not depend on it
+            log.debug("sqlite: %r: background checkpoint failed: %s", self.path, exc)
+            return
+        pages, rewound = task.result()
+        self.checkpoints += 1
+        self.rewinds += rewound
+        log.debug("sqlite: %r: checkpointed %d pages, rewound: %s", self.path, pages, rewound)
+
+    async def close(self) -> None:
+        task = self.task
+        if task is not None:  # waited for, never cancelled: its thread uses the connection
+            await asyncio.wait([task])
+        for conn in (self.conn, self.checkpointer):
+            with suppress(Exception):  # best-effort; off the loop, as the last close checkpoints
+                await asyncio.to_thread(conn.close)
 
 
 class SqlitePool:
@@ -123,6 +355,11 @@ class SqlitePool:
         max_connections: how many connections may be open at once.
         busy_timeout: seconds a writer waits for SQLite's write lock before failing.
         synchronous: ``"NORMAL"`` (with WAL: durable up to a power loss) or ``"FULL"``.
+        write_on_loop_thread: run appends of up to 200 events on the event-loop thread
+            when the write lock is free (two more connections: the writer, with
+            ``busy_timeout = 0``, and its checkpointer; see the module docs for the
+            trade-off). Only with ``synchronous="NORMAL"`` on a file: ``FULL`` commits
+            ``fsync``, so there it has no effect.
     """
 
     def __init__(
@@ -132,6 +369,7 @@ class SqlitePool:
         max_connections: int = 4,
         busy_timeout: float = 30.0,
         synchronous: Literal["NORMAL", "FULL"] = "NORMAL",
+        write_on_loop_thread: bool = True,
     ) -> None:
         if max_connections < 1:
             raise ConfigError(
@@ -147,10 +385,16 @@ class SqlitePool:
         self.max_connections = 1 if self.path == ":memory:" else max_connections
         self.busy_timeout = busy_timeout
         self.synchronous = synchronous
+        self.write_on_loop_thread = bool(write_on_loop_thread)
         self._idle: list[aiosqlite.Connection] = []
         self._open: set[aiosqlite.Connection] = set()
         self._slots = asyncio.Semaphore(self.max_connections)
         self._closed = False
+        # the loop-thread writer: opened with the first pooled connection
+        self._writer: _LoopWriter | None = None
+        self._writer_wanted = (
+            self.write_on_loop_thread and synchronous == "NORMAL" and self.path != ":memory:"
+        )
 
     def __repr__(self) -> str:
         return f"SqlitePool({self.path!r}, max_connections={self.max_connections})"
@@ -163,6 +407,7 @@ class SqlitePool:
         max_connections: int = 4,
         busy_timeout: float = 30.0,
         synchronous: Literal["NORMAL", "FULL"] = "NORMAL",
+        write_on_loop_thread: bool = True,
     ) -> SqlitePool:
         """Open a pool (one connection is opened now to check the file).
 
@@ -175,6 +420,7 @@ class SqlitePool:
             max_connections=max_connections,
             busy_timeout=busy_timeout,
             synchronous=synchronous,
+            write_on_loop_thread=write_on_loop_thread,
         )
         async with pool.acquire():
             pass
@@ -194,6 +440,9 @@ class SqlitePool:
     async def close(self) -> None:
         """Close every connection; later use raises ``SessionUnavailable``."""
         self._closed = True
+        writer, self._writer = self._writer, None
+        if writer is not None:
+            await writer.close()
         conns, self._idle = list(self._open), []
         self._open.clear()
         for conn in conns:
@@ -216,8 +465,30 @@ class SqlitePool:
         except sqlite3.Error as exc:
             await conn.close()
             raise _error(exc, f"configure {self.path!r}") from exc
+        if self._writer_wanted:
+            await self._open_writer()
+        if self._writer is not None:
+            # the writer's checkpointer checkpoints for the whole pool, off the loop thread;
+            # a checkpoint here would let the loop thread's next append rewind the log
+            try:
+                await conn.execute("PRAGMA wal_autocheckpoint = 0")
+            except sqlite3.Error as exc:
+                await conn.close()
+                raise _error(exc, f"configure {self.path!r}") from exc
         self._open.add(conn)
         return conn
+
+    async def _open_writer(self) -> None:
+        self._writer_wanted = False  # one attempt; a failure leaves appends on the workers
+        try:
+            writer = await _LoopWriter.open(self.path, self.busy_timeout)
+        except sqlite3.Error as exc:
+            log.warning("sqlite: %r: appends stay on worker threads: %s", self.path, exc)
+            return
+        if writer is not None and self._closed:
+            await writer.close()
+        elif writer is not None:
+            self._writer = writer
 
     @asynccontextmanager
     async def acquire(self) -> AsyncIterator[aiosqlite.Connection]:
@@ -243,6 +514,51 @@ class SqlitePool:
                     await conn.close()
                 else:
                     self._idle.append(conn)
+
+    def _write_here(
+        self, sql: str, params: Sequence[object], n: int, size: int
+    ) -> list[Any] | None:
+        """Run an append statement on the loop thread if it cannot wait (else None)."""
+        writer = self._writer
+        if writer is None or self._closed:
+            return None
+        return writer.write(sql, params, n, size)
+
+    async def _settle(self) -> None:
+        """Let the writer's checkpointer rewind the log before a worker-thread append."""
+        writer = self._writer
+        if writer is not None and writer.task is not None and writer.gate.locked():
+            # only the checkpointer holds the gate across a suspension point
+            await asyncio.wait([writer.task])
+
+    def _lends_now(self) -> bool:
+        """True when borrowing cannot suspend: open, an idle connection and a free slot,
+        and no log rewind for worker appends to wait for."""
+        writer = self._writer
+        return (
+            not self._closed
+            and bool(self._idle)
+            and not self._slots.locked()
+            and (writer is None or writer.task is None or not writer.gate.locked())
+        )
+
+    async def _give_back(self, conn: aiosqlite.Connection) -> None:
+        """Return a connection taken after :meth:`_lends_now` (autocommit statements only:
+        one still queued in its worker runs before anything queued later)."""
+        try:
+            if self._closed:
+                self._open.discard(conn)
+                with suppress(Exception):
+                    await conn.close()
+            else:
+                self._idle.append(conn)
+        finally:
+            self._slots.release()
+
+    def _wrote(self, n: int, size: int) -> None:
+        """Count an append committed on a worker thread (for the writer's checkpoints)."""
+        if self._writer is not None:
+            self._writer.wrote(n, size)
 
 
 class SqliteSession:
@@ -332,7 +648,8 @@ class SqliteSession:
         """Append ``events`` with one statement (or one transaction); all or nothing.
 
         A caller cancelled mid-append does not tear the transaction down: it commits or
-        rolls back as a whole.
+        rolls back as a whole. (An append run on the loop thread, see the module docs,
+        never suspends, so it is done before a cancellation can reach it.)
 
         Raises:
             SessionBackendError: SQLite failed (e.g. ``database is locked`` after
@@ -345,39 +662,69 @@ class SqliteSession:
             return []
         kinds = [e.type for e in events]
         stamps = [e.ts.isoformat() for e in events]
-        return await complete(self._append(rows, kinds, stamps))
-
-    async def _append(
-        self, rows: list[str], kinds: Sequence[str], stamps: list[str]
-    ) -> list[SequenceId]:
+        size = sum(map(len, rows))
         if _HAS_RETURNING and len(rows) <= _ONE_STATEMENT_MAX:
-            return await self._append_one_statement(rows, kinds, stamps)
-        return await self._append_transaction(rows, kinds, stamps)
+            params = self._params(rows, kinds, stamps)
+            try:
+                got = self._pool._write_here(_insert_sql(len(rows)), params, len(rows), size)
+            except sqlite3.Error as exc:
+                raise _error(exc, f"append to session {self._id!r}") from exc
+            if got is not None:
+                return self._ids(got, len(rows))
+            if self._pool._lends_now():
+                # nothing suspends before aiosqlite queues the statement, and a queued
+                # statement runs whatever happens to its caller: no shield needed
+                return await self._append_queued_now(params, len(rows), size)
+            return await complete(self._append_one_statement(params, len(rows), size))
+        return await complete(self._append_transaction(rows, kinds, stamps, size))
 
-    async def _append_one_statement(
-        self, rows: list[str], kinds: Sequence[str], stamps: list[str]
-    ) -> list[SequenceId]:
-        # one statement: atomic in autocommit mode and a single hop to the worker thread
+    def _params(self, rows: list[str], kinds: Sequence[str], stamps: list[str]) -> list[object]:
         params: list[object] = [self._id]
         for i, row in enumerate(rows):
             params += (i, kinds[i], row, stamps[i])
-        try:
-            async with self._pool.acquire() as conn:
-                got = list(await conn.execute_fetchall(_insert_sql(len(rows)), params))
-        except (sqlite3.Error, ValueError) as exc:
-            raise _error(exc, f"append to session {self._id!r}") from exc
-        if len(got) != len(rows):  # pragma: no cover - SQLite inserts every row or raises
+        return params
+
+    def _ids(self, got: Sequence[Any], n: int) -> list[SequenceId]:
+        if len(got) != n:  # pragma: no cover - SQLite inserts every row or raises
             raise SessionBackendError(
-                f"sqlite: append to session {self._id!r}: {len(got)} of {len(rows)} rows written"
+                f"sqlite: append to session {self._id!r}: {len(got)} of {n} rows written"
             )
         first = min(int(r[0]) for r in got)  # RETURNING's row order is unspecified
-        return [SequenceId(first + i) for i in range(len(rows))]
+        return [SequenceId(first + i) for i in range(n)]
+
+    async def _append_one_statement(
+        self, params: list[object], n: int, size: int
+    ) -> list[SequenceId]:
+        # one statement: atomic in autocommit mode and a single hop to the worker thread
+        try:
+            async with self._pool.acquire() as conn:
+                await self._pool._settle()
+                got = list(await conn.execute_fetchall(_insert_sql(n), params))
+        except (sqlite3.Error, ValueError) as exc:
+            raise _error(exc, f"append to session {self._id!r}") from exc
+        self._pool._wrote(n, size)
+        return self._ids(got, n)
+
+    async def _append_queued_now(self, params: list[object], n: int, size: int) -> list[SequenceId]:
+        # only after _lends_now(): the slot is free, so acquire() returns at once
+        pool = self._pool
+        await pool._slots.acquire()
+        conn = pool._idle.pop()
+        try:
+            got = list(await conn.execute_fetchall(_insert_sql(n), params))
+        except (sqlite3.Error, ValueError) as exc:
+            raise _error(exc, f"append to session {self._id!r}") from exc
+        finally:
+            await pool._give_back(conn)
+        pool._wrote(n, size)
+        return self._ids(got, n)
 
     async def _append_transaction(
-        self, rows: list[str], kinds: Sequence[str], stamps: list[str]
+        self, rows: list[str], kinds: Sequence[str], stamps: list[str], size: int
     ) -> list[SequenceId]:
         try:
             async with self._pool.acquire() as conn:
+                await self._pool._settle()
                 await conn.execute("BEGIN IMMEDIATE")
                 async with conn.execute(
                     "SELECT COALESCE(MAX(sequence), -1) + 1 FROM session_events"
@@ -394,6 +741,7 @@ class SqliteSession:
                 await conn.execute("COMMIT")
         except (sqlite3.Error, ValueError) as exc:
             raise _error(exc, f"append to session {self._id!r}") from exc
+        self._pool._wrote(len(rows), size)
         return [SequenceId(first + i) for i in range(len(rows))]
 
     async def events(self, since: SequenceId | None = None) -> list[SessionEvent]:
