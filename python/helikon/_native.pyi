@@ -4,7 +4,7 @@ __version__: str
 
 # --- loop ---
 
-from typing import final
+from typing import Any, final
 
 @final
 class LoopConfig:
@@ -42,6 +42,70 @@ def transition(
 
 def initial_state() -> str:
     """The initial state JSON: ``{"state": "CallingModel", "turn": 0, "usage": {...}}``."""
+
+_NativeUsage = tuple[int, int, int, int, int, int]
+"""``(input, output, cached_input, reasoning, total, cache_write)`` tokens."""
+
+_LoopStep = tuple[str, list[tuple[str, Any]], Any, str | None]
+"""``(action, events, payload, appends_json)``: one transition's outcome.
+
+``action`` is ``CallModel`` (``payload``: the request plan JSON), ``ExecuteTools``
+(``payload``: per call, its position in the model response's items, or its JSON when it is
+not there verbatim), ``Handoff`` (``payload``: the target's name) or ``Terminate``.
+``events`` in order, each ``(tag, value)``: ``("turn_started", turn)``,
+``("message_output" | "tool_call_item", position in the model response's items)``,
+``("tool_output_item", position in the tool results)``, ``("run_completed", _NativeUsage)``,
+or ``("event", event JSON)`` for anything else. ``appends_json``: items to append to the
+conversation (a JSON array), or ``None``.
+"""
+
+@final
+class LoopRun:
+    """One run's loop state machine; the state stays native between transitions.
+
+    ``state_json`` resumes from a state :meth:`state_json` wrote (default: the initial state).
+    The typed inputs raise ``TypeError`` for a value without an exact JSON form (an int
+    beyond 64 bits, a non-finite float, a non-str key, another type); :meth:`step_json`
+    then takes the same input as JSON text and behaves exactly as :func:`transition`.
+
+    Raises:
+        helikon.errors.ConfigError: ``state_json`` or an input does not parse (the message
+            starts with ``state:``, ``input:`` or ``conversation:``).
+    """
+
+    def __new__(cls, config: LoopConfig, state_json: str | None = None) -> LoopRun: ...
+    def start(self) -> _LoopStep:
+        """The ``start`` input."""
+    def model_response(
+        self,
+        items: list[dict[str, Any]],
+        usage: _NativeUsage | None,
+        finish_reason: str,
+        validation: list[str] | None = None,
+        conversation_json: str = "[]",
+    ) -> _LoopStep:
+        """One model response: items in their JSON shape, the call's usage, the driver's
+        validation verdict; the conversation JSON is read only when a handoff is taken."""
+    def tool_results(
+        self, results: list[tuple[str, bool, str | list[dict[str, Any]]]]
+    ) -> _LoopStep:
+        """``(call_id, is_error, payload)`` per call: the error text, or the content (one text
+        part's text, or the part dicts)."""
+    def step_json(self, input_json: str, conversation_json: str = "[]") -> _LoopStep:
+        """Any input as JSON text, as :func:`transition` takes it."""
+    @property
+    def state(self) -> str:
+        """The state's variant name."""
+    @property
+    def usage(self) -> _NativeUsage | None:
+        """The running usage (``None`` in ``Failed`` and ``NeedsApproval``)."""
+    @property
+    def output_text(self) -> str | None:
+        """The answer's text in ``Done``."""
+    def transcript_json(self) -> str | None:
+        """The handoff transcript (JSON array of items) in ``ApplyingHandoff``."""
+    def state_json(self) -> str:
+        """The state as JSON."""
 
 # --- end loop ---
 
@@ -325,3 +389,22 @@ class PathRule:
     def matches(self, path: str) -> bool: ...
 
 # --- end shell ---
+
+# --- tokens ---
+
+from collections.abc import Sequence  # noqa: E402 (one section per area)
+
+def heuristic_token_chars(items: Sequence[object]) -> int:
+    """``total_chars`` of the heuristic token count (``HeuristicTokenCounter`` divides by 4).
+
+    Walks item models (by attribute) and their dict form (by key) in place: code points of
+    text and reasoning parts (nested ``tool_result`` parts recursively), plus name and
+    compact-JSON length of the arguments of every ``tool_call`` item and ``tool_use`` part.
+
+    Raises:
+        TypeError: ``items`` is not a sequence (``str`` and ``bytes`` are refused).
+        ValueError: ``tool_result`` parts nested deeper than 256 levels, or arguments
+            ``json.dumps`` rejects (a circular reference).
+    """
+
+# --- end tokens ---

@@ -232,7 +232,7 @@ class Agent:
 
     # ------------------------------------------------------------------ running
 
-    async def stream(
+    def stream(
         self,
         input: AgentInput,
         ctx: RunContext[Any] | None = None,
@@ -242,27 +242,15 @@ class Agent:
         """Run the agent, yielding every :data:`AgentEvent` as it happens.
 
         The stream starts with ``RunStarted`` and ends with exactly one ``RunCompleted`` or
-        ``RunFailed``; failures never raise out of the iterator.
+        ``RunFailed``; failures never raise out of the iterator. Nothing runs until the
+        first event is requested; a bad ``input`` raises :class:`ConfigError` then.
 
         Example:
             >>> # async for event in agent.stream("How am I doing?"):
             >>> #     if event.type == "token_delta": print(event.text, end="")
         """
         ctx = ctx if ctx is not None else RunContext.ephemeral(None)
-        config = run_config or self.run_config
-        clashes = self.collisions()
-        if clashes:
-            from helikon.core.events import RunFailed, RunStarted
-
-            yield RunStarted(agent=self.name)
-            yield RunFailed(
-                error=AgentOther(
-                    f"handoff tool name collision: {', '.join(clashes)}; rename an agent or tool"
-                ).to_dict()
-            )
-            return
-        async for ev in run_agent(self, input_items(input), ctx, config):
-            yield ev
+        return run_agent(self, input, ctx, run_config or self.run_config)
 
     async def run(
         self,

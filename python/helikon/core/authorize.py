@@ -112,6 +112,8 @@ def _guard_hits(
     guards: tuple[GuardRule, ...], default_guards: bool, tool: str, args: Any
 ) -> list[dict[str, Any]]:
     """Every tripping guard, built-in first, in evaluation order."""
+    if tool != _BASH and tool not in _EDIT_TOOLS:
+        return []  # guards see only Bash commands and edit paths
     rules: dict[str, Any] = {
         "default_guards": default_guards,
         "guards": [_guard_spec(g) for g in guards],

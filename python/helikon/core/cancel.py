@@ -59,6 +59,11 @@ class CancellationToken:
         else:
             self._callbacks.append(callback)
 
+    def off_cancel(self, callback: Callable[[str], None]) -> None:
+        """Forget a callback registered with :meth:`on_cancel` (no-op when it is not there)."""
+        if callback in self._callbacks:
+            self._callbacks.remove(callback)
+
     def child(self) -> CancellationToken:
         """A token cancelled whenever this one is."""
         tok = CancellationToken()

@@ -15,10 +15,12 @@ OpenTelemetry spans (:mod:`helikon.tracing`).
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import functools
 import json
 from collections.abc import AsyncIterator
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from helikon import _native
 from helikon.core.context import RunConfig, RunContext
@@ -27,9 +29,13 @@ from helikon.core.events import (
     AgentUpdated,
     GuardrailTriggered,
     HandoffItem,
+    MessageOutput,
+    RunCompleted,
     RunFailed,
     RunStarted,
+    ToolCallItem,
     ToolOutputItem,
+    TurnStarted,
     event_adapter,
 )
 from helikon.core.guardrails import GuardrailInput, Tripwire, run_guardrails
@@ -49,10 +55,10 @@ from helikon.core.items import (
     ToolCall,
     ToolResult,
     UserMessage,
-    item_adapter,
+    items_adapter,
     text_of,
 )
-from helikon.core.model import JsonSchemaFormat, ModelRequest, ToolDef
+from helikon.core.model import JsonSchemaFormat, ModelRequest, ModelSettings, ToolDef
 from helikon.core.tool import Tool
 from helikon.core.tool_exec import CallOutcome, ToolCallRunner
 from helikon.core.turn import TurnAccumulator
@@ -69,7 +75,7 @@ from helikon.errors import (
 from helikon.tracing import RunSpans
 
 if TYPE_CHECKING:
-    from helikon.core.agent import Agent
+    from helikon.core.agent import Agent, AgentInput
 
 __all__ = ["run_agent"]
 
@@ -92,6 +98,72 @@ def _dump(items: list[Item]) -> list[dict[str, Any]]:
     return [i.model_dump(mode="json", exclude_none=True) for i in items]
 
 
+_ZERO_USAGE = Usage()
+_NO_USAGE = (0, 0, 0, 0, 0, 0)
+
+
+def _usage(native: tuple[int, int, int, int, int, int] | None) -> Usage:
+    """A native usage tuple (see ``LoopRun.usage``) as :class:`Usage`."""
+    if native is None or native == _NO_USAGE:
+        return _ZERO_USAGE
+    i, o, c, r, t, w = native
+    return Usage(
+        input_tokens=i,
+        output_tokens=o,
+        cached_input_tokens=c,
+        reasoning_tokens=r,
+        total_tokens=t,
+        cache_write_input_tokens=w,
+    )
+
+
+def _native_usage(u: Usage) -> tuple[int, int, int, int, int, int]:
+    return (
+        u.input_tokens,
+        u.output_tokens,
+        u.cached_input_tokens,
+        u.reasoning_tokens,
+        u.total_tokens,
+        u.cache_write_input_tokens,
+    )
+
+
+# Events without per-run content are immutable, so runs share them.
+_turn_started: list[TurnStarted] = []
+
+
+def _turn(turn: int) -> TurnStarted:
+    if turn < len(_turn_started):
+        return _turn_started[turn]
+    ev = TurnStarted(turn=turn)
+    if turn == len(_turn_started) and turn < 1024:
+        _turn_started.append(ev)
+    return ev
+
+
+_run_started_by_agent: dict[str, RunStarted] = {}
+
+
+def _run_started(agent: str) -> RunStarted:
+    ev = _run_started_by_agent.get(agent)
+    if ev is None:
+        if len(_run_started_by_agent) >= 256:
+            _run_started_by_agent.clear()
+        ev = _run_started_by_agent[agent] = RunStarted(agent=agent)
+    return ev
+
+
+def _as_machine_sees(call: ToolCall) -> ToolCall:
+    """``call`` as the machine holds it: missing (``None``) arguments read as ``{}``."""
+    return call if call.args is not None else call.model_copy(update={"args": {}})
+
+
+@functools.lru_cache(maxsize=64)
+def _plan(plan_json: str) -> dict[str, Any]:
+    plan: dict[str, Any] = json.loads(plan_json)
+    return plan
+
+
 class _Run:
     """One agent's loop within a run (a handoff starts a new ``_Run`` for the target)."""
 
@@ -111,25 +183,62 @@ class _Run:
         self.spans = spans
         self.input_guard = input_guard
         self.tools: dict[str, Tool] = {t.name: t for t in agent.tools}
-        self.handoffs = {h.tool_name: h for h in agent.handoff_specs}
-        self.native_config = agent.native_config(config.max_turns)
-        self.usage = Usage()
+        self.handoffs = {h.tool_name: h for h in agent.handoff_specs} if agent.handoffs else {}
+        self.machine = _native.LoopRun(agent.native_config(config.max_turns))
+        self._usage: Usage | None = None
         self.invalid_args_seen: set[str] = set()
         self.hooks = [*agent.hooks, *ctx.hooks]
         self.injected: list[str] = []
         self.handoff_calls: list[str] = []
-        self.caller = ToolCallRunner(
-            replace(ctx, cancel=token),
-            self.tools,
-            agent.name,
-            list(agent.hooks),
-            config.max_agent_depth,
-            spans,
-        )
+        self._caller: ToolCallRunner | None = None
+        self._requests: dict[str, tuple[Any, Any, list[ToolDef], ModelSettings]] = {}
+        self._pending: tuple[Any, list[Item]] | None = None
+
+    @property
+    def usage(self) -> Usage:
+        """The run's usage: the machine's total, unless a failure path set it."""
+        if self._usage is not None:
+            return self._usage
+        return _usage(self.machine.usage)
+
+    @usage.setter
+    def usage(self, value: Usage) -> None:
+        self._usage = value
+
+    @property
+    def caller(self) -> ToolCallRunner:
+        """The tool-call pipeline (built at the first tool call)."""
+        if self._caller is None:
+            self._caller = ToolCallRunner(
+                replace(self.ctx, cancel=self.token),
+                self.tools,
+                self.agent.name,
+                list(self.agent.hooks),
+                self.config.max_agent_depth,
+                self.spans,
+            )
+        return self._caller
 
     # ----------------------------------------------------------------- model turn
 
-    def _request(self, conversation: list[Item], plan: dict[str, Any]) -> ModelRequest:
+    def _request(self, conversation: list[Item], plan_json: str) -> ModelRequest:
+        agent = self.agent
+        cached = self._requests.get(plan_json)
+        if (
+            cached is None
+            or cached[0] is not agent.model_settings
+            or cached[1] is not agent.output_type
+        ):
+            tools, settings = self._plan_request(_plan(plan_json))
+            cached = (agent.model_settings, agent.output_type, tools, settings)
+            self._requests[plan_json] = cached
+        messages = list(conversation)
+        if self.injected:
+            messages.extend(SystemMessage(content=[TextPart(text=t)]) for t in self.injected)
+            self.injected = []
+        return ModelRequest(messages=messages, tools=list(cached[2]), settings=cached[3])
+
+    def _plan_request(self, plan: dict[str, Any]) -> tuple[list[ToolDef], ModelSettings]:
         agent = self.agent
         settings = agent.model_settings
         rf = plan.get("response_format", "unchanged")
@@ -150,11 +259,7 @@ class _Run:
                 tools.append(ToolDef(name, h.description, dict(_TRANSFER_SCHEMA)))
         if not tools and settings.tool_choice is not None:
             settings = settings.merged(tool_choice=None)
-        messages = list(conversation)
-        if self.injected:
-            messages.extend(SystemMessage(content=[TextPart(text=t)]) for t in self.injected)
-            self.injected = []
-        return ModelRequest(messages=messages, tools=tools, settings=settings)
+        return tools, settings
 
     async def _model_turn(
         self, request: ModelRequest, acc: TurnAccumulator
@@ -188,14 +293,65 @@ class _Run:
 
     # ----------------------------------------------------------------- tools
 
-    async def _call(self, call: dict[str, Any], sem: asyncio.Semaphore | None) -> CallOutcome:
+    async def _call(self, call: ToolCall, sem: asyncio.Semaphore | None) -> CallOutcome:
         if sem is None:
             return await self.caller.run(call)
         async with sem:
             return await self.caller.run(call)
 
-    async def _run_tools(self, calls: list[dict[str, Any]]) -> list[CallOutcome]:
+    async def _run_tools(self, calls: list[ToolCall]) -> list[CallOutcome]:
         await self._await_input_guard()
+        if len(calls) == 1:
+            outcomes = [await self._run_one(calls[0])]
+        else:
+            outcomes = await self._run_many(calls)
+        for call, outcome in zip(calls, outcomes, strict=True):
+            if outcome.invalid_args is None:
+                continue
+            name = call.name
+            if name in self.invalid_args_seen:
+                raise _Stop(
+                    AgentOther(
+                        f"tool {name!r} got invalid arguments again after the errors were fed "
+                        f"back once: {'; '.join(outcome.invalid_args)}"
+                    )
+                )
+            self.invalid_args_seen.add(name)
+        return outcomes
+
+    async def _run_one(self, call: ToolCall) -> CallOutcome:
+        """One call, awaited in this task; the token firing cancels it like ``_run_many``."""
+        token = self.token
+        if token.cancelled:
+            raise _Stop(self._cancel_error())
+        task = asyncio.current_task()
+        if task is None:  # pragma: no cover - the driver always runs in a task
+            return (await self._run_many([call]))[0]
+        fired = False
+
+        def on_cancel(_reason: str) -> None:
+            nonlocal fired
+            fired = True
+            task.cancel()
+
+        token.on_cancel(on_cancel)
+        try:
+            outcome = await self.caller.run(call)
+        except asyncio.CancelledError:
+            if not fired or task.uncancel() > 0:
+                raise  # cancelled from outside (too)
+            raise _Stop(self._cancel_error()) from None
+        finally:
+            token.off_cancel(on_cancel)
+        if fired:  # the call finished (or swallowed the cancellation) after the token fired
+            with contextlib.suppress(asyncio.CancelledError):
+                await asyncio.sleep(0)  # take delivery of a cancellation still pending
+            if task.uncancel() > 0:
+                raise asyncio.CancelledError
+            raise _Stop(self._cancel_error())
+        return outcome
+
+    async def _run_many(self, calls: list[ToolCall]) -> list[CallOutcome]:
         limit = self.config.parallel_tool_call_limit
         sem = asyncio.Semaphore(limit) if limit is not None and limit < len(calls) else None
         gathered = asyncio.gather(*(self._call(c, sem) for c in calls))
@@ -208,18 +364,6 @@ class _Run:
             gathered.cancel()
             raise _Stop(self._cancel_error())
         outcomes: list[CallOutcome] = gathered.result()
-        for call, outcome in zip(calls, outcomes, strict=True):
-            if outcome.invalid_args is None:
-                continue
-            name = call["name"]
-            if name in self.invalid_args_seen:
-                raise _Stop(
-                    AgentOther(
-                        f"tool {name!r} got invalid arguments again after the errors were fed "
-                        f"back once: {'; '.join(outcome.invalid_args)}"
-                    )
-                )
-            self.invalid_args_seen.add(name)
         return outcomes
 
     # ----------------------------------------------------------------- guardrails
@@ -236,11 +380,11 @@ class _Run:
                 (GuardrailTriggered(kind=trip.kind.value, info=trip.info),),
             )
 
-    async def _check_output(self, state: dict[str, Any]) -> None:
+    async def _check_output(self) -> None:
         guards = self.agent.output_guardrails
         if not guards:
             return
-        text = str((state.get("output") or {}).get("text", ""))
+        text = self.machine.output_text or ""
         trip = await run_guardrails(guards, self.ctx, GuardrailInput("model_output", text))
         if trip is not None:
             raise _Stop(
@@ -259,13 +403,14 @@ class _Run:
 
     async def drive(self, conversation: list[Item]) -> AsyncIterator[AgentEvent]:
         """Drive this agent's loop over ``conversation`` (mutated in place)."""
-        outcome = self._transition(None, '"start"', "[]")
+        step = self.machine.start()
+        items: list[Item] = []  # the last model response, which the step's events point into
+        results: list[ToolResult] = []  # the last tool results, likewise
+        ev: AgentEvent | None = None
         while True:
-            state = outcome["next_state"]
-            state_json = json.dumps(state)
-            self.usage = Usage.model_validate(state.get("usage") or {})
-            for raw in outcome["events"]:
-                ev = event_adapter.validate_python(raw)
+            kind, events, payload, appends = step
+            for ref in events:
+                ev = _event(ref, items, results)
                 if ev.type == "tool_call_item" and ev.item.name in self.handoffs:
                     self.handoff_calls.append(ev.item.call_id)
                 if ev.type == "turn_started":
@@ -276,47 +421,46 @@ class _Run:
                         self.injected.extend(turn.inject)
                 elif ev.type == "run_completed":
                     await self._await_input_guard()
-                    await self._check_output(state)
+                    await self._check_output()
                     if self.hooks:
                         await fire(self.hooks, self.ctx, OnRunComplete(self.agent.name))
                 yield ev
-            for appended in outcome.get("conversation_appends") or ():
-                conversation.append(item_adapter.validate_python(appended))
-            action = outcome["next_action"]
-            kind = action["action"]
+            ev = None  # nothing of a finished step stays alive while tools run
+            del events
+            if appends is not None:
+                conversation.extend(items_adapter.validate_json(appends))
             if kind == "Terminate":
                 return
             if self.token.cancelled:
                 await self._await_input_guard()
                 raise _Stop(self._cancel_error())
             if kind == "CallModel":
-                async for ev in self._call_model(state, state_json, conversation, action):
+                async for ev in self._call_model(conversation, payload):
                     yield ev
-                outcome = self._pending
+                assert self._pending is not None
+                step, items = self._pending
+                self._pending = None
             elif kind == "ExecuteTools":
-                outcomes = await self._run_tools(action["calls"])
+                calls = [_call(items, c) for c in payload]
+                del step, payload
+                outcomes = await self._run_tools(calls)
                 for o in outcomes:
                     for ev in o.events:
                         yield ev
-                results = [o.result for o in outcomes]
-                for r in results:
-                    conversation.append(_result_item(r))
-                outcome = self._transition(state_json, json.dumps({"tool_results": results}), "[]")
+                results = [o.item for o in outcomes]
+                conversation.extend(results)
+                step = self._tool_step(outcomes)
             elif kind == "Handoff":
-                async for ev in self._handoff(state, action["target"]):
+                async for ev in self._handoff(payload):
                     yield ev
                 return
             else:  # pragma: no cover - the native machine only emits the four actions
                 raise _Stop(AgentOther(f"internal: unknown next action {kind!r}"))
 
     async def _call_model(
-        self,
-        state: dict[str, Any],
-        state_json: str,
-        conversation: list[Item],
-        action: dict[str, Any],
+        self, conversation: list[Item], plan_json: str
     ) -> AsyncIterator[AgentEvent]:
-        request = self._request(conversation, action["request"])
+        request = self._request(conversation, plan_json)
         acc = TurnAccumulator()
         try:
             async for ev in self._model_turn(request, acc):
@@ -329,21 +473,53 @@ class _Run:
             self.usage = self.usage + acc.usage
             await self._await_input_guard()
             raise _Stop(self._cancel_error())
+        del request
         items = acc.items(self.agent.name)
         conversation.extend(items)
-        response: dict[str, Any] = {
-            "items": _dump(items),
-            "usage": acc.usage.model_dump(),
-            "finish_reason": acc.finish.value,
-        }
-        if state.get("state") in ("Finalizing", "RepairingOutput"):
-            response["validation"] = self._validate(items)
+        validation: list[str] | None = None
+        validate = self.machine.state in ("Finalizing", "RepairingOutput")
+        if validate:
+            verdict = self._validate(items)
+            validation = None if verdict is None else verdict["errors"]
         conv = "[]"
         if self.handoffs and any(
             isinstance(i, ToolCall) and i.name in self.handoffs for i in items
         ):
             conv = json.dumps(_dump(conversation[: len(conversation) - len(items)]))
-        self._pending = self._transition(state_json, json.dumps({"model_response": response}), conv)
+        self._pending = (self._model_step(items, acc, validate, validation, conv), items)
+
+    def _model_step(
+        self,
+        items: list[Item],
+        acc: TurnAccumulator,
+        validate: bool,
+        validation: list[str] | None,
+        conv: str,
+    ) -> Any:
+        # Python-mode dumps, so a value JSON would change (a tuple, NaN, ...) is refused as
+        # it is, and the JSON-text path (which decodes everything the machine returns)
+        # handles the response exactly as before.
+        exact = [i.model_dump(exclude_none=True) for i in items]
+        try:
+            return self.machine.model_response(
+                exact, _native_usage(acc.usage), acc.finish.value, validation, conv
+            )
+        except TypeError:  # a value without an exact JSON form: the text path decides
+            response: dict[str, Any] = {
+                "items": _dump(items),
+                "usage": acc.usage.model_dump(),
+                "finish_reason": acc.finish.value,
+            }
+            if validate:
+                response["validation"] = None if validation is None else {"errors": validation}
+            return self.machine.step_json(json.dumps({"model_response": response}), conv)
+
+    def _tool_step(self, outcomes: list[CallOutcome]) -> Any:
+        try:
+            return self.machine.tool_results([o.native() for o in outcomes])
+        except TypeError:  # a value without an exact JSON form: the text path decides
+            results = [o.result for o in outcomes]
+            return self.machine.step_json(json.dumps({"tool_results": results}))
 
     def _validate(self, items: list[Item]) -> dict[str, Any] | None:
         ot = self.agent.output_type
@@ -353,13 +529,7 @@ class _Run:
         _, errors = ot.validate_text(text_of(last.content) if last else "")
         return {"errors": errors}
 
-    def _transition(self, state_json: str | None, input_json: str, conv: str) -> dict[str, Any]:
-        out: dict[str, Any] = json.loads(
-            _native.transition(state_json, input_json, self.native_config, conv)
-        )
-        return out
-
-    async def _handoff(self, state: dict[str, Any], target_name: str) -> AsyncIterator[AgentEvent]:
+    async def _handoff(self, target_name: str) -> AsyncIterator[AgentEvent]:
         await self._await_input_guard()
         target = self.agent.handoff_target(target_name)
         depth = self.ctx.agent_depth + 1
@@ -376,11 +546,11 @@ class _Run:
         self.handoff_calls = []
         yield HandoffItem.model_validate({"from": self.agent.name, "to": target.name})
         yield AgentUpdated(agent=target.name)
-        transcript = [item_adapter.validate_python(i) for i in state.get("transcript", [])]
+        transcript = items_adapter.validate_json(self.machine.transcript_json() or "[]")
         conversation = _with_instructions(target, self.ctx, transcript)
         spans = RunSpans.start(target.name, self.ctx.tracer, self.spans)
         sub = _Run(target, self.ctx.nested(), self.config, self.token, spans)
-        base = Usage.model_validate(state.get("usage") or {})
+        base = _usage(self.machine.usage)
         error: str | None = None
         try:
             async for ev in sub.drive(conversation):
@@ -400,10 +570,27 @@ class _Run:
         self.usage = base + sub.usage
 
 
-def _result_item(r: dict[str, Any]) -> ToolResult:
-    if "ok" in r:
-        return ToolResult.model_validate({"call_id": r["call_id"], "content": r["ok"]})
-    return ToolResult(call_id=r["call_id"], content=[TextPart(text=r["error"])], is_error=True)
+def _call(items: list[Item], ref: int | str) -> ToolCall:
+    """A call of an ``ExecuteTools`` step: a response item's position, or its JSON."""
+    if isinstance(ref, int):
+        return _as_machine_sees(cast(ToolCall, items[ref]))
+    return ToolCall.model_validate_json(ref)
+
+
+def _event(ref: tuple[str, Any], items: list[Item], results: list[ToolResult]) -> AgentEvent:
+    """The event a native step reference stands for (see ``LoopRun`` in ``_native.pyi``)."""
+    tag, value = ref
+    if tag == "turn_started":
+        return _turn(value)
+    if tag == "tool_call_item":
+        return ToolCallItem(item=_as_machine_sees(cast(ToolCall, items[value])))
+    if tag == "tool_output_item":
+        return ToolOutputItem(item=results[value])
+    if tag == "message_output":
+        return MessageOutput(item=cast(AssistantMessage, items[value]))
+    if tag == "run_completed":
+        return RunCompleted(usage=_usage(value))
+    return event_adapter.validate_json(value)
 
 
 def _with_instructions(agent: Agent, ctx: RunContext[Any], items: list[Item]) -> list[Item]:
@@ -417,14 +604,27 @@ def _user_text(items: list[Item]) -> str:
 
 
 async def run_agent(
-    agent: Agent, input_items: list[Item], ctx: RunContext[Any], config: RunConfig
+    agent: Agent, input: AgentInput, ctx: RunContext[Any], config: RunConfig
 ) -> AsyncIterator[AgentEvent]:
     """Yield the run's events: ``RunStarted`` first, exactly one terminal event last.
 
-    Failures never raise out of the stream: they arrive as ``RunFailed``. Cancellation and
+    Failures never raise out of the stream: they arrive as ``RunFailed``; only an ``input``
+    that is not one raises (:class:`ConfigError`, before any event). Cancellation and
     ``config.timeout`` are best-effort: a terminal event already emitted wins.
     """
-    yield RunStarted(agent=agent.name)
+    from helikon.core.agent import input_items as normalize
+
+    clashes = agent.collisions()
+    if clashes:
+        yield RunStarted(agent=agent.name)
+        yield RunFailed(
+            error=AgentOther(
+                f"handoff tool name collision: {', '.join(clashes)}; rename an agent or tool"
+            ).to_dict()
+        )
+        return
+    input_items = normalize(input)
+    yield _run_started(agent.name)
     token = ctx.cancel.child()
     timer: asyncio.TimerHandle | None = None
     if config.timeout is not None:

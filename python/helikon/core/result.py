@@ -3,13 +3,22 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
 from pydantic import TypeAdapter, ValidationError
 
-from helikon.core.events import AgentEvent, MessageOutput, RunCompleted, RunFailed
-from helikon.core.items import text_of
+from helikon.core.events import (
+    AgentEvent,
+    MessageOutput,
+    ReasoningDelta,
+    RunCompleted,
+    RunFailed,
+    TokenDelta,
+    ToolCallDelta,
+    ToolCallItem,
+    ToolOutputItem,
+)
+from helikon.core.items import AssistantMessage, ToolCall, ToolResult, text_of
 from helikon.core.usage import Usage
 from helikon.errors import (
     AgentError,
@@ -29,7 +38,6 @@ __all__ = ["RunResult", "RunResultStreaming", "agent_error_from_dict"]
 T = TypeVar("T")
 
 
-@dataclass(slots=True)
 class RunResult(Generic[T]):
     """A finished run.
 
@@ -40,14 +48,56 @@ class RunResult(Generic[T]):
         usage: total token usage.
     """
 
-    final_output: T
-    events: list[AgentEvent] = field(default_factory=list)
-    usage: Usage = field(default_factory=Usage)
+    __slots__ = ("_events", "final_output", "usage")
+    __match_args__ = ("final_output", "events", "usage")
+
+    def __init__(
+        self,
+        final_output: T,
+        events: list[AgentEvent] | _Recorded | None = None,
+        usage: Usage | None = None,
+    ) -> None:
+        self.final_output = final_output
+        self._events: list[AgentEvent] | _Recorded = [] if events is None else events
+        self.usage = Usage() if usage is None else usage
+
+    @property
+    def events(self) -> list[AgentEvent]:
+        """Every event of the run, in order (built on first access after :meth:`collect`)."""
+        events = self._events
+        if isinstance(events, _Recorded):
+            events = self._events = events.events()
+        return events
+
+    @events.setter
+    def events(self, value: list[AgentEvent]) -> None:
+        self._events = value
 
     @property
     def final_text(self) -> str:
         """The last assistant message's text (also for typed runs)."""
-        return _final_text(self.events)
+        events = self._events
+        if isinstance(events, _Recorded):
+            return events.final_text()
+        return _final_text(events)
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        assert isinstance(other, RunResult)
+        return (self.final_output, self.events, self.usage) == (
+            other.final_output,
+            other.events,
+            other.usage,
+        )
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return (
+            f"{type(self).__qualname__}(final_output={self.final_output!r}, "
+            f"events={self.events!r}, usage={self.usage!r})"
+        )
 
 
 def _final_text(events: list[AgentEvent]) -> str:
@@ -55,6 +105,72 @@ def _final_text(events: list[AgentEvent]) -> str:
         if isinstance(ev, MessageOutput):
             return text_of(ev.item.content)
     return ""
+
+
+# Item events are recorded as their item (the conversation holds it anyway), raw deltas (the
+# model's own objects, often many) as a tuple of their fields; reading a recorded run's
+# events rebuilds equal events. Exact types only: a subclass instance is kept as it is.
+_EVENT_OF_ITEM: dict[type[Any], type[Any]] = {
+    AssistantMessage: MessageOutput,
+    ToolCall: ToolCallItem,
+    ToolResult: ToolOutputItem,
+}
+_ITEM_OF_EVENT = {event: item for item, event in _EVENT_OF_ITEM.items()}
+
+
+class _Recorded:
+    """A run's events as :meth:`RunResultStreaming.collect` keeps them: compact records."""
+
+    __slots__ = ("records",)
+
+    def __init__(self) -> None:
+        self.records: list[Any] = []
+
+    async def record(self, stream: AsyncIterator[Any]) -> None:
+        append = self.records.append
+        item_of = _ITEM_OF_EVENT
+        async for ev in stream:
+            cls = type(ev)
+            if cls is TokenDelta:
+                append((cls, ev.text))
+            elif cls is ToolCallDelta:
+                append((cls, ev.call_id, ev.name, ev.args_delta))
+            elif cls is ReasoningDelta:
+                append((cls, ev.text, ev.signature, ev.redacted))
+            elif cls in item_of and type(ev.item) is item_of[cls]:
+                append(ev.item)
+            else:
+                append(ev)
+
+    def last(self) -> Any:
+        return self.records[-1] if self.records else None
+
+    def events(self) -> list[AgentEvent]:
+        out: list[AgentEvent] = []
+        event_of = _EVENT_OF_ITEM
+        for r in self.records:
+            cls = type(r)
+            if cls is tuple:
+                kind = r[0]
+                if kind is TokenDelta:
+                    out.append(TokenDelta(text=r[1]))
+                elif kind is ToolCallDelta:
+                    out.append(ToolCallDelta(call_id=r[1], name=r[2], args_delta=r[3]))
+                else:
+                    out.append(ReasoningDelta(text=r[1], signature=r[2], redacted=r[3]))
+            elif cls in event_of:
+                out.append(event_of[cls](item=r))
+            else:
+                out.append(r)
+        return out
+
+    def final_text(self) -> str:
+        for r in reversed(self.records):
+            if type(r) is AssistantMessage:
+                return text_of(r.content)
+            if isinstance(r, MessageOutput):
+                return text_of(r.item.content)
+        return ""
 
 
 def agent_error_from_dict(error: dict[str, Any]) -> AgentError:
@@ -90,18 +206,21 @@ class RunResultStreaming:
     def __init__(self, stream: AsyncIterator[AgentEvent]) -> None:
         self.stream = stream
 
-    async def _drain(self) -> tuple[list[AgentEvent], Usage]:
-        events: list[AgentEvent] = []
-        async for ev in self.stream:
-            events.append(ev)
-        terminal = events[-1] if events else None
+    async def _drain(self) -> tuple[_Recorded, Usage]:
+        recorded = _Recorded()
+        await recorded.record(self.stream)
+        terminal = recorded.last()
         if isinstance(terminal, RunCompleted):
-            return events, terminal.usage
+            return recorded, terminal.usage
         if isinstance(terminal, RunFailed):
             raise RunError(
-                agent_error_from_dict(terminal.error), events=events, usage=terminal.usage
+                agent_error_from_dict(terminal.error),
+                events=recorded.events(),
+                usage=terminal.usage,
             )
-        raise RunError(AgentOther("the event stream ended without a terminal event"), events=events)
+        raise RunError(
+            AgentOther("the event stream ended without a terminal event"), events=recorded.events()
+        )
 
     async def collect(self) -> RunResult[str]:
         """Drain the stream; ``final_output`` is the last assistant message's text.
@@ -109,8 +228,8 @@ class RunResultStreaming:
         Raises:
             RunError: the run ended with ``RunFailed`` (``.error`` holds the cause).
         """
-        events, usage = await self._drain()
-        return RunResult(_final_text(events), events, usage)
+        recorded, usage = await self._drain()
+        return RunResult(recorded.final_text(), recorded, usage)
 
     async def collect_typed(self, type_: type[T]) -> RunResult[T]:
         """Drain the stream and parse the final text as ``type_`` (pydantic validation).
@@ -119,14 +238,14 @@ class RunResultStreaming:
             RunError: the run failed, or the final text does not parse as ``type_``
                 (``.error`` is an ``AgentOther`` naming the problem).
         """
-        events, usage = await self._drain()
-        text = _final_text(events)
+        recorded, usage = await self._drain()
+        text = recorded.final_text()
         try:
             value = TypeAdapter(type_).validate_json(text.strip())
         except ValidationError as exc:
             raise RunError(
                 AgentOther(f"final output does not parse as {type_!r}: {exc}"),
-                events=events,
+                events=recorded.events(),
                 usage=usage,
             ) from exc
-        return RunResult(value, events, usage)
+        return RunResult(value, recorded, usage)

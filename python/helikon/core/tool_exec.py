@@ -22,7 +22,7 @@ from helikon.core.authorize import authorize
 from helikon.core.context import RunContext, ToolContext
 from helikon.core.events import AgentEvent, ApprovalRequested, PermissionDenied
 from helikon.core.hooks import Hook, PostToolUse, PreToolUse, fire
-from helikon.core.items import TextPart
+from helikon.core.items import ContentPart, TextPart, ToolCall, ToolResult, text_of
 from helikon.core.permissions import PermissionDeny, ReplaceArgs
 from helikon.core.tool import Tool, ToolOutput
 from helikon.errors import InvalidArgs, ToolError
@@ -38,14 +38,73 @@ _SECRET_SUFFIXES = ("_API_KEY", "_TOKEN", "_SECRET", "_PASSWORD", "_CREDENTIAL",
 
 @dataclass(slots=True)
 class CallOutcome:
-    """A finished call: the result for the model plus events to emit before it."""
+    """A finished call: the result item for the model plus events to emit before it."""
 
-    result: dict[str, Any]
+    item: ToolResult
     events: list[AgentEvent] = field(default_factory=list)
     invalid_args: list[str] | None = None
 
+    @property
+    def result(self) -> dict[str, Any]:
+        """The machine's JSON shape: ``{"call_id", "ok": [parts]}`` or ``{"call_id", "error"}``."""
+        item = self.item
+        if item.is_error:
+            return {"call_id": item.call_id, "error": text_of(item.content)}
+        return {"call_id": item.call_id, "ok": [_dump_part(p) for p in item.content]}
+
+    def native(self) -> tuple[str, bool, Any]:
+        """``(call_id, is_error, payload)`` for ``LoopRun.tool_results``."""
+        item = self.item
+        if item.is_error:
+            return (item.call_id, True, text_of(item.content))
+        content = item.content
+        if len(content) == 1 and type(content[0]) is TextPart:
+            return (item.call_id, False, content[0].text)
+        return (item.call_id, False, [_dump_part(p) for p in content])
+
+
+def _dump_part(part: ContentPart) -> dict[str, Any]:
+    return part.model_dump(mode="json", exclude_none=True)
+
+
+def _ok_item(call_id: str, parts: list[ContentPart]) -> ToolResult:
+    """The result item, as the model and the events see it.
+
+    Text parts are taken as they are; any other part goes through its JSON form, as before,
+    so the item equals what the machine is given.
+    """
+    if all(type(p) is TextPart for p in parts):
+        return ToolResult(call_id=call_id, content=parts)
+    return ToolResult.model_validate(
+        {"call_id": call_id, "content": [_dump_part(p) for p in parts]}
+    )
+
+
+def _error_item(call_id: str, text: str) -> ToolResult:
+    return ToolResult(call_id=call_id, content=[TextPart(text=text)], is_error=True)
+
+
+# The secret-named environment variables, cached with a copy of ``os.environ``'s raw
+# mapping: a comparison with the live mapping (identity first, no decoding) says whether the
+# environment changed since, so a run costs no scan of the environment when it did not.
+_env_cache: tuple[dict[Any, Any], tuple[tuple[str, str], ...]] | None = None
+
 
 def _secret_env() -> tuple[tuple[str, str], ...]:
+    global _env_cache
+    raw = getattr(os.environ, "_data", None)
+    if not isinstance(raw, dict):
+        return _scan_env()
+    cached = _env_cache
+    if cached is not None and cached[0] == raw:
+        return cached[1]
+    snapshot = dict(raw)  # taken first: a change during the scan only causes a rescan
+    found = _scan_env()
+    _env_cache = (snapshot, found)
+    return found
+
+
+def _scan_env() -> tuple[tuple[str, str], ...]:
     return tuple(
         sorted((k, v) for k, v in os.environ.items() if k.upper().endswith(_SECRET_SUFFIXES))
     )
@@ -87,11 +146,11 @@ class ToolCallRunner:
         return self._redactor.redact(text)
 
     def _error(self, call_id: str, text: str, events: list[AgentEvent]) -> CallOutcome:
-        return CallOutcome({"call_id": call_id, "error": self._redact(text)}, events)
+        return CallOutcome(_error_item(call_id, self._redact(text)), events)
 
-    async def run(self, call: dict[str, Any]) -> CallOutcome:
-        """Run one call (``{"call_id", "name", "args"}``) through the whole pipeline."""
-        call_id, name, args = call["call_id"], call["name"], call.get("args")
+    async def run(self, call: ToolCall) -> CallOutcome:
+        """Run one call through the whole pipeline."""
+        call_id, name, args = call.call_id, call.name, call.args
         events: list[AgentEvent] = []
         tool = self.tools.get(name)
         if tool is None:
@@ -166,9 +225,11 @@ class ToolCallRunner:
             outcome = self._error(call_id, text, events)
             outcome.invalid_args = invalid
             return outcome
-        parts = []
+        parts: list[ContentPart] = []
         for p in out.content:
             if isinstance(p, TextPart):
-                p = TextPart(text=self._redact(p.text))
-            parts.append(p.model_dump(mode="json", exclude_none=True))
-        return CallOutcome({"call_id": call_id, "ok": parts}, events)
+                text = self._redact(p.text)
+                if type(p) is not TextPart or text != p.text:
+                    p = TextPart(text=text)
+            parts.append(p)
+        return CallOutcome(_ok_item(call_id, parts), events)

@@ -7,9 +7,12 @@ every tool call (item or inline ``tool_use`` part). Media parts, call ids and ag
 count zero. Deterministic and dependency-free; pass a model-specific tokenizer for more
 accuracy.
 
-It runs in Python on purpose: the items are Python objects, and ``len(str)`` already
-counts code points in O(1), so sending the conversation across the native boundary as
-JSON would cost more than the count itself.
+The walk is native (``helikon._native.heuristic_token_chars``) and has no JSON copy: it
+reads the caller's objects in place, item models by attribute and their dict form by key.
+Text lengths are CPython's O(1) ``len(str)``; tool arguments are measured as the length
+their compact JSON would have, without writing it (``json.dumps`` runs only for values the
+native walk cannot measure exactly, such as custom objects). An earlier native version took
+the conversation as JSON text and lost to the Python walk because of that copy.
 """
 
 from __future__ import annotations
@@ -18,15 +21,8 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any, Protocol, runtime_checkable
 
-from helikon.core.items import (
-    AudioPart,
-    ImagePart,
-    Item,
-    ReasoningPart,
-    TextPart,
-    ToolCall,
-    ToolUsePart,
-)
+from helikon._native import heuristic_token_chars
+from helikon.core.items import Item
 
 __all__ = ["HeuristicTokenCounter", "TokenCounter", "compact_json"]
 
@@ -50,42 +46,6 @@ def compact_json(value: Any) -> str:
     return json.dumps(value, separators=(",", ":"), ensure_ascii=False, default=str)
 
 
-def _part_chars(part: Any) -> int:
-    if isinstance(part, TextPart | ReasoningPart):
-        return len(part.text)
-    if isinstance(part, ImagePart | AudioPart):
-        return 0
-    if isinstance(part, ToolUsePart):
-        return len(part.name) + len(compact_json(part.args))
-    if isinstance(part, Mapping):
-        return _json_part_chars(part)
-    content = getattr(part, "content", None)  # a nested tool-result part model
-    if isinstance(content, list):
-        return sum(_part_chars(p) for p in content)
-    return 0
-
-
-def _json_part_chars(part: Mapping[str, Any]) -> int:
-    kind = part.get("type")
-    if kind in ("text", "reasoning"):
-        return len(str(part.get("text") or ""))
-    if kind == "tool_use":
-        return len(str(part.get("name") or "")) + len(compact_json(part.get("args")))
-    if kind == "tool_result":
-        return sum(_part_chars(p) for p in part.get("content") or ())
-    return 0
-
-
-def _item_chars(item: Any) -> int:
-    if isinstance(item, ToolCall):
-        return len(item.name) + len(compact_json(item.args))
-    if isinstance(item, Mapping):
-        if item.get("type") == "tool_call":
-            return len(str(item.get("name") or "")) + len(compact_json(item.get("args")))
-        return sum(_part_chars(p) for p in item.get("content") or ())
-    return sum(_part_chars(p) for p in getattr(item, "content", ()))
-
-
 class HeuristicTokenCounter:
     """``ceil(chars / 4)`` over the text-bearing fields (the spec's default counter).
 
@@ -100,8 +60,14 @@ class HeuristicTokenCounter:
     """
 
     def count(self, items: Sequence[Item | Mapping[str, Any]]) -> int:
-        """The estimated token count of ``items`` (0 for no text)."""
-        total = sum(_item_chars(item) for item in items)
+        """The estimated token count of ``items`` (0 for no text).
+
+        Raises:
+            TypeError: ``items`` is not a sequence (a ``str`` or ``bytes`` does not count).
+            ValueError: tool results nested deeper than 256 levels, or arguments that
+                ``json.dumps`` rejects (a circular reference).
+        """
+        total = heuristic_token_chars(items)
         return -(-total // 4)
 
     def __repr__(self) -> str:

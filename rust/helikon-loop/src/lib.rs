@@ -9,7 +9,9 @@
 //! [`RequestPlan`], execute tools, hand off, or terminate) and items to append to the
 //! conversation. States, inputs and outcomes serialize to JSON in the spec's tagged shapes,
 //! so a durable runner can persist a state and resume at any transition boundary.
-//! [`transition_json`] is the text-in/text-out form the binding uses.
+//! [`transition_json`] is the text-in/text-out form; a driver that keeps its inputs can use
+//! [`event_refs`] and [`call_refs`] to take the outcome's items by position instead of
+//! decoding them again (the binding's `LoopRun` does).
 //!
 //! The machine covers turns and the max-turn guard, tool fan-out, handoff routing (the first
 //! transfer-tool call wins), and structured output: a constrained `Finalizing` turn, one
@@ -45,6 +47,7 @@ mod input;
 mod items;
 mod json;
 mod outcome;
+mod refs;
 mod state;
 mod structured;
 mod transition;
@@ -60,6 +63,7 @@ pub use input::{ModelResponse, ToolOutcome, ToolOutcomeResult, TransitionInput, 
 pub use items::{tool_call_items, Item, ToolCall, ToolResult};
 pub use json::{needs_conversation, transition_json, JsonError};
 pub use outcome::{NextAction, RequestPlan, ResponseFormat, TransferToolDef, TransitionOutcome};
+pub use refs::{call_refs, event_refs, EventRef};
 pub use state::{FinalOutput, LoopState};
 pub use transition::{transition, TransitionCtx};
 pub use usage::Usage;

@@ -1,5 +1,6 @@
 //! Every `cases` entry of the shared `transition.json` vectors, driven through the JSON entry
-//! point (so the shapes the Python driver reads are checked at every step).
+//! point (so the shapes the Python driver reads are checked at every step), and through the
+//! typed `transition` to check the outcome references the binding's `LoopRun` hands out.
 //!
 //! Fixture adaptations (the vectors are written for the reference's Rust types):
 //! `config.tools` may be bare names (they become `{"name": ...}`), `output_type.fields` becomes
@@ -10,7 +11,10 @@
 
 use std::path::PathBuf;
 
-use helikon_loop::{transition_json, LoopConfig};
+use helikon_loop::{
+    call_refs, event_refs, transition, transition_json, AgentEvent, EventRef, Item, LoopConfig,
+    LoopState, NextAction, TransitionCtx, TransitionInput,
+};
 use serde_json::{json, Map, Value};
 
 fn shared_dir() -> PathBuf {
@@ -275,6 +279,59 @@ fn check_step(step: &Value, outcome: &Value, ctx: &str) {
     );
 }
 
+/// The typed transition of the same step: every item event and call points at its input
+/// entry (`event_refs` / `call_refs`, which `LoopRun` relies on), none falls back to `Other`.
+fn check_refs(state: Option<&str>, input: &Value, config: &LoopConfig, conv: &str, ctx: &str) {
+    let state: LoopState =
+        state.map_or_else(LoopState::initial, |s| serde_json::from_str(s).unwrap());
+    let input: TransitionInput = serde_json::from_value(input.clone()).unwrap();
+    let conversation: Vec<Item> = serde_json::from_str(conv).unwrap();
+    let (items, results) = match &input {
+        TransitionInput::ModelResponse(r) => (r.items.clone(), Vec::new()),
+        TransitionInput::ToolResults(r) => (Vec::new(), r.clone()),
+        TransitionInput::Start => (Vec::new(), Vec::new()),
+    };
+    let ctx_ = TransitionCtx {
+        config,
+        conversation: &conversation,
+    };
+    let out = transition(&state, input, &ctx_);
+    let refs = event_refs(&out.events, &items, &results);
+    for (event, r) in out.events.iter().zip(&refs) {
+        match (event, *r) {
+            (AgentEvent::MessageOutput { item }, EventRef::MessageOutput(i))
+            | (AgentEvent::ToolCallItem { item }, EventRef::ToolCallItem(i)) => {
+                assert_eq!(&items[i], item, "{ctx}")
+            }
+            (AgentEvent::ToolOutputItem { item }, EventRef::ToolOutputItem(i)) => {
+                let Item::ToolResult(t) = item else {
+                    panic!("{ctx}: {item:?}")
+                };
+                assert_eq!(t.call_id, results[i].call_id, "{ctx}");
+            }
+            (AgentEvent::TurnStarted { turn }, EventRef::TurnStarted(t)) => {
+                assert_eq!(*turn, t, "{ctx}")
+            }
+            (AgentEvent::RunCompleted { usage }, EventRef::RunCompleted(u)) => {
+                assert_eq!(*usage, u, "{ctx}")
+            }
+            (
+                AgentEvent::RepairStarted { .. }
+                | AgentEvent::StructuredOutputFailed { .. }
+                | AgentEvent::RunFailed { .. },
+                EventRef::Other(o),
+            ) => assert_eq!(event, o, "{ctx}"),
+            (e, r) => panic!("{ctx}: {e:?} referenced as {r:?}"),
+        }
+    }
+    if let NextAction::ExecuteTools { calls } = &out.next_action {
+        for (call, found) in calls.iter().zip(call_refs(calls, &items)) {
+            let i = found.unwrap_or_else(|| panic!("{ctx}: call {call:?} not found"));
+            assert!(matches!(&items[i], Item::ToolCall(c) if c == call), "{ctx}");
+        }
+    }
+}
+
 #[test]
 fn every_transition_case_passes() {
     let vectors = load();
@@ -295,6 +352,13 @@ fn every_transition_case_passes() {
                 .unwrap_or_else(|e| panic!("{ctx}: {e}"));
             let outcome: Value = serde_json::from_str(&out).unwrap();
             check_step(step, &outcome, &ctx);
+            check_refs(
+                state.as_deref(),
+                &step["input"],
+                &config,
+                &conversation,
+                &ctx,
+            );
             state = Some(outcome["next_state"].to_string());
             steps_run += 1;
         }

@@ -11,6 +11,7 @@ mod redact;
 mod sandbox;
 mod schema;
 mod shell;
+mod tokens;
 
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -20,5 +21,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     shell::register(m)?;
     redact::register(m)?;
     sandbox::register(m)?;
+    tokens::register(m)?;
     Ok(())
 }
