@@ -4,6 +4,7 @@ recorded events, the cached environment scan."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 from typing import Any, ClassVar
 
@@ -203,6 +204,31 @@ async def test_timeout_during_the_one_tool_call() -> None:
     with pytest.raises(RunError) as exc:
         await asyncio.wait_for(agent.run("go"), 2)
     assert exc.value.error.kind == "Timeout"
+
+
+@pytest.mark.parametrize("calls", [1, 2])
+async def test_a_tool_that_swallows_cancellation_cannot_hold_a_timed_out_run(
+    calls: int, caplog: pytest.LogCaptureFixture
+) -> None:
+    @tool
+    async def stubborn() -> str:
+        """Ignores cancellation three times."""
+        for _ in range(3):
+            with contextlib.suppress(asyncio.CancelledError):
+                await asyncio.sleep(2)
+        return "late"
+
+    agent = Agent(
+        name="a",
+        model=MockModel([[Call(f"c{i}", "stubborn", {}) for i in range(calls)]]),
+        tools=[stubborn],
+        run_config=RunConfig(timeout=0.05),
+    )
+    with pytest.raises(RunError) as exc:
+        await asyncio.wait_for(agent.run("go"), 1.5)  # the tool alone would take 6 s
+    assert exc.value.error.kind == "Timeout"
+    await asyncio.sleep(0.01)
+    assert "never retrieved" not in caplog.text
 
 
 async def test_cancelling_the_caller_cancels_the_tool_call() -> None:

@@ -15,7 +15,6 @@ OpenTelemetry spans (:mod:`helikon.tracing`).
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import functools
 import json
 from collections.abc import AsyncIterator
@@ -320,36 +319,36 @@ class _Run:
         return outcomes
 
     async def _run_one(self, call: ToolCall) -> CallOutcome:
-        """One call, awaited in this task; the token firing cancels it like ``_run_many``."""
+        """One call in its own task, awaited through one future the token can also wake.
+
+        Cheaper than ``_run_many`` (no gather, no watcher task, no ``asyncio.wait``), and a
+        tool that swallows its cancellation cannot hold the run: on cancel or timeout the
+        tool's task is cancelled and left behind, as ``_run_many`` does.
+        """
         token = self.token
         if token.cancelled:
             raise _Stop(self._cancel_error())
-        task = asyncio.current_task()
-        if task is None:  # pragma: no cover - the driver always runs in a task
-            return (await self._run_many([call]))[0]
-        fired = False
+        loop = asyncio.get_running_loop()
+        inner = loop.create_task(self.caller.run(call))
+        waiter: asyncio.Future[None] = loop.create_future()
 
-        def on_cancel(_reason: str) -> None:
-            nonlocal fired
-            fired = True
-            task.cancel()
+        def wake(_: object = None) -> None:
+            if not waiter.done():
+                waiter.set_result(None)
 
-        token.on_cancel(on_cancel)
+        inner.add_done_callback(wake)
+        token.on_cancel(wake)
         try:
-            outcome = await self.caller.run(call)
-        except asyncio.CancelledError:
-            if not fired or task.uncancel() > 0:
-                raise  # cancelled from outside (too)
-            raise _Stop(self._cancel_error()) from None
+            await waiter
+        except asyncio.CancelledError:  # the driver's own task was cancelled
+            _abandon(inner)
+            raise
         finally:
-            token.off_cancel(on_cancel)
-        if fired:  # the call finished (or swallowed the cancellation) after the token fired
-            with contextlib.suppress(asyncio.CancelledError):
-                await asyncio.sleep(0)  # take delivery of a cancellation still pending
-            if task.uncancel() > 0:
-                raise asyncio.CancelledError
+            token.off_cancel(wake)
+        if token.cancelled:
+            _abandon(inner)
             raise _Stop(self._cancel_error())
-        return outcome
+        return inner.result()
 
     async def _run_many(self, calls: list[ToolCall]) -> list[CallOutcome]:
         limit = self.config.parallel_tool_call_limit
@@ -361,7 +360,7 @@ class _Run:
         finally:
             waiter.cancel()
         if gathered not in done:
-            gathered.cancel()
+            _abandon(gathered)
             raise _Stop(self._cancel_error())
         outcomes: list[CallOutcome] = gathered.result()
         return outcomes
@@ -568,6 +567,17 @@ class _Run:
             if self.hooks:
                 await fire(self.hooks, self.ctx, OnSubagentStop(target.name))
         self.usage = base + sub.usage
+
+
+def _abandon(fut: asyncio.Future[Any]) -> None:
+    """Cancel a tool task left behind, and retrieve its outcome so asyncio does not log it."""
+    fut.cancel()
+    fut.add_done_callback(_retrieve)
+
+
+def _retrieve(fut: asyncio.Future[Any]) -> None:
+    if not fut.cancelled():
+        fut.exception()
 
 
 def _call(items: list[Item], ref: int | str) -> ToolCall:
