@@ -3,8 +3,8 @@
 Providers reject a conversation in which a tool call has no result, a result has no call,
 a call's arguments are not a JSON object, or a text part is blank. A crash or a cancel in
 the middle of a tool leaves exactly such a log behind, and every later request would fail
-(field case BR-12). helikon checks the projected conversation when a session is loaded and
-before every model call, repairs it, and records each repair as a
+(field case BR-12). helikon checks the projected conversation when a session is loaded (the
+Runner does so before every run), repairs it, and records each repair as a
 :class:`~helikon.sessions.events.ConversationRepaired` event. :func:`project` applies those
 events at their place in the log, so once recorded a repair holds for every later load.
 
