@@ -8,8 +8,11 @@ model's own example instances (absent optional fields mapped to explicit ``null`
 
 from __future__ import annotations
 
+import collections
+import copy
 import datetime as dt
 import enum
+import json
 import uuid
 from decimal import Decimal
 from typing import Annotated, Any, Generic, Literal, TypeVar
@@ -17,6 +20,7 @@ from typing import Annotated, Any, Generic, Literal, TypeVar
 import pytest
 from pydantic import BaseModel, ConfigDict, Field, RootModel
 
+from helikon import _native
 from helikon import schema as hs
 from helikon.errors import SchemaError
 from tests.conftest import load_shared_json
@@ -739,3 +743,211 @@ def test_bedrock_collapses_discriminated_union() -> None:
     assert pet["properties"]["kind"] == {"type": "string", "enum": ["cat", "dog"]}
     assert set(pet["properties"]) == {"kind", "meows", "barks"}
     assert "$defs" not in out
+
+
+# --------------------------------------------------------------------------- the dict boundary
+# strict() and strict_report() hand the dict itself to the native normalizer, which walks the
+# Python objects (no JSON text) and builds a new dict; anything that is not a plain JSON tree
+# goes through JSON text instead, with that path's conversions and errors.
+
+
+def _bench_corpus() -> list[dict[str, Any]]:
+    """The schemas of benches/bench_schema.py (the benchmark's own corpus)."""
+    import importlib.util
+    import sys
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "benches" / "bench_schema.py"
+    spec = importlib.util.spec_from_file_location("_bench_schema_corpus", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up while building
+    try:
+        spec.loader.exec_module(module)
+    finally:
+        del sys.modules[spec.name]
+    return [case.schema() for case in module.CORPUS]
+
+
+def _all_schemas() -> list[dict[str, Any]]:
+    pytest.importorskip("jsonschema")
+    return [m.model_json_schema() for m, *_ in CORPUS] + _bench_corpus()
+
+
+def _text_strict(schema: Any) -> Any:
+    text = json.dumps(schema, ensure_ascii=False, allow_nan=False)
+    return json.loads(_native.schema_strict(text))
+
+
+def _containers(node: Any, out: set[int]) -> set[int]:
+    if isinstance(node, dict):
+        out.add(id(node))
+        for v in node.values():
+            _containers(v, out)
+    elif isinstance(node, list):
+        out.add(id(node))
+        for v in node:
+            _containers(v, out)
+    return out
+
+
+def _outcome(fn: Any, schema: Any) -> tuple[str, str]:
+    """``("ok", JSON text of the result)`` or ``("SchemaError", message)``."""
+    try:
+        return "ok", json.dumps(fn(schema))
+    except SchemaError as exc:
+        return "SchemaError", str(exc)
+
+
+def test_dict_path_matches_the_json_text_path_exactly() -> None:
+    """Same output (key order and int/float included) and the same refusals, per schema."""
+    schemas = _all_schemas()
+    assert len(schemas) >= 100
+    refused = 0
+    for schema in schemas:
+        outcome = _outcome(hs.strict, schema)
+        assert outcome == _outcome(_text_strict, schema)
+        if outcome[0] != "ok":
+            refused += 1
+            continue
+        text_report = json.loads(_native.schema_strict_report(json.dumps(schema)))
+        report = hs.strict_report(schema)
+        assert json.dumps(report.schema) == json.dumps(text_report["schema"])
+        assert [vars(r) for r in report.lossy] == text_report["lossy"]
+        assert [vars(i) for i in report.non_strict] == text_report["non_strict"]
+    assert refused >= 20
+
+
+def test_strict_equals_strict_report_schema_over_the_bench_corpus() -> None:
+    for schema in _bench_corpus():
+        report = hs.strict_report(schema)
+        if report.is_strict:
+            assert json.dumps(hs.strict(schema)) == json.dumps(report.schema)
+        else:
+            with pytest.raises(SchemaError) as exc:
+                hs.strict(schema)
+            field = report.non_strict[0].field or "<root>"
+            assert str(exc.value).startswith(f"{field}: ")
+
+
+def test_dict_path_never_modifies_or_shares_the_input() -> None:
+    for schema in _all_schemas():
+        before = copy.deepcopy(schema)
+        inside = _containers(schema, set())
+        try:
+            out: Any = hs.strict(schema)
+        except SchemaError:
+            out = hs.strict_report(schema).schema
+        assert schema == before and json.dumps(schema) == json.dumps(before)
+        assert not inside & _containers(out, set()), "output shares a dict or list with input"
+    # the output can be changed freely
+    schema = Person.model_json_schema()
+    before = copy.deepcopy(schema)
+    out = hs.strict(schema)
+    out["$defs"]["Address"]["properties"].clear()
+    out["required"].append("x")
+    assert schema == before
+
+
+def test_dict_path_reuses_the_input_strings() -> None:
+    schema = Address.model_json_schema()
+    out = hs.strict(schema)
+    assert out["title"] is schema["title"]
+    assert out["properties"]["street"]["title"] is schema["properties"]["street"]["title"]
+    key = next(k for k in out["properties"] if k == "street")
+    assert key is next(k for k in schema["properties"] if k == "street")
+
+
+def test_values_keep_their_json_types() -> None:
+    schema = {
+        "type": "object",
+        "title": "N",
+        "properties": {
+            "n": {"type": "number", "minimum": 0, "maximum": 1.0, "multipleOf": 0.25},
+            "i": {"type": "integer", "exclusiveMinimum": -3, "maximum": 2**64 - 1},
+            "e": {"enum": [1, 1.5, "a", True, None]},
+        },
+        "required": ["n", "i", "e"],
+    }
+    out = hs.strict(schema)
+    n, i, e = (out["properties"][k] for k in ("n", "i", "e"))
+    assert (type(n["minimum"]), type(n["maximum"]), n["multipleOf"]) == (int, float, 0.25)
+    assert (i["exclusiveMinimum"], i["maximum"]) == (-3, 2**64 - 1)
+    assert e["enum"] == [1, 1.5, "a", True, None]
+    assert [type(v) for v in e["enum"]] == [int, float, str, bool, type(None)]
+    assert json.dumps(out) == json.dumps(_text_strict(schema))
+
+
+class _Str(str):
+    pass
+
+
+def _cyclic() -> dict[str, Any]:
+    node: dict[str, Any] = {"type": "object", "required": ["a"]}
+    node["properties"] = {"a": node}
+    return node
+
+
+def _nested(levels: int) -> dict[str, Any]:
+    node: dict[str, Any] = {"type": "string"}
+    for _ in range(levels):
+        node = {"type": "array", "items": node}
+    return {"type": "object", "properties": {"a": node}, "required": ["a"]}
+
+
+_BASE: dict[str, Any] = {
+    "type": "object",
+    "title": "T",
+    "properties": {"a": {"type": "integer", "maximum": 5}},
+    "required": ["a"],
+}
+
+
+@pytest.mark.parametrize(
+    ("name", "schema"),
+    [
+        ("tuple", {**_BASE, "required": ("a",)}),
+        ("dict subclass", collections.OrderedDict(_BASE)),
+        ("str subclass", {**_BASE, "title": _Str("T")}),
+        ("str subclass key", {**_BASE, "properties": {_Str("a"): {"type": "integer"}}}),
+        ("non-str key", {**_BASE, "properties": {1: {"type": "integer"}}, "required": ["1"]}),
+        (
+            "int subclass",
+            {**_BASE, "properties": {"a": {"type": "integer", "maximum": Level.HIGH}}},
+        ),
+        ("huge int", {**_BASE, "properties": {"a": {"type": "integer", "maximum": 2**70}}}),
+        ("nan", {**_BASE, "properties": {"a": {"type": "number", "maximum": float("nan")}}}),
+        ("set", {**_BASE, "properties": {"a": {"enum": {1, 2}}}}),
+        ("cycle", _cyclic()),
+        ("deep", _nested(120)),
+    ],
+)
+def test_values_that_are_not_plain_json_take_the_text_path(name: str, schema: Any) -> None:
+    assert _native.schema_strict_dict(schema) is None
+    assert _native.schema_strict_report_dict(schema) is None
+    try:
+        expected = _outcome(_text_strict, schema)
+    except (TypeError, ValueError):  # json.dumps refuses: strict() says so
+        with pytest.raises(SchemaError, match="not JSON-serializable"):
+            hs.strict(schema)
+        return
+    assert _outcome(hs.strict, schema) == expected
+    if expected[0] == "ok":
+        assert json.dumps(hs.strict_report(schema).schema) == expected[1]
+
+
+def test_dict_path_refusals_and_budgets() -> None:
+    # nesting within the JSON parser's limit: the dict path applies the depth budget itself
+    for fn in (_native.schema_strict_dict, hs.strict):
+        with pytest.raises(SchemaError, match=r"^schema too deep: nesting exceeds 64 levels"):
+            fn(_nested(70))
+    with pytest.raises(SchemaError, match="schema too large"):
+        hs.strict(_bomb())
+    with pytest.raises(SchemaError, match=r"^<root>: the schema is not a JSON object"):
+        hs.strict([{"type": "object"}])  # type: ignore[arg-type]
+    with pytest.raises(SchemaError, match="not a JSON object"):
+        hs.strict_report("schema")  # type: ignore[arg-type]
+    schema = Ticket.model_json_schema()
+    with pytest.raises(SchemaError, match=r"^Ticket\.meta: free-form object") as exc:
+        _native.schema_strict_dict(schema)
+    assert type(exc.value) is SchemaError

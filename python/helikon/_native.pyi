@@ -139,6 +139,32 @@ class Redactor:
 
 # --- schema ---
 
+def schema_strict_dict(schema: object) -> dict[str, object] | None:
+    """OpenAI strict-mode normalization of a dict, returning a new dict (the input is never
+    modified). The Python objects are walked directly, without JSON text.
+
+    Returns ``None`` when ``schema`` is not a plain JSON tree (only exact ``dict``, ``list``,
+    ``str``, ``int`` within 64 bits, finite ``float``, ``bool`` and ``None``, nested at most
+    100 levels): pass its JSON text to :func:`schema_strict` then.
+
+    Raises:
+        helikon.errors.SchemaError: a construct cannot be strict (the message names the field
+            and the JSON pointer), or the node/depth budget is exceeded.
+    """
+
+def schema_strict_report_dict(
+    schema: object,
+) -> tuple[object, list[tuple[str, str, str, str]], list[tuple[str, str, str, str]]] | None:
+    """:func:`schema_strict_dict` plus its report: ``(schema, lossy, non_strict)``.
+
+    ``schema`` is a copy of the input when that is not an object (reported as non-strict).
+    ``lossy`` entries are ``(path, field, kind, what)``, ``non_strict`` entries
+    ``(path, field, kind, reason)``. ``None`` as for :func:`schema_strict_dict`.
+
+    Raises:
+        helikon.errors.SchemaError: the node/depth budget is exceeded.
+    """
+
 def schema_strict(schema_json: str) -> str:
     """OpenAI strict-mode normalization of a JSON Schema (text in, text out).
 

@@ -1,7 +1,10 @@
 """JSON-Schema normalizers for provider schemas (OpenAI strict mode, Bedrock, Gemini).
 
-The work happens in the Rust core (``helikon-schema``); this module converts dicts to JSON
-text and back. Every function returns a new dict and never modifies its argument.
+The work happens in the Rust core (``helikon-schema``). :func:`strict` and :func:`strict_report`
+hand it the dict itself (the Rust side walks the Python objects and builds the new dict, reusing
+the immutable strings); a value that is not a plain JSON tree (a tuple, a ``dict`` subclass, a
+non-finite float, ...) and the other normalizers go through JSON text instead. Every function
+returns a new dict and never modifies its argument.
 
 * :func:`strict` / :func:`strict_report`: OpenAI strict structured outputs and strict tools.
   Every object is closed (``additionalProperties: false``) with all properties required;
@@ -141,7 +144,10 @@ def strict(schema: Mapping[str, Any]) -> dict[str, Any]:
         ...
         helikon.errors.SchemaError: Ticket.meta: free-form object (dict) cannot be expressed...
     """
-    return _loads_dict(_native.schema_strict(_dumps(schema)))
+    out = _native.schema_strict_dict(schema)
+    if out is None:  # not a plain JSON tree: JSON text decides (and converts or refuses)
+        return _loads_dict(_native.schema_strict(_dumps(schema)))
+    return out
 
 
 def strict_report(schema: Mapping[str, Any]) -> StrictReport:
@@ -173,15 +179,19 @@ def strict_report(schema: Mapping[str, Any]) -> StrictReport:
         >>> [(i.field, i.kind) for i in report.non_strict]
         [('Ticket.meta', 'free_form_object')]
     """
-    raw = json.loads(_native.schema_strict_report(_dumps(schema)))
-    out = raw["schema"]
+    fast = _native.schema_strict_report_dict(schema)
+    if fast is None:  # not a plain JSON tree: JSON text decides (and converts or refuses)
+        raw = json.loads(_native.schema_strict_report(_dumps(schema)))
+        out, lossy, non_strict = raw["schema"], raw["lossy"], raw["non_strict"]
+        rewrites = tuple(Rewrite(**r) for r in lossy)
+        issues = tuple(Issue(**i) for i in non_strict)
+    else:
+        out, lossy_rows, issue_rows = fast
+        rewrites = tuple(Rewrite(*r) for r in lossy_rows)
+        issues = tuple(Issue(*i) for i in issue_rows)
     if not isinstance(out, dict):
         raise SchemaError(f"the schema is not a JSON object: {json.dumps(out)[:80]}")
-    return StrictReport(
-        schema=out,
-        lossy=tuple(Rewrite(**r) for r in raw["lossy"]),
-        non_strict=tuple(Issue(**i) for i in raw["non_strict"]),
-    )
+    return StrictReport(schema=out, lossy=rewrites, non_strict=issues)
 
 
 def bedrock(schema: Mapping[str, Any]) -> dict[str, Any]:

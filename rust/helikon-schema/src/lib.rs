@@ -14,6 +14,11 @@
 //! - [`gemini`]: Gemini `responseSchema` (OpenAPI 3.0 subset): refs inlined, type arrays to
 //!   `nullable`, `const` to `enum`, `oneOf` to `anyOf`, unsupported keywords and formats dropped.
 //!   [`gemini_function`] additionally keeps only the fields function declarations accept.
+//! - [`strict_tree`] / [`strict_report_tree`]: the strict normalizer on a [`tree::Node`] generic
+//!   over its string handle, for bindings that walk their own objects (the Python binding
+//!   reuses the caller's `str` objects instead of going through JSON text). The `serde_json`
+//!   entry points run the same code on a tree borrowed from the [`serde_json::Value`].
+//!   [`strict`] and [`strict_tree`] skip the lossy-rewrite report they would discard.
 //!
 //! # Compatibility
 //! The outputs of [`strict_report_with`] in [`StrictOptions::reference`] mode, [`bedrock`] and
@@ -35,9 +40,11 @@
 //! # Test strategy
 //! `tests/` runs every case of the shared conformance vectors (`strict_schema.json`,
 //! `bedrock_rewrite.json`, `gemini_sanitize.json`), helikon's extensions (refs, unions,
-//! free-form reporting, budgets, the BR-01 and BR-03 field cases) and idempotence; the Python
-//! suite checks a corpus of pydantic-generated schemas against their own example instances; a
-//! cargo-fuzz target in `fuzz/` feeds arbitrary JSON to all entry points.
+//! free-form reporting, budgets, the BR-01 and BR-03 field cases) and idempotence, and checks
+//! on those vectors and on random schemas that the report-free [`strict`] path agrees with
+//! [`strict_report`]; the Python suite checks a corpus of pydantic-generated schemas against
+//! their own example instances and the dict boundary against the JSON-text one; a cargo-fuzz
+//! target in `fuzz/` feeds arbitrary JSON to all entry points.
 mod bedrock;
 mod budget;
 mod error;
@@ -46,13 +53,17 @@ mod location;
 mod report;
 mod strict;
 mod text;
+pub mod tree;
 
 pub use bedrock::{bedrock, bedrock_with};
 pub use budget::{Limits, DEFAULT_MAX_DEPTH, DEFAULT_MAX_NODES};
 pub use error::SchemaError;
 pub use gemini::{gemini, gemini_function, gemini_with};
 pub use report::{Issue, IssueKind, Report, Rewrite, RewriteKind};
-pub use strict::{strict, strict_report, strict_report_with, strict_with, StrictOptions};
+pub use strict::{
+    strict, strict_report, strict_report_tree, strict_report_with, strict_tree, strict_with,
+    StrictOptions,
+};
 pub use text::{bedrock_json, gemini_json, strict_json, strict_report_json};
 
 /// Parse schema text, mapping a syntax error to [`SchemaError::InvalidJson`].

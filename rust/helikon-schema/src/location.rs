@@ -1,7 +1,9 @@
 //! Where a normalizer is inside a schema: a JSON pointer and a human field path.
 //!
 //! Both are kept as strings that grow on descent and are truncated on return, so tracking
-//! costs O(1) amortized per node.
+//! costs O(1) amortized per node. Entering a definition starts a new location at the end of
+//! the same buffers (and leaving it truncates back), so nothing is allocated per definition.
+use std::fmt::Write;
 
 /// A JSON pointer (RFC 6901) into the input schema plus a dotted field name
 /// (`Ticket.meta`, `Ticket.tags[]`).
@@ -9,26 +11,39 @@
 pub(crate) struct Location {
     pointer: String,
     field: String,
+    /// Where the current location starts in `pointer` and `field`.
+    base: (usize, usize),
 }
 
 /// Lengths to restore after a descent.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Mark(usize, usize);
 
+/// The location to restore when leaving a definition.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Outer {
+    base: (usize, usize),
+    mark: Mark,
+}
+
 impl Location {
     pub(crate) fn new(field: &str) -> Self {
+        // room for a few levels, so that descending rarely reallocates
+        let mut own = String::with_capacity(field.len() + 64);
+        own.push_str(field);
         Self {
-            pointer: String::new(),
-            field: field.to_owned(),
+            pointer: String::with_capacity(128),
+            field: own,
+            base: (0, 0),
         }
     }
 
     pub(crate) fn pointer(&self) -> &str {
-        &self.pointer
+        self.pointer.get(self.base.0..).unwrap_or_default()
     }
 
     pub(crate) fn field(&self) -> &str {
-        &self.field
+        self.field.get(self.base.1..).unwrap_or_default()
     }
 
     pub(crate) fn mark(&self) -> Mark {
@@ -43,6 +58,10 @@ impl Location {
     /// Append one pointer segment (escaped per RFC 6901).
     pub(crate) fn push_ptr(&mut self, seg: &str) {
         self.pointer.push('/');
+        if !seg.bytes().any(|b| b == b'~' || b == b'/') {
+            self.pointer.push_str(seg);
+            return;
+        }
         for c in seg.chars() {
             match c {
                 '~' => self.pointer.push_str("~0"),
@@ -52,11 +71,16 @@ impl Location {
         }
     }
 
+    /// Append an array index segment.
+    pub(crate) fn push_index(&mut self, i: usize) {
+        let _ = write!(self.pointer, "/{i}");
+    }
+
     /// Descend into the property `name`.
     pub(crate) fn push_property(&mut self, name: &str) {
         self.push_ptr("properties");
         self.push_ptr(name);
-        if !self.field.is_empty() {
+        if self.field.len() > self.base.1 {
             self.field.push('.');
         }
         self.field.push_str(name);
@@ -68,20 +92,27 @@ impl Location {
         self.field.push_str("[]");
     }
 
-    /// Replace the whole location (entering a definition), returning the old one.
-    pub(crate) fn replace(&mut self, pointer: String, field: String) -> Location {
-        std::mem::replace(self, Location { pointer, field })
+    /// Start a new location: the definition `/{table}/{name}` (the root for an empty
+    /// `table`) titled `field`. [`Location::leave`] restores the current one.
+    pub(crate) fn enter(&mut self, table: &str, name: &str, field: &str) -> Outer {
+        let outer = Outer {
+            base: self.base,
+            mark: self.mark(),
+        };
+        self.base = (self.pointer.len(), self.field.len());
+        if !table.is_empty() {
+            self.push_ptr(table);
+            self.push_ptr(name);
+        }
+        self.field.push_str(field);
+        outer
     }
 
-    /// Restore a location saved by [`Location::replace`].
-    pub(crate) fn restore(&mut self, saved: Location) {
-        *self = saved;
+    /// Go back to the location that [`Location::enter`] left.
+    pub(crate) fn leave(&mut self, outer: Outer) {
+        self.reset(outer.mark);
+        self.base = outer.base;
     }
-}
-
-/// Escape one JSON pointer segment.
-pub(crate) fn escape_segment(seg: &str) -> String {
-    seg.replace('~', "~0").replace('/', "~1")
 }
 
 /// Undo pointer escaping and `%XX` URI escaping of one `$ref` segment.

@@ -168,19 +168,50 @@ impl Report {
     }
 }
 
+/// Below this many entries a duplicate is found by scanning them (no hashing, no copies).
+const SCAN_BELOW: usize = 16;
+
 /// Collects entries once each (a definition inlined twice reports once).
 #[derive(Debug, Default)]
 pub(crate) struct ReportBuilder {
     report: Report,
-    seen: HashSet<(String, &'static str, String)>,
+    /// `(path, kind, text)` of every lossy entry, once there are [`SCAN_BELOW`] of them.
+    lossy_seen: Option<HashSet<(String, &'static str, String)>>,
+    /// The same for the non-strict entries.
+    issues_seen: Option<HashSet<(String, &'static str, String)>>,
+}
+
+/// True if `(path, kind, text)` is already among `existing`; records it otherwise.
+fn seen_before<'e>(
+    existing: impl ExactSizeIterator<Item = (&'e str, &'static str, &'e str)>,
+    set: &mut Option<HashSet<(String, &'static str, String)>>,
+    (path, kind, text): (&str, &'static str, &str),
+) -> bool {
+    if set.is_none() {
+        if existing.len() < SCAN_BELOW {
+            let mut existing = existing;
+            return existing.any(|(p, k, t)| k == kind && p == path && t == text);
+        }
+        *set = Some(
+            existing
+                .map(|(p, k, t)| (p.to_owned(), k, t.to_owned()))
+                .collect(),
+        );
+    }
+    match set {
+        Some(set) => !set.insert((path.to_owned(), kind, text.to_owned())),
+        None => false,
+    }
 }
 
 impl ReportBuilder {
     pub(crate) fn lossy(&mut self, path: &str, field: &str, kind: RewriteKind, what: String) {
-        if self
-            .seen
-            .insert((path.to_owned(), kind.as_str(), what.clone()))
-        {
+        let existing = self
+            .report
+            .lossy
+            .iter()
+            .map(|r| (r.path.as_str(), r.kind.as_str(), r.what.as_str()));
+        if !seen_before(existing, &mut self.lossy_seen, (path, kind.as_str(), &what)) {
             self.report.lossy.push(Rewrite {
                 path: path.to_owned(),
                 field: field.to_owned(),
@@ -191,10 +222,16 @@ impl ReportBuilder {
     }
 
     pub(crate) fn issue(&mut self, path: &str, field: &str, kind: IssueKind, reason: String) {
-        if self
-            .seen
-            .insert((path.to_owned(), kind.as_str(), reason.clone()))
-        {
+        let existing = self
+            .report
+            .non_strict
+            .iter()
+            .map(|i| (i.path.as_str(), i.kind.as_str(), i.reason.as_str()));
+        if !seen_before(
+            existing,
+            &mut self.issues_seen,
+            (path, kind.as_str(), &reason),
+        ) {
             self.report.non_strict.push(Issue {
                 path: path.to_owned(),
                 field: field.to_owned(),

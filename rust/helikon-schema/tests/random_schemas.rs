@@ -3,7 +3,7 @@
 //! the same on arbitrary bytes.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use helikon_schema::{bedrock, gemini, gemini_function, strict_report};
+use helikon_schema::{bedrock, gemini, gemini_function, strict, strict_report, SchemaError};
 use serde_json::{json, Map, Value};
 
 /// xorshift64*: small, deterministic.
@@ -220,8 +220,21 @@ fn random_schemas_terminate_and_strict_is_a_fixed_point() {
         let _ = gemini(&input);
         let _ = gemini_function(&input);
         let Ok((out, first)) = strict_report(&input) else {
+            assert!(
+                strict(&input).is_err(),
+                "case {i}: strict() passed a budget error"
+            );
             continue;
         };
+        // the report-free path of strict() agrees with the report, output and refusals alike
+        match strict(&input) {
+            Ok(fast) => {
+                assert!(first.is_strict(), "case {i}: strict() accepted {input}");
+                assert_eq!(fast.to_string(), out.to_string(), "case {i}: {input}");
+            }
+            Err(SchemaError::NotStrict(issues)) => assert_eq!(issues, first.non_strict),
+            Err(e) => panic!("case {i}: {e} for {input}"),
+        }
         if first.is_strict() {
             strict_count += 1;
             if let Err(why) = obeys_strict_rules(&out, true) {

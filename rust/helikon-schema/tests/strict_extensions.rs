@@ -483,3 +483,50 @@ fn long_ref_chains_are_cut_not_overflowing_the_stack() {
     assert_eq!(out["type"], json!("string"));
     assert_eq!(report.non_strict[0].kind, IssueKind::RootNotObject);
 }
+
+#[test]
+fn a_definition_inlined_many_times_reports_each_construct_once() {
+    // 20 free-form properties and 20 removed keywords, inlined three times (refs with siblings):
+    // past the size where duplicates are found by scanning, each is still listed once.
+    let mut props = serde_json::Map::new();
+    for i in 0..20 {
+        props.insert(
+            format!("f{i}"),
+            json!({"type": "object", "default": {}, "title": format!("F{i}")}),
+        );
+    }
+    let schema = json!({
+        "$defs": {"Bag": {"type": "object", "title": "Bag", "properties": props}},
+        "type": "object", "title": "Root",
+        "properties": {
+            "a": {"$ref": "#/$defs/Bag", "description": "a"},
+            "b": {"$ref": "#/$defs/Bag", "description": "b"},
+            "c": {"$ref": "#/$defs/Bag", "description": "c"}
+        },
+        "required": ["a", "b", "c"]
+    });
+    let (_, report) = strict_report(&schema).unwrap();
+    let issues = issues(&report);
+    assert_eq!(issues.len(), 20, "{issues:?}");
+    assert!(issues.iter().all(
+        |(path, _, kind)| path.starts_with("/$defs/Bag/properties/f")
+            && *kind == IssueKind::FreeFormObject
+    ));
+    let removed: Vec<_> = report
+        .lossy
+        .iter()
+        .filter(|r| r.kind == RewriteKind::KeywordRemoved)
+        .collect();
+    assert_eq!(removed.len(), 20);
+    let optional = report
+        .lossy
+        .iter()
+        .filter(|r| r.kind == RewriteKind::OptionalToNullable)
+        .count();
+    assert_eq!(optional, 20);
+    let err = strict(&schema).unwrap_err();
+    let SchemaError::NotStrict(list) = err else {
+        panic!("wrong error")
+    };
+    assert_eq!(list, report.non_strict);
+}

@@ -1,5 +1,5 @@
 //! Which keywords OpenAI strict mode accepts, and small JSON-type helpers.
-use serde_json::Value;
+use crate::tree::{to_value, Node, Num, Text};
 
 /// `format` values strict mode accepts on strings.
 pub(crate) const STRING_FORMATS: &[&str] = &[
@@ -33,35 +33,38 @@ pub(crate) const ANNOTATIONS: &[&str] = &["title", "description"];
 pub(crate) const SCALAR_TYPES: &[&str] = &["string", "number", "integer", "boolean", "null"];
 
 /// True if the `type` keyword value names `name` (as the string or inside an array).
-pub(crate) fn type_includes(ty: Option<&Value>, name: &str) -> bool {
+pub(crate) fn type_includes<S: Text>(ty: Option<&Node<S>>, name: &str) -> bool {
     match ty {
-        Some(Value::String(t)) => t == name,
-        Some(Value::Array(ts)) => ts.iter().any(|t| t.as_str() == Some(name)),
+        Some(Node::Str(t)) => t.as_str() == name,
+        Some(Node::Array(ts)) => ts.iter().any(|t| t.as_str() == Some(name)),
         _ => false,
     }
 }
 
 /// The JSON-Schema type name of a JSON value.
-pub(crate) fn type_of(v: &Value) -> &'static str {
+pub(crate) fn type_of<S>(v: &Node<S>) -> &'static str {
     match v {
-        Value::Null => "null",
-        Value::Bool(_) => "boolean",
-        Value::Number(n) => {
-            if n.is_i64() || n.is_u64() || n.as_f64().is_some_and(|f| f.fract() == 0.0) {
+        Node::Null => "null",
+        Node::Bool(_) => "boolean",
+        Node::Num(Num::Pos(_) | Num::Neg(_)) => "integer",
+        Node::Num(Num::Float(f)) => {
+            if f.fract() == 0.0 {
                 "integer"
             } else {
                 "number"
             }
         }
-        Value::String(_) => "string",
-        Value::Array(_) => "array",
-        Value::Object(_) => "object",
+        Node::Str(_) => "string",
+        Node::Array(_) => "array",
+        Node::Object(_) => "object",
     }
 }
 
 /// The `type` implied by a list of scalar literal values (`enum` / `const`), or `None` when a
 /// value is an object or array.
-pub(crate) fn type_of_literals<'v>(values: impl IntoIterator<Item = &'v Value>) -> Option<Value> {
+pub(crate) fn type_of_literals<'v, S: Text + 'v>(
+    values: impl IntoIterator<Item = &'v Node<S>>,
+) -> Option<Node<S>> {
     let mut names: Vec<&'static str> = Vec::new();
     for v in values {
         let t = type_of(v);
@@ -77,12 +80,8 @@ pub(crate) fn type_of_literals<'v>(values: impl IntoIterator<Item = &'v Value>) 
     }
     match names.as_slice() {
         [] => None,
-        [one] => Some(Value::String((*one).to_owned())),
-        many => Some(Value::Array(
-            many.iter()
-                .map(|t| Value::String((*t).to_owned()))
-                .collect(),
-        )),
+        [one] => Some(Node::text(one)),
+        many => Some(Node::Array(many.iter().map(|t| Node::text(t)).collect())),
     }
 }
 
@@ -105,8 +104,8 @@ pub(crate) const DROPPED_ANNOTATIONS: &[&str] = &[
 ];
 
 /// A compact, bounded rendering of a JSON value for report texts.
-pub(crate) fn short(v: &Value) -> String {
-    let text = v.to_string();
+pub(crate) fn short<S: Text>(v: &Node<S>) -> String {
+    let text = to_value(v).to_string();
     if text.chars().count() <= 60 {
         return text;
     }

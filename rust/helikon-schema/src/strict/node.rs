@@ -1,37 +1,31 @@
 //! Normalizing one schema node: objects, arrays, unions and scalar keywords.
-use std::collections::HashSet;
-
-use serde_json::{json, Map, Value};
-
 use super::keywords::{
     short, type_includes, type_of_literals, ANNOTATIONS, KEPT_CONSTRAINTS, STRING_FORMATS,
 };
 use super::nullable::{accepts_null, make_nullable};
+use super::scan::Keys;
 use super::Normalizer;
 use crate::error::SchemaError;
 use crate::report::{IssueKind, RewriteKind};
+use crate::tree::{Node, Obj, Text};
 
-type Obj = Map<String, Value>;
-
-impl Normalizer<'_> {
+impl<S: Text> Normalizer<'_, S> {
     /// Normalize any schema value at `depth`, charging the budgets.
-    pub(super) fn node(&mut self, v: &Value, depth: usize) -> Result<Value, SchemaError> {
+    pub(super) fn node(&mut self, v: &Node<S>, depth: usize) -> Result<Node<S>, SchemaError> {
         self.enter(depth)?;
         match v {
-            Value::Object(m) => self.node_map(m, depth, false),
-            Value::Bool(true) => {
-                self.issue(
-                    IssueKind::Unconstrained,
+            Node::Object(m) => self.node_map(m, depth, false),
+            Node::Bool(true) => {
+                self.issue(IssueKind::Unconstrained, || {
                     "a value of any type (`true` schema) cannot be expressed in OpenAI strict mode"
-                        .into(),
-                );
+                        .into()
+                });
                 Ok(v.clone())
             }
             _ => {
-                self.issue(
-                    IssueKind::Invalid,
-                    format!("`{}` is not a schema object", short(v)),
-                );
+                self.issue(IssueKind::Invalid, || {
+                    format!("`{}` is not a schema object", short(v))
+                });
                 Ok(v.clone())
             }
         }
@@ -40,235 +34,225 @@ impl Normalizer<'_> {
     /// Normalize a schema object whose budgets the caller has already charged.
     pub(super) fn node_map(
         &mut self,
-        m: &Obj,
+        m: &Obj<S>,
         depth: usize,
         root: bool,
-    ) -> Result<Value, SchemaError> {
-        if let Some(r) = m.get("$ref") {
+    ) -> Result<Node<S>, SchemaError> {
+        let keys = Keys::scan(m);
+        if let Some(r) = keys.reference {
             return self.ref_node(m, r, depth, root);
         }
-        if let Some(all) = m.get("allOf") {
+        if let Some(all) = keys.all_of {
             return self.all_of(m, all, depth);
         }
-        let ty = self.node_type(m);
+        let ty = self.node_type(&keys);
         let is_object = type_includes(ty.as_ref(), "object");
         let is_array = type_includes(ty.as_ref(), "array");
-        let mut out = Map::new();
+        let mut out = Obj::with_capacity(m.len() + 2);
         let mut nullable = false;
         let mut items_done = false;
-        for (key, value) in m {
+        for (key, value) in m.iter() {
             match key.as_str() {
-                "type" | "enum" | "const" => {
-                    out.insert(key.clone(), value.clone());
-                }
+                // keys of `m` are unique: only `items` and `anyOf` can be written twice
+                "type" | "enum" | "const" => out.push_new(key.clone(), value.clone()),
                 "properties" => match value {
-                    Value::Object(props) => {
-                        let p = self.properties(props, m.get("required"), is_object, depth)?;
-                        out.insert(key.clone(), Value::Object(p));
+                    Node::Object(props) => {
+                        let p = self.properties(props, keys.required, is_object, depth)?;
+                        out.push_new(key.clone(), Node::Object(p));
                     }
-                    _ => self.issue(IssueKind::Invalid, "`properties` is not an object".into()),
+                    _ => self.issue(IssueKind::Invalid, || {
+                        "`properties` is not an object".into()
+                    }),
                 },
                 "required" => {
                     if !is_object {
-                        out.insert(key.clone(), value.clone());
+                        out.push_new(key.clone(), value.clone());
                     }
                 }
                 "additionalProperties" => {
                     if !is_object {
-                        self.removed(key);
+                        self.removed(key.as_str());
                     }
                 }
-                "patternProperties" => self.issue(
-                    IssueKind::PatternProperties,
+                "patternProperties" => self.issue(IssueKind::PatternProperties, || {
                     "`patternProperties` (keys matching a pattern) cannot be expressed in OpenAI \
                      strict mode"
-                        .into(),
-                ),
+                        .into()
+                }),
                 "items" | "prefixItems" => {
                     if !items_done {
                         items_done = true;
-                        if let Some(items) = self.items(m, depth)? {
-                            out.insert("items".into(), items);
+                        if let Some(items) = self.items(&keys, depth)? {
+                            out.insert(S::from_static("items"), items);
                         }
                     }
                 }
                 "anyOf" | "oneOf" => {
                     if out.contains_key("anyOf") {
-                        self.issue(
-                            IssueKind::Invalid,
-                            "`anyOf` and `oneOf` on one node cannot be expressed".into(),
-                        );
+                        self.issue(IssueKind::Invalid, || {
+                            "`anyOf` and `oneOf` on one node cannot be expressed".into()
+                        });
                     } else {
-                        let members = self.union(key, value, depth)?;
-                        out.insert("anyOf".into(), members);
+                        let members = self.union(key.as_str(), value, depth)?;
+                        out.insert(S::from_static("anyOf"), members);
                     }
                 }
                 "format" => match value {
-                    Value::String(f)
+                    Node::Str(f)
                         if type_includes(ty.as_ref(), "string")
                             && STRING_FORMATS.contains(&f.as_str()) =>
                     {
-                        out.insert(key.clone(), value.clone());
+                        out.push_new(key.clone(), value.clone());
                     }
-                    _ => self.lossy(
-                        RewriteKind::FormatRemoved,
+                    _ => self.lossy(RewriteKind::FormatRemoved, || {
                         format!(
                             "removed `format: {}`, which OpenAI strict mode does not support here",
                             short(value)
-                        ),
-                    ),
+                        )
+                    }),
                 },
-                "nullable" => nullable = value == &Value::Bool(true),
+                "nullable" => nullable = matches!(value, Node::Bool(true)),
                 "$defs" | "definitions" if root => {}
                 k if ANNOTATIONS.contains(&k) || KEPT_CONSTRAINTS.contains(&k) => {
-                    out.insert(key.clone(), value.clone());
+                    out.push_new(key.clone(), value.clone());
                 }
-                _ => self.removed(key),
+                k => self.removed(k),
             }
         }
-        if !m.contains_key("type") {
+        if keys.ty.is_none() {
             if let Some(t) = ty {
-                out.insert("type".into(), t);
+                out.push_new(S::from_static("type"), t);
             }
         }
         if is_object {
-            self.close_object(m, &mut out);
+            self.close_object(&keys, &mut out);
         }
         if is_array && !items_done {
-            self.issue(
-                IssueKind::ArrayWithoutItems,
+            self.issue(IssueKind::ArrayWithoutItems, || {
                 "an array without an item schema (list[Any]) cannot be expressed in OpenAI \
                  strict mode"
-                    .into(),
-            );
+                    .into()
+            });
         }
-        let out = Value::Object(out);
+        let out = Node::Object(out);
         Ok(if nullable { make_nullable(out) } else { out })
     }
 
     fn removed(&mut self, key: &str) {
-        self.lossy(
-            RewriteKind::KeywordRemoved,
-            format!("removed `{key}`, which OpenAI strict mode does not support"),
-        );
+        self.lossy(RewriteKind::KeywordRemoved, || {
+            format!("removed `{key}`, which OpenAI strict mode does not support")
+        });
     }
 
     /// The node's type: declared, or inferred from literals, `properties` or `items`.
-    fn node_type(&mut self, m: &Obj) -> Option<Value> {
-        if let Some(t) = m.get("type") {
+    fn node_type(&mut self, keys: &Keys<'_, S>) -> Option<Node<S>> {
+        if let Some(t) = keys.ty {
             let valid = match t {
-                Value::String(_) => true,
-                Value::Array(ts) => !ts.is_empty() && ts.iter().all(Value::is_string),
+                Node::Str(_) => true,
+                Node::Array(ts) => !ts.is_empty() && ts.iter().all(Node::is_string),
                 _ => false,
             };
             if !valid {
-                self.issue(
-                    IssueKind::Invalid,
-                    format!("`type: {}` is not valid", short(t)),
-                );
+                self.issue(IssueKind::Invalid, || {
+                    format!("`type: {}` is not valid", short(t))
+                });
             }
             return Some(t.clone());
         }
-        if m.contains_key("anyOf") || m.contains_key("oneOf") {
+        if keys.any_of || keys.one_of {
             return None;
         }
-        if let Some(e) = m.get("enum") {
+        if let Some(e) = keys.enumeration {
             return match e {
-                Value::Array(values) => type_of_literals(values),
+                Node::Array(values) => type_of_literals(values),
                 _ => None,
             };
         }
-        if let Some(c) = m.get("const") {
+        if let Some(c) = keys.constant {
             return type_of_literals([c]);
         }
-        let inferred = if m.contains_key("properties") {
+        let inferred = if keys.properties.is_some() {
             "object"
-        } else if m.contains_key("items") || m.contains_key("prefixItems") {
+        } else if keys.items.is_some() || keys.prefix_items.is_some() {
             "array"
         } else {
-            self.issue(
-                IssueKind::Unconstrained,
+            self.issue(IssueKind::Unconstrained, || {
                 "a value of any type (no `type`, e.g. typing.Any) cannot be expressed in OpenAI \
                  strict mode"
-                    .into(),
-            );
+                    .into()
+            });
             return None;
         };
-        self.lossy(
-            RewriteKind::TypeInferred,
-            format!("added `type: {inferred}` to a schema that had none"),
-        );
-        Some(Value::String(inferred.to_owned()))
+        self.lossy(RewriteKind::TypeInferred, || {
+            format!("added `type: {inferred}` to a schema that had none")
+        });
+        Some(Node::text(inferred))
     }
 
     fn properties(
         &mut self,
-        props: &Obj,
-        required: Option<&Value>,
+        props: &Obj<S>,
+        required: Option<&Node<S>>,
         is_object: bool,
         depth: usize,
-    ) -> Result<Obj, SchemaError> {
-        let req: HashSet<&str> = match required {
-            Some(Value::Array(names)) => names.iter().filter_map(Value::as_str).collect(),
-            _ => HashSet::new(),
-        };
-        let mut out = Map::new();
-        for (name, pv) in props {
+    ) -> Result<Obj<S>, SchemaError> {
+        let req = required.and_then(Node::as_array).unwrap_or_default();
+        let mut out = Obj::with_capacity(props.len());
+        for (name, pv) in props.iter() {
             let mark = self.loc.mark();
-            self.loc.push_property(name);
+            self.loc.push_property(name.as_str());
             let child = self.node(pv, depth + 1);
             let child = match child {
-                Ok(c) if is_object && !req.contains(name.as_str()) => Ok(self.optional(c)),
+                Ok(c) if is_object && !is_required(req, name) => Ok(self.optional(c)),
                 other => other,
             };
             self.loc.reset(mark);
-            out.insert(name.clone(), child?);
+            out.push_new(name.clone(), child?);
         }
         Ok(out)
     }
 
     /// An optional property becomes required (and nullable unless in reference mode).
-    fn optional(&mut self, child: Value) -> Value {
+    fn optional(&mut self, child: Node<S>) -> Node<S> {
         if !self.opts.nullable_optional {
-            self.lossy(
-                RewriteKind::OptionalToRequired,
-                "optional field is now required".into(),
-            );
+            self.lossy(RewriteKind::OptionalToRequired, || {
+                "optional field is now required".into()
+            });
             return child;
         }
-        let what = if accepts_null(&child) {
-            "optional field is now required; `null` stands for absent"
-        } else {
-            "optional field is now required and nullable; `null` stands for absent"
-        };
-        self.lossy(RewriteKind::OptionalToNullable, what.into());
+        self.lossy(RewriteKind::OptionalToNullable, || {
+            if accepts_null(&child) {
+                "optional field is now required; `null` stands for absent".into()
+            } else {
+                "optional field is now required and nullable; `null` stands for absent".into()
+            }
+        });
         make_nullable(child)
     }
 
     /// `required` lists every property; extra keys are closed off, and reported unless the
     /// object already had a fixed shape.
-    fn close_object(&mut self, m: &Obj, out: &mut Obj) {
-        let props = m.get("properties").and_then(Value::as_object);
+    fn close_object(&mut self, keys: &Keys<'_, S>, out: &mut Obj<S>) {
+        let props = keys.properties.and_then(Node::as_object);
         if let Some(props) = props {
-            let names = props.keys().map(|k| Value::String(k.clone())).collect();
-            out.insert("required".into(), Value::Array(names));
+            let names = props.keys().map(|k| Node::Str(k.clone())).collect();
+            out.insert(S::from_static("required"), Node::Array(names));
         }
-        let extra = m.get("additionalProperties");
+        let extra = keys.additional;
         let open = match extra {
             None => props.is_none(),
-            Some(Value::Bool(b)) => *b,
-            Some(Value::Object(_)) => true,
+            Some(Node::Bool(b)) => *b,
+            Some(Node::Object(_)) => true,
             Some(other) => {
-                self.issue(
-                    IssueKind::Invalid,
-                    format!("`additionalProperties: {}` is not valid", short(other)),
-                );
+                self.issue(IssueKind::Invalid, || {
+                    format!("`additionalProperties: {}` is not valid", short(other))
+                });
                 false
             }
         };
         if open {
             let schema_valued = extra
-                .and_then(Value::as_object)
+                .and_then(Node::as_object)
                 .is_some_and(|s| !s.is_empty());
             let (kind, reason) = match (props.is_some(), schema_valued) {
                 (false, false) => (
@@ -286,16 +270,16 @@ impl Normalizer<'_> {
                      in OpenAI strict mode",
                 ),
             };
-            self.issue(kind, reason.into());
+            self.issue(kind, || reason.into());
         }
-        out.insert("additionalProperties".into(), Value::Bool(false));
+        out.insert(S::from_static("additionalProperties"), Node::Bool(false));
     }
 
     /// The output `items`: a normalized item schema, or a union for tuple forms.
-    fn items(&mut self, m: &Obj, depth: usize) -> Result<Option<Value>, SchemaError> {
-        let (key, members) = match (m.get("prefixItems"), m.get("items")) {
-            (Some(Value::Array(p)), _) => ("prefixItems", p),
-            (None, Some(Value::Array(i))) => ("items", i),
+    fn items(&mut self, keys: &Keys<'_, S>, depth: usize) -> Result<Option<Node<S>>, SchemaError> {
+        let (key, members) = match (keys.prefix_items, keys.items) {
+            (Some(Node::Array(p)), _) => ("prefixItems", p),
+            (None, Some(Node::Array(i))) => ("items", i),
             (None, Some(single)) => {
                 let mark = self.loc.mark();
                 self.loc.push_items("items");
@@ -304,79 +288,89 @@ impl Normalizer<'_> {
                 return r.map(Some);
             }
             _ => {
-                self.issue(IssueKind::Invalid, "`prefixItems` is not an array".into());
+                self.issue(IssueKind::Invalid, || {
+                    "`prefixItems` is not an array".into()
+                });
                 return Ok(None);
             }
         };
-        let mut seen = HashSet::new();
-        let mut list = Vec::new();
+        let mut list: Vec<Node<S>> = Vec::new();
         for (i, member) in members.iter().enumerate() {
             let mark = self.loc.mark();
             self.loc.push_items(key);
-            self.loc.push_ptr(&i.to_string());
+            self.loc.push_index(i);
             let r = self.node(member, depth + 1);
             self.loc.reset(mark);
             let r = r?;
-            if seen.insert(r.to_string()) {
+            if !list.iter().any(|seen| seen.identical(&r)) {
                 list.push(r);
             }
         }
         if key == "prefixItems" {
-            if let Some(rest @ Value::Object(_)) = m.get("items") {
+            if let Some(rest @ Node::Object(_)) = keys.items {
                 let mark = self.loc.mark();
                 self.loc.push_items("items");
                 let r = self.node(rest, depth + 1);
                 self.loc.reset(mark);
                 let r = r?;
-                if seen.insert(r.to_string()) {
+                if !list.iter().any(|seen| seen.identical(&r)) {
                     list.push(r);
                 }
             }
         }
-        self.lossy(
-            RewriteKind::TupleToArray,
+        self.lossy(RewriteKind::TupleToArray, || {
             format!(
                 "tuple of {} positions became an array whose items may be any position's type",
                 members.len()
-            ),
-        );
+            )
+        });
         Ok(match list.len() {
             0 => {
-                self.issue(
-                    IssueKind::ArrayWithoutItems,
-                    "an empty tuple cannot be expressed in OpenAI strict mode".into(),
-                );
+                self.issue(IssueKind::ArrayWithoutItems, || {
+                    "an empty tuple cannot be expressed in OpenAI strict mode".into()
+                });
                 None
             }
             1 => list.pop(),
-            _ => Some(json!({ "anyOf": list })),
+            _ => {
+                let mut union = Obj::with_capacity(1);
+                union.push_new(S::from_static("anyOf"), Node::Array(list));
+                Some(Node::Object(union))
+            }
         })
     }
 
-    fn union(&mut self, key: &str, value: &Value, depth: usize) -> Result<Value, SchemaError> {
-        let Value::Array(members) = value else {
-            self.issue(IssueKind::Invalid, format!("`{key}` is not an array"));
+    fn union(&mut self, key: &str, value: &Node<S>, depth: usize) -> Result<Node<S>, SchemaError> {
+        let Node::Array(members) = value else {
+            self.issue(IssueKind::Invalid, || format!("`{key}` is not an array"));
             return Ok(value.clone());
         };
         if members.is_empty() {
-            self.issue(IssueKind::Invalid, format!("`{key}` is empty"));
+            self.issue(IssueKind::Invalid, || format!("`{key}` is empty"));
         }
         if key == "oneOf" {
-            self.lossy(
-                RewriteKind::OneOfToAnyOf,
+            self.lossy(RewriteKind::OneOfToAnyOf, || {
                 "`oneOf` became `anyOf` (strict mode has no `oneOf`); exclusivity is not enforced"
-                    .into(),
-            );
+                    .into()
+            });
         }
-        let mut out = Vec::with_capacity(members.len());
+        // room for the `null` member an optional property adds
+        let mut out = Vec::with_capacity(members.len() + 1);
         for (i, member) in members.iter().enumerate() {
             let mark = self.loc.mark();
             self.loc.push_ptr(key);
-            self.loc.push_ptr(&i.to_string());
+            self.loc.push_index(i);
             let r = self.node(member, depth + 1);
             self.loc.reset(mark);
             out.push(r?);
         }
-        Ok(Value::Array(out))
+        Ok(Node::Array(out))
     }
+}
+
+/// True if `name` is listed in `required`.
+fn is_required<S: Text>(required: &[Node<S>], name: &S) -> bool {
+    required
+        .iter()
+        .any(|r| matches!(r, Node::Str(r) if r.same_text(name)))
 }
