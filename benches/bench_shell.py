@@ -12,15 +12,21 @@ is installed): only syntactically valid Bash is timed.
 Reported, per analyser:
 
 * throughput: median over rounds of the wall time to analyse the whole corpus, as
-  commands/s and MB/s; the rounds interleave the analysers so background load hits both;
+  commands/s and MB/s; the rounds interleave the analysers so background load hits both.
+  A fast analyser goes over the corpus several times per round (at least ~0.2 s of work,
+  calibrated once), so one scheduler preemption does not dominate a few-millisecond timing;
 * **rejects**: valid commands the analyser does not handle: bashlex raises ``ParsingError``
   or ``NotImplementedError``; helikon returns an analysis with ``unanalysable`` entries;
 * **crashes**: any other exception.
 
-helikon is timed through its public ``analyze`` (native call, JSON decode and the frozen
-dataclasses) and, as a diagnostic, through the bare native call. bashlex is timed through
-``bashlex.parse``, which builds its AST and nothing more: it resolves no wrappers, nested
-shells or ``find -exec``, so the comparison favours bashlex.
+helikon is timed through its public ``analyze``, which returns the native ``Analysis``; its
+fields become Python objects when first read. Two diagnostics: the bare native call
+(``_native.shell_analyze``, without the Python wrapper) and ``analyze`` followed by reading
+every field of the result (every command's program, argv, redirections, via, text, env, and
+the unanalysable parts, assignments and bare redirections), i.e. what building the full
+result eagerly would cost. bashlex is timed through ``bashlex.parse``, which builds its AST
+and nothing more: it resolves no wrappers, nested shells or ``find -exec``, so the
+comparison favours bashlex.
 
 Target: helikon >= 100x bashlex with no valid command rejected. Not a timed test: nothing
 fails on a number (``--check`` exits 1 when a target is missed).
@@ -193,14 +199,38 @@ def classify_helikon(commands: list[str]) -> Outcome:
     return out
 
 
-def _time_all(fn: Callable[[str], object], commands: list[str]) -> float:
+def analyze_every_field(cmd: str) -> object:
+    """``analyze`` and read every field of the result (the cost of a full, eager result)."""
+    a = analyze(cmd)
+    for c in a.commands:
+        _ = (c.program, c.argv, c.line, c.via, c.text, c.env)
+        for r in c.redirections:
+            _ = (r.op, r.target, r.fd, r.line)
+    for u in a.unanalysable:
+        _ = (u.reason, u.snippet, u.line)
+    for x in a.assignments:
+        _ = (x.name, x.value, x.line)
+    for r in a.redirections:
+        _ = (r.op, r.target, r.fd, r.line)
+    return a
+
+
+def _time_all(fn: Callable[[str], object], commands: list[str], repeat: int = 1) -> float:
+    """Seconds for one pass over ``commands`` (the mean of ``repeat`` passes)."""
     start = time.perf_counter()
-    for cmd in commands:
-        try:
-            fn(cmd)
-        except Exception:
-            continue
-    return time.perf_counter() - start
+    for _ in range(repeat):
+        for cmd in commands:
+            try:
+                fn(cmd)
+            except Exception:
+                continue
+    return (time.perf_counter() - start) / repeat
+
+
+def _repeats(fn: Callable[[str], object], commands: list[str], target_s: float = 0.2) -> int:
+    """Passes per timing so that one timing lasts about ``target_s``."""
+    one = max(_time_all(fn, commands), 1e-9)
+    return max(1, min(1000, round(target_s / one)))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -230,11 +260,13 @@ def main(argv: list[str] | None = None) -> int:
     analysers: dict[str, Callable[[str], object]] = {
         "helikon analyze": analyze,
         "helikon native": _native.shell_analyze,
+        "helikon analyze, every field read": analyze_every_field,
     }
     if parse is not None:
         analysers["bashlex parse"] = parse
     outcomes = {"helikon analyze": classify_helikon(commands)}
     outcomes["helikon native"] = outcomes["helikon analyze"]
+    outcomes["helikon analyze, every field read"] = outcomes["helikon analyze"]
     if parse is not None:
         outcomes["bashlex parse"] = classify_bashlex(parse, commands)
 
@@ -248,11 +280,16 @@ def main(argv: list[str] | None = None) -> int:
 
     for fn in analysers.values():  # warm-up
         _time_all(fn, commands[:200])
+    repeats = {
+        (name, set_name): _repeats(fn, cmds)
+        for name, fn in analysers.items()
+        for set_name, cmds in sets.items()
+    }
     times: dict[tuple[str, str], list[float]] = {(name, s): [] for name in analysers for s in sets}
     for _ in range(args.rounds):
         for set_name, cmds in sets.items():
             for name, fn in analysers.items():
-                times[(name, set_name)].append(_time_all(fn, cmds))
+                times[(name, set_name)].append(_time_all(fn, cmds, repeats[(name, set_name)]))
     med = {key: statistics.median(ts) for key, ts in times.items()}
 
     print()

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import copy
 import json
+import pickle
 import threading
 from pathlib import Path
 from typing import Any
@@ -11,7 +13,7 @@ import pytest
 
 from helikon import _native
 from helikon.errors import ConfigError
-from helikon.shell import Analysis, Command, Redirection, analyze
+from helikon.shell import Analysis, Assignment, Command, Redirection, Unanalysable, analyze
 
 REPO = Path(__file__).resolve().parents[1]
 ADVERSARIAL = json.loads((REPO / "tests" / "data" / "bash_adversarial.json").read_text())
@@ -71,6 +73,108 @@ def test_analyze_unanalysable_and_data() -> None:
 def test_analyze_never_raises_on_garbage() -> None:
     for text in ["", "'", '"', "$(", "((", "<<EOF", "\x00\udcff", "{" * 10_000, "é" * 50]:
         assert isinstance(analyze(text), Analysis)
+
+
+def test_result_types_are_frozen_native_classes() -> None:
+    a = analyze("FOO=1 sudo rm -rf /tmp/x > out.log 2>&1; > bare.txt; X=1; $CMD")
+    assert type(a) is Analysis
+    assert type(a).__module__ == "helikon.shell"
+    assert [type(x).__name__ for x in (a, a.commands[0], a.redirections[0])] == [
+        "Analysis",
+        "Command",
+        "Redirection",
+    ]
+    assert isinstance(a.unanalysable[0], Unanalysable)
+    assert isinstance(a.assignments[0], Assignment)
+    with pytest.raises(AttributeError):
+        a.commands = ()  # type: ignore[misc]
+    with pytest.raises(AttributeError):
+        a.commands[0].program = "ls"  # type: ignore[misc]
+    # Each tuple is built once, on first read.
+    assert a.commands is a.commands
+    assert a.unanalysable is a.unanalysable
+
+
+def test_result_types_compare_hash_repr_and_pickle_by_value() -> None:
+    text = "FOO=1 sudo rm -rf /tmp/x > out.log 2>&1; > bare.txt; X=1; $CMD"
+    a, b = analyze(text), analyze(text)
+    assert a == b
+    assert hash(a) == hash(b)
+    assert a != analyze("ls")
+    assert a != "not an analysis"
+    rm = a.commands[0]
+    built = Command(
+        program="rm",
+        argv=("rm", "-rf", "/tmp/x"),
+        redirections=(
+            Redirection(op="out", target="out.log"),
+            Redirection(op="fd_dup", target="1", fd="2"),
+        ),
+        line=1,
+        via=("sudo",),
+        text="FOO=1 sudo rm -rf /tmp/x > out.log 2>&1",
+        env=(("FOO", "1"),),
+    )
+    assert rm == built
+    assert hash(rm) == hash(built)
+    assert {rm, built} == {rm}
+    same = Analysis(
+        commands=a.commands,
+        unanalysable=a.unanalysable,
+        assignments=a.assignments,
+        redirections=a.redirections,
+    )
+    assert same == a
+    assert hash(same) == hash(a)
+    assert same.programs == a.programs == ("rm",)
+    assert not same.analysable
+    assert Analysis((), ()).analysable
+    assert Analysis((), ()).redirections == ()
+    assert repr(Redirection("out", "f")) == (
+        "Redirection(op='out', target='f', fd=None, line=None)"
+    )
+    assert repr(a.unanalysable[0]) == (
+        "Unanalysable(reason='program given by an expansion', snippet='$CMD', line=1)"
+    )
+    assert repr(Assignment("X", "1", 1)) == "Assignment(name='X', value='1', line=1)"
+    namespace = {
+        "Analysis": Analysis,
+        "Assignment": Assignment,
+        "Command": Command,
+        "Redirection": Redirection,
+        "Unanalysable": Unanalysable,
+    }
+    assert eval(repr(a), namespace) == a
+    assert pickle.loads(pickle.dumps(a)) == a
+    assert copy.deepcopy(a) == a
+    assert pickle.loads(pickle.dumps(rm)) == rm
+    match rm:
+        case Command(program="rm", argv=(_, *args)):
+            assert args == ["-rf", "/tmp/x"]
+        case _:
+            pytest.fail("Command did not match its own pattern")
+
+
+def test_analyze_replaces_lone_surrogates() -> None:
+    a = analyze("echo \udcff x\udc80")
+    assert a.commands[0].argv == ("echo", "\ufffd", "x\ufffd")
+    with pytest.raises(UnicodeEncodeError):
+        _native.shell_analyze("\udcff")
+
+
+def test_analyze_from_threads() -> None:
+    results: list[tuple[str, ...]] = []
+
+    def work() -> None:
+        for _ in range(200):
+            results.append(analyze("echo $(rm x) | sudo tee /etc/y").programs)
+
+    threads = [threading.Thread(target=work) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert results == [("echo", "rm", "tee")] * 800
 
 
 def test_split() -> None:

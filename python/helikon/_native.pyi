@@ -310,14 +310,170 @@ def sandbox_probe() -> str:
 
 # --- shell ---
 
-def shell_analyze(command: str) -> str:
-    """Analyse a Bash command (releases the GIL). Never raises; returns JSON text::
+@final
+class ShellRedirection:
+    """One redirection (public name: :class:`helikon.shell.Redirection`).
 
-        {"commands": [{"program", "argv", "redirections": [{"op", "target", "fd"?}],
-                       "line", "via": [...], "text", "env": [[name, value], ...]}],
-         "unanalysable": [{"reason", "snippet", "line"}],
-         "assignments": [{"name", "value", "line"}],
-         "redirections": [{"op", "target", "line"}]}
+    Attributes:
+        op: ``out`` (``>``, ``>|``, ``&>``), ``append`` (``>>``, ``&>>``), ``in`` (``<``),
+            ``read_write`` (``<>``), ``fd_dup`` (``2>&1``), ``heredoc`` or ``herestring``.
+        target: The target after quote removal (the delimiter for a here-document).
+        fd: The file descriptor written before the operator, if any (``"2"`` in ``2>f``).
+        line: For a redirection that belongs to no command, its 1-based line.
+    """
+
+    __match_args__ = ("op", "target", "fd", "line")
+    def __new__(
+        cls, op: str, target: str, fd: str | None = None, line: int | None = None
+    ) -> ShellRedirection: ...
+    @property
+    def op(self) -> str: ...
+    @property
+    def target(self) -> str: ...
+    @property
+    def fd(self) -> str | None: ...
+    @property
+    def line(self) -> int | None: ...
+    @property
+    def writes(self) -> bool:
+        """True when the redirection writes to its target file."""
+    def __eq__(self, other: object, /) -> bool: ...
+    def __hash__(self) -> int: ...
+    def __reduce__(
+        self,
+    ) -> tuple[type[ShellRedirection], tuple[str, str, str | None, int | None]]: ...
+
+@final
+class ShellCommand:
+    """One resolved command (public name: :class:`helikon.shell.Command`).
+
+    Attributes:
+        program: The program name: quotes removed, basename of a path.
+        argv: The arguments after quote removal; ``argv[0]`` is the program word as written.
+            Expansions appear as their source text (``$HOME``).
+        redirections: The command's redirections (including those of an enclosing group).
+        line: Its 1-based line in the analysed text.
+        via: The wrappers and nesting constructs it was reached through, outermost first
+            (``"sudo"``, ``"$(...)"``, ``"bash -c"``, ``"find -exec"``, ``"function f"``).
+        text: The source text of the sub-command.
+        env: ``NAME=value`` assignments applying to the command.
+    """
+
+    __match_args__ = ("program", "argv", "redirections", "line", "via", "text", "env")
+    def __new__(
+        cls,
+        program: str,
+        argv: tuple[str, ...] | list[str],
+        redirections: tuple[ShellRedirection, ...] | list[ShellRedirection],
+        line: int,
+        via: tuple[str, ...] | list[str],
+        text: str,
+        env: tuple[tuple[str, str], ...] | list[tuple[str, str]],
+    ) -> ShellCommand: ...
+    @property
+    def program(self) -> str: ...
+    @property
+    def argv(self) -> tuple[str, ...]: ...
+    @property
+    def args(self) -> tuple[str, ...]:
+        """The arguments after the program word."""
+    @property
+    def redirections(self) -> tuple[ShellRedirection, ...]: ...
+    @property
+    def line(self) -> int: ...
+    @property
+    def via(self) -> tuple[str, ...]: ...
+    @property
+    def text(self) -> str: ...
+    @property
+    def env(self) -> tuple[tuple[str, str], ...]: ...
+    def __eq__(self, other: object, /) -> bool: ...
+    def __hash__(self) -> int: ...
+    def __reduce__(self) -> tuple[type[ShellCommand], tuple[object, ...]]: ...
+
+@final
+class ShellUnanalysable:
+    """A part of the command that could not be resolved statically (public name:
+    :class:`helikon.shell.Unanalysable`).
+
+    Attributes:
+        reason: Why, e.g. ``"program given by an expansion"``.
+        snippet: The offending text (shortened).
+        line: Its 1-based line.
+    """
+
+    __match_args__ = ("reason", "snippet", "line")
+    def __new__(cls, reason: str, snippet: str, line: int) -> ShellUnanalysable: ...
+    @property
+    def reason(self) -> str: ...
+    @property
+    def snippet(self) -> str: ...
+    @property
+    def line(self) -> int: ...
+    def __eq__(self, other: object, /) -> bool: ...
+    def __hash__(self) -> int: ...
+    def __reduce__(self) -> tuple[type[ShellUnanalysable], tuple[str, str, int]]: ...
+
+@final
+class ShellAssignment:
+    """A variable assignment that is not a command prefix (``X=1; …``, ``export X=1``)
+    (public name: :class:`helikon.shell.Assignment`)."""
+
+    __match_args__ = ("name", "value", "line")
+    def __new__(cls, name: str, value: str, line: int) -> ShellAssignment: ...
+    @property
+    def name(self) -> str: ...
+    @property
+    def value(self) -> str: ...
+    @property
+    def line(self) -> int: ...
+    def __eq__(self, other: object, /) -> bool: ...
+    def __hash__(self) -> int: ...
+    def __reduce__(self) -> tuple[type[ShellAssignment], tuple[str, str, int]]: ...
+
+@final
+class ShellAnalysis:
+    """The analysis of one command string (public name: :class:`helikon.shell.Analysis`).
+
+    Built natively with the GIL released; each tuple field is created when first read.
+
+    Attributes:
+        commands: Every resolved command, in resolution order (a command before the
+            commands nested in it).
+        unanalysable: What could not be resolved statically; empty when fully analysed.
+        assignments: Standalone variable assignments.
+        redirections: Redirections that belong to no command (``> f`` alone, ``exec > f``).
+    """
+
+    __match_args__ = ("commands", "unanalysable", "assignments", "redirections")
+    def __new__(
+        cls,
+        commands: tuple[ShellCommand, ...] | list[ShellCommand],
+        unanalysable: tuple[ShellUnanalysable, ...] | list[ShellUnanalysable],
+        assignments: tuple[ShellAssignment, ...] | list[ShellAssignment] = ...,
+        redirections: tuple[ShellRedirection, ...] | list[ShellRedirection] = ...,
+    ) -> ShellAnalysis: ...
+    @property
+    def commands(self) -> tuple[ShellCommand, ...]: ...
+    @property
+    def unanalysable(self) -> tuple[ShellUnanalysable, ...]: ...
+    @property
+    def assignments(self) -> tuple[ShellAssignment, ...]: ...
+    @property
+    def redirections(self) -> tuple[ShellRedirection, ...]: ...
+    @property
+    def programs(self) -> tuple[str, ...]:
+        """The resolved program names, in resolution order."""
+    @property
+    def analysable(self) -> bool:
+        """True when everything was resolved statically."""
+    def __eq__(self, other: object, /) -> bool: ...
+    def __hash__(self) -> int: ...
+    def __reduce__(self) -> tuple[type[ShellAnalysis], tuple[object, ...]]: ...
+
+def shell_analyze(command: str) -> ShellAnalysis:
+    """Analyse a Bash command (releases the GIL). Never raises except ``UnicodeEncodeError``
+    for lone surrogates (``helikon.shell.analyze`` replaces them first).
 
     ``program`` is the normalised program name (quotes removed, ``/bin/rm`` -> ``rm``),
     ``argv[0]`` the program word as written; ``via`` lists the wrappers and nesting constructs

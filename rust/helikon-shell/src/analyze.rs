@@ -7,10 +7,11 @@
 //! the same lexer one level deeper; past [`MAX_DEPTH`] the analysis records "nesting too
 //! deep" instead of recursing.
 
+use std::borrow::Cow;
+
 use crate::lexer::{self, RedirOp, MAX_DEPTH};
-use crate::model::{
-    Analysis, Assignment, BareRedirection, Command, Redirection, Unanalysable, Via,
-};
+use crate::model::{Analysis, Assignment, BareRedirection, Redirection, Unanalysable, Via};
+use crate::packed::{NewCommand, PackedAnalysis};
 use crate::programs;
 use crate::script::{is_assignment, Script, SimpleCmd};
 use crate::word::{Part, Word, WordValue};
@@ -18,9 +19,15 @@ use crate::wrappers::{self, Strip};
 
 /// Analyse a command string.
 pub fn analyze(src: &str) -> Analysis {
+    analyze_packed(src).into_analysis()
+}
+
+/// Analyse a command string into the packed form (see [`PackedAnalysis`]).
+pub fn analyze_packed(src: &str) -> PackedAnalysis {
     let mut an = Analyzer {
+        out: PackedAnalysis::for_source(src),
+        written: Vec::new(),
         budget: src.len().saturating_mul(4).saturating_add(1 << 20),
-        ..Analyzer::default()
     };
     an.source(src, 1, 0, &[]);
     an.out
@@ -28,31 +35,32 @@ pub fn analyze(src: &str) -> Analysis {
 
 /// Where a command's standard input comes from.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum Stdin {
+pub(crate) enum Stdin<'a> {
     Terminal,
     Pipe,
     File,
     Process,
-    HereDoc(String),
-    HereString { text: String, dynamic: bool },
+    HereDoc(&'a str),
+    HereString { text: &'a str, dynamic: bool },
 }
 
-/// Per-command context threaded through wrapper stripping and re-entry.
+/// Per-command context threaded through wrapper stripping and re-entry; it borrows from
+/// the script the command was lexed from.
 #[derive(Debug, Clone)]
-pub(crate) struct Ctx {
+pub(crate) struct Ctx<'a> {
     pub line: u32,
-    pub text: String,
+    pub text: &'a str,
     pub via: Vec<Via>,
     pub depth: usize,
     pub env: Vec<(String, String)>,
     pub redirections: Vec<Redirection>,
-    pub stdin: Stdin,
+    pub stdin: Stdin<'a>,
     /// `xargs -I` / `find -exec` replacement string: words containing it are dynamic.
     pub replace: Option<String>,
 }
 
-impl Ctx {
-    pub fn with_via(&self, via: Via) -> Ctx {
+impl<'a> Ctx<'a> {
+    pub fn with_via(&self, via: Via) -> Ctx<'a> {
         let mut c = self.clone();
         c.via.push(via);
         c
@@ -61,7 +69,7 @@ impl Ctx {
 
 #[derive(Debug, Default)]
 pub(crate) struct Analyzer {
-    pub out: Analysis,
+    pub out: PackedAnalysis,
     /// Files written by redirections or `tee` so far (normalised), for "written then run".
     pub written: Vec<String>,
     /// Bytes of source text the analysis may still lex (re-entered strings count again), so
@@ -76,12 +84,12 @@ fn push_via(via: &[Via], v: Via) -> Vec<Via> {
 }
 
 /// `./x` and `x` name the same file for "written then run".
-pub(crate) fn norm_file(p: &str) -> String {
+pub(crate) fn norm_file(p: &str) -> &str {
     let mut s = p;
     while let Some(r) = s.strip_prefix("./") {
         s = r;
     }
-    s.to_string()
+    s
 }
 
 impl Analyzer {
@@ -110,11 +118,12 @@ impl Analyzer {
     }
 
     /// Re-enter a shell string run by a command (`bash -c`, `eval`, `watch`, …).
-    pub fn reenter(&mut self, src: &str, label: &str, ctx: &Ctx) {
+    pub fn reenter(&mut self, src: &str, label: impl Into<Cow<'static, str>>, ctx: &Ctx<'_>) {
+        let label = label.into();
         let via = if label.is_empty() {
             ctx.via.clone()
         } else {
-            push_via(&ctx.via, Via::Nested(label.to_string()))
+            push_via(&ctx.via, Via::Nested(label))
         };
         if let Some(r) = &ctx.replace {
             if src.contains(r.as_str()) {
@@ -130,7 +139,13 @@ impl Analyzer {
     }
 
     /// Re-enter a command string taken from one word: a word with expansions is dynamic.
-    pub fn reenter_word(&mut self, text: &str, dynamic: bool, label: &str, ctx: &Ctx) {
+    pub fn reenter_word(
+        &mut self,
+        text: &str,
+        dynamic: bool,
+        label: impl Into<Cow<'static, str>>,
+        ctx: &Ctx<'_>,
+    ) {
         if dynamic {
             self.issue("command string is not static", text, ctx.line);
         } else {
@@ -151,13 +166,13 @@ impl Analyzer {
             self.word_nested(w, depth, via);
         }
         for s in &walk.arith {
-            let v = push_via(via, Via::Nested("$((...))".into()));
+            let v = push_via(via, Via::Nested(Cow::Borrowed("$((...))")));
             self.script(s, depth + 1, &v);
         }
         for (r, line) in &walk.bare_redirs {
             if let Some(red) = redirection(r) {
                 if red.is_write() {
-                    self.written.push(norm_file(&red.target));
+                    self.written.push(norm_file(&red.target).to_string());
                 }
                 self.out.redirections.push(BareRedirection {
                     op: red.op,
@@ -168,13 +183,16 @@ impl Analyzer {
             self.redir_nested(r, depth, via);
         }
         for cmd in &walk.cmds {
-            self.simple(cmd, depth, via);
+            self.simple(cmd, walk.assigns_of(cmd), walk.words_of(cmd), depth, via);
         }
     }
 
     fn word_nested(&mut self, w: &Word, depth: usize, via: &[Via]) {
+        if !w.has_nested() {
+            return;
+        }
         for (label, s) in w.nested() {
-            let v = push_via(via, Via::Nested(label.to_string()));
+            let v = push_via(via, Via::Nested(Cow::Borrowed(label)));
             self.script(s, depth + 1, &v);
         }
     }
@@ -188,22 +206,29 @@ impl Analyzer {
             for i in issues {
                 self.issue(&i.reason, &i.snippet, i.line);
             }
-            let v = push_via(via, Via::Nested("heredoc".into()));
+            let v = push_via(via, Via::Nested(Cow::Borrowed("heredoc")));
             for s in &scripts {
                 self.script(s, depth + 1, &v);
             }
         }
     }
 
-    fn simple(&mut self, cmd: &SimpleCmd<'_>, depth: usize, via: &[Via]) {
+    fn simple(
+        &mut self,
+        cmd: &SimpleCmd<'_>,
+        assigns: &[&Word],
+        words: &[&Word],
+        depth: usize,
+        via: &[Via],
+    ) {
         let mut via = via.to_vec();
         via.extend(cmd.labels.iter().map(|l| Via::Nested(l.clone())));
         let redirections: Vec<Redirection> =
             cmd.redirs.iter().filter_map(|r| redirection(r)).collect();
-        let env: Vec<(String, String)> = cmd.assigns.iter().map(|w| split_assignment(w)).collect();
+        let env: Vec<(String, String)> = assigns.iter().map(|w| split_assignment(w)).collect();
         let ctx = Ctx {
             line: cmd.line,
-            text: cmd.text.clone(),
+            text: cmd.text,
             via: via.clone(),
             depth,
             env,
@@ -214,7 +239,7 @@ impl Analyzer {
         // True when a shell re-entered its here-document body: the body's substitutions are
         // then analysed by the re-entry, not a second time as here-document expansions.
         let mut skip_heredoc = false;
-        if cmd.words.is_empty() {
+        if words.is_empty() {
             for (name, value) in &ctx.env {
                 self.out.assignments.push(Assignment {
                     name: name.clone(),
@@ -224,9 +249,9 @@ impl Analyzer {
             }
             self.bare(&ctx);
         } else {
-            skip_heredoc = self.resolve(&cmd.words, ctx);
+            skip_heredoc = self.resolve(words, ctx);
         }
-        for w in cmd.assigns.iter().chain(cmd.words.iter()) {
+        for w in assigns.iter().chain(words.iter()) {
             self.word_nested(w, depth, &via);
         }
         for r in &cmd.redirs {
@@ -244,15 +269,15 @@ impl Analyzer {
             .filter(|r| matches!(r.op, RedirOp::Out | RedirOp::Append))
         {
             if let Some(t) = &r.target {
-                self.written.push(norm_file(&t.value().text));
+                self.written.push(norm_file(t.text()).to_string());
             }
         }
     }
 
-    fn bare(&mut self, ctx: &Ctx) {
+    fn bare(&mut self, ctx: &Ctx<'_>) {
         for r in &ctx.redirections {
             if r.is_write() {
-                self.written.push(norm_file(&r.target));
+                self.written.push(norm_file(&r.target).to_string());
             }
             self.out.redirections.push(BareRedirection {
                 op: r.op,
@@ -265,7 +290,7 @@ impl Analyzer {
     /// Resolve a word list to its program (stripping assignments and wrappers), emit the
     /// command and follow what it runs. Returns true when a shell consumed (re-entered) the
     /// command's here-document.
-    pub fn resolve(&mut self, words: &[&Word], mut ctx: Ctx) -> bool {
+    pub fn resolve<'a>(&mut self, words: &[&'a Word], mut ctx: Ctx<'a>) -> bool {
         let mut i = 0;
         loop {
             let Some(w) = words.get(i) else {
@@ -281,15 +306,20 @@ impl Analyzer {
             let name = match program_name(&v, ctx.replace.as_deref()) {
                 Ok(n) => n,
                 Err(reason) => {
-                    self.issue(reason, &v.text, ctx.line);
+                    self.issue(reason, v.text, ctx.line);
                     return false;
                 }
             };
             let rest = words.get(i + 1..).unwrap_or(&[]);
-            if let Some(spec) = wrappers::lookup(&name.to_ascii_lowercase()) {
+            if let Some(spec) = wrappers::lookup(name) {
+                let label = if name == spec.name {
+                    Cow::Borrowed(spec.name)
+                } else {
+                    Cow::Owned(name.to_string())
+                };
                 match wrappers::strip(spec, rest) {
                     Strip::Command { at, replace } => {
-                        ctx.via.push(Via::Wrapper(name));
+                        ctx.via.push(Via::Wrapper(label));
                         if replace.is_some() {
                             ctx.replace = replace;
                         }
@@ -300,43 +330,37 @@ impl Analyzer {
                     Strip::Shell(strings) => {
                         // A command string with expansions is expanded by this shell first,
                         // so what the wrapper runs is not known statically.
-                        if rest.iter().any(|w| w.value().dynamic) {
-                            self.issue(
-                                "wrapper runs a dynamic command string",
-                                &ctx.text.clone(),
-                                ctx.line,
-                            );
+                        if rest.iter().any(|w| w.is_dynamic()) {
+                            self.issue("wrapper runs a dynamic command string", ctx.text, ctx.line);
                             return false;
                         }
                         // The wrapper itself is the via entry; no separate nesting label.
-                        ctx.via.push(Via::Wrapper(name));
+                        ctx.via.push(Via::Wrapper(label));
                         for s in strings {
                             self.reenter(&s, "", &ctx);
                         }
                         return false;
                     }
                     Strip::Unanalysable(reason) => {
-                        self.issue(&reason, &ctx.text.clone(), ctx.line);
+                        self.issue(&reason, ctx.text, ctx.line);
                         return false;
                     }
                 }
             }
-            let argv: Vec<String> = words[i..].iter().map(|w| w.value().text).collect();
-            if v.text.contains('/') && self.written.contains(&norm_file(&v.text)) {
+            if v.text.contains('/') && self.written.iter().any(|f| f == norm_file(v.text)) {
                 self.issue(
                     "runs a file written earlier in the same command",
-                    &v.text,
+                    v.text,
                     ctx.line,
                 );
             }
-            let idx = self.out.commands.len();
-            self.out.commands.push(Command {
+            let idx = self.out.push_command(NewCommand {
                 program: name,
-                argv,
+                argv: words[i..].iter().map(|w| w.text()),
+                text: ctx.text,
                 redirections: ctx.redirections.clone(),
                 line: ctx.line,
                 via: ctx.via.clone(),
-                text: ctx.text.clone(),
                 env: ctx.env.clone(),
             });
             return programs::follow(self, idx, &words[i..], &ctx);
@@ -345,14 +369,14 @@ impl Analyzer {
 }
 
 /// The program name of a command word, or why it cannot be known statically.
-fn program_name(v: &WordValue, replace: Option<&str>) -> Result<String, &'static str> {
+fn program_name<'a>(v: &WordValue<'a>, replace: Option<&str>) -> Result<&'a str, &'static str> {
     if let Some(r) = replace {
         if !r.is_empty() && v.text.contains(r) {
             return Err("program is filled in from input at run time");
         }
     }
     if !v.dynamic && !v.pattern {
-        return Ok(basename(&v.text));
+        return Ok(basename(v.text));
     }
     if v.pattern && !v.dynamic {
         return Err("program word is a glob or brace pattern");
@@ -362,7 +386,7 @@ fn program_name(v: &WordValue, replace: Option<&str>) -> Result<String, &'static
             if let Some(p) = tail.rfind('/') {
                 let b = &tail[p + 1..];
                 if !b.is_empty() {
-                    return Ok(b.to_string());
+                    return Ok(b);
                 }
             }
         }
@@ -371,19 +395,19 @@ fn program_name(v: &WordValue, replace: Option<&str>) -> Result<String, &'static
 }
 
 /// `/bin/rm` -> `rm`; a path ending in `/` is kept whole.
-pub(crate) fn basename(s: &str) -> String {
+pub(crate) fn basename(s: &str) -> &str {
     match s.rsplit_once('/') {
-        Some((_, b)) if !b.is_empty() => b.to_string(),
-        _ => s.to_string(),
+        Some((_, b)) if !b.is_empty() => b,
+        _ => s,
     }
 }
 
 /// `NAME=value` -> (NAME, value) with the value rendered.
 pub(crate) fn split_assignment(w: &Word) -> (String, String) {
-    let text = w.value().text;
+    let text = w.text();
     match text.split_once('=') {
         Some((n, v)) => (n.trim_end_matches('+').to_string(), v.to_string()),
-        None => (text, String::new()),
+        None => (text.to_string(), String::new()),
     }
 }
 
@@ -392,7 +416,7 @@ fn redirection(r: &lexer::Redir) -> Option<Redirection> {
     let target = r
         .target
         .as_ref()
-        .map(|t| t.value().text)
+        .map(|t| t.text().to_string())
         .unwrap_or_default();
     if matches!(r.op, RedirOp::Out | RedirOp::Append | RedirOp::ReadWrite) && target.is_empty() {
         return None;
@@ -404,7 +428,7 @@ fn redirection(r: &lexer::Redir) -> Option<Redirection> {
     })
 }
 
-fn stdin_of(cmd: &SimpleCmd<'_>) -> Stdin {
+fn stdin_of<'s>(cmd: &SimpleCmd<'s>) -> Stdin<'s> {
     let mut stdin = if cmd.piped_in {
         Stdin::Pipe
     } else {
@@ -419,20 +443,19 @@ fn stdin_of(cmd: &SimpleCmd<'_>) -> Stdin {
                 let is_proc = r
                     .target
                     .as_ref()
-                    .is_some_and(|t| t.parts.iter().any(|p| matches!(p, Part::Process { .. })));
+                    .is_some_and(|t| t.parts().iter().any(|p| matches!(p, Part::Process { .. })));
                 stdin = if is_proc { Stdin::Process } else { Stdin::File };
             }
             RedirOp::HereDoc => {
                 if let Some(h) = &r.heredoc {
-                    stdin = Stdin::HereDoc(h.body.clone());
+                    stdin = Stdin::HereDoc(&h.body);
                 }
             }
             RedirOp::HereString => {
                 if let Some(t) = &r.target {
-                    let v = t.value();
                     stdin = Stdin::HereString {
-                        text: v.text,
-                        dynamic: v.dynamic,
+                        text: t.text(),
+                        dynamic: t.is_dynamic(),
                     };
                 }
             }

@@ -6,35 +6,48 @@ use crate::lexer::{
     harvest, is_assignment_prefix, is_name_char, is_name_start, parse, Lexer, MAX_DEPTH,
 };
 use crate::script::Script;
-use crate::word::{decode_ansi_c, Part, Word};
+use crate::word::{decode_ansi_c, LitText, Part, Word};
 
 impl Lexer<'_> {
     /// Lex one word starting at the current position.
     pub(crate) fn word(&mut self, in_array: bool) -> Word {
         let start = self.pos;
-        let mut parts: Vec<Part> = Vec::new();
-        let mut lit: Vec<u8> = Vec::new();
+        if let Some(w) = self.plain_word() {
+            return w;
+        }
+        // Scratch buffers, reused across words (a nested word takes fresh ones).
+        let mut parts: Vec<Part> = std::mem::take(&mut self.parts_buf);
+        parts.clear();
+        let mut lit = LitBuf::default();
         let mut lit_quoted = false;
-        fn flush(parts: &mut Vec<Part>, lit: &mut Vec<u8>, quoted: bool) {
+        let src = self.src;
+        fn flush(parts: &mut Vec<Part>, lit: &mut LitBuf, quoted: bool, src: &[u8]) {
             if !lit.is_empty() {
-                let text = String::from_utf8_lossy(lit).into_owned();
-                lit.clear();
+                let text = lit.take(src);
                 if let Some(Part::Lit { text: t, quoted: q }) = parts.last_mut() {
                     if *q == quoted {
-                        t.push_str(&text);
+                        append_lit(t, text, src);
                         return;
                     }
                 }
                 parts.push(Part::Lit { text, quoted });
             }
         }
+        // Source bytes `$a..$b` (or decoded bytes, `bytes $b`) appended to the literal.
         macro_rules! push_lit {
-            ($bytes:expr, $quoted:expr) => {{
+            ($a:expr, $b:expr, $quoted:expr) => {{
                 if lit_quoted != $quoted {
-                    flush(&mut parts, &mut lit, lit_quoted);
+                    flush(&mut parts, &mut lit, lit_quoted, src);
                     lit_quoted = $quoted;
                 }
-                lit.extend_from_slice($bytes);
+                lit.push_src(src, $a, $b);
+            }};
+            (bytes $bytes:expr, $quoted:expr) => {{
+                if lit_quoted != $quoted {
+                    flush(&mut parts, &mut lit, lit_quoted, src);
+                    lit_quoted = $quoted;
+                }
+                lit.push_other(src, $bytes);
             }};
         }
         while let Some(c) = self.peek(0) {
@@ -42,7 +55,7 @@ impl Lexer<'_> {
                 b' ' | b'\t' | b'\n' | b'\r' | b';' | b'&' | b'|' | b')' => break,
                 b'<' | b'>' => {
                     if self.peek(1) == Some(b'(') {
-                        flush(&mut parts, &mut lit, lit_quoted);
+                        flush(&mut parts, &mut lit, lit_quoted, src);
                         let p = self.process_subst(c == b'>');
                         parts.push(p);
                     } else {
@@ -50,20 +63,18 @@ impl Lexer<'_> {
                     }
                 }
                 b'(' => {
-                    let prev = lit.last().copied();
-                    let so_far = String::from_utf8_lossy(&lit).into_owned();
+                    let prev = lit.last(src);
                     if !lit_quoted && matches!(prev, Some(b'?' | b'*' | b'+' | b'@' | b'!')) {
                         // extglob: consume the balanced group as literal pattern text.
                         let s = self.pos;
                         self.skip_balanced(b'(', b')');
-                        let text = self.src.get(s..self.pos).unwrap_or(b"").to_vec();
-                        push_lit!(&text, false);
+                        push_lit!(s, self.pos, false);
                     } else if !in_array
                         && parts.is_empty()
                         && !lit_quoted
-                        && is_assignment_prefix(&so_far)
+                        && is_assignment_prefix(&String::from_utf8_lossy(lit.bytes(src)))
                     {
-                        flush(&mut parts, &mut lit, lit_quoted);
+                        flush(&mut parts, &mut lit, lit_quoted, src);
                         self.advance(1);
                         self.array_body(&mut parts);
                     } else {
@@ -72,13 +83,15 @@ impl Lexer<'_> {
                 }
                 b'\\' => match self.peek(1) {
                     Some(b'\n') => self.advance(2),
-                    Some(n) => {
+                    Some(_) => {
+                        let p = self.pos;
                         self.advance(2);
-                        push_lit!(&[n], true);
+                        push_lit!(p + 1, p + 2, true);
                     }
                     None => {
+                        let p = self.pos;
                         self.advance(1);
-                        push_lit!(b"\\", false);
+                        push_lit!(p, p + 1, false);
                     }
                 },
                 b'\'' => {
@@ -86,27 +99,22 @@ impl Lexer<'_> {
                     let l = self.line;
                     self.advance(1);
                     let body_start = self.pos;
-                    while let Some(ch) = self.peek(0) {
-                        if ch == b'\'' {
-                            break;
-                        }
-                        self.bump();
-                    }
-                    let body = self.src.get(body_start..self.pos).unwrap_or(b"").to_vec();
+                    self.skip_to(b'\'');
+                    let body_end = self.pos;
                     if self.peek(0).is_none() {
                         self.issue("unterminated single quote", s, l);
                     } else {
                         self.advance(1);
                     }
-                    push_lit!(&body, true);
+                    push_lit!(body_start, body_end, true);
                 }
                 b'"' => {
-                    flush(&mut parts, &mut lit, lit_quoted);
+                    flush(&mut parts, &mut lit, lit_quoted, src);
                     self.advance(1);
                     self.dquote(&mut parts, Some(b'"'));
                 }
                 b'`' => {
-                    flush(&mut parts, &mut lit, lit_quoted);
+                    flush(&mut parts, &mut lit, lit_quoted, src);
                     let p = self.backtick(false);
                     parts.push(p);
                 }
@@ -131,29 +139,77 @@ impl Lexer<'_> {
                         } else {
                             self.advance(1);
                         }
-                        push_lit!(&body, true);
+                        push_lit!(bytes & body, true);
                     } else if self.peek(1) == Some(b'"') {
-                        flush(&mut parts, &mut lit, lit_quoted);
+                        flush(&mut parts, &mut lit, lit_quoted, src);
                         self.advance(2);
                         self.dquote(&mut parts, Some(b'"'));
                     } else {
-                        flush(&mut parts, &mut lit, lit_quoted);
+                        flush(&mut parts, &mut lit, lit_quoted, src);
+                        let d = self.pos;
                         match self.dollar(false) {
                             Some(p) => parts.push(p),
-                            None => push_lit!(b"$", false),
+                            None => push_lit!(d, d + 1, false),
                         }
                     }
                 }
                 _ => {
-                    self.advance(1);
-                    push_lit!(&[c], false);
+                    // A run of ordinary bytes (never a newline) is one literal push.
+                    let p = self.pos;
+                    let run = src
+                        .get(p..)
+                        .unwrap_or(b"")
+                        .iter()
+                        .position(|&b| is_word_special(b))
+                        .unwrap_or(src.len().saturating_sub(p))
+                        .max(1);
+                    self.advance(run);
+                    push_lit!(p, p + run, false);
                 }
             }
         }
-        flush(&mut parts, &mut lit, lit_quoted);
-        let raw =
-            String::from_utf8_lossy(self.src.get(start..self.pos).unwrap_or(b"")).into_owned();
-        Word { parts, raw }
+        flush(&mut parts, &mut lit, lit_quoted, src);
+        let word = Word::new(&mut parts, &self.rc, start, self.pos);
+        self.parts_buf = parts;
+        word
+    }
+
+    /// Fast path for the commonest word: a run of ordinary bytes ended by a plain word
+    /// terminator. The result is what the general loop builds: one unquoted literal.
+    #[inline]
+    fn plain_word(&mut self) -> Option<Word> {
+        let src = self.src;
+        let start = self.pos;
+        let rest = src.get(start..)?;
+        let mut glob = false;
+        let run = rest
+            .iter()
+            .position(|&b| {
+                let class = BYTE_CLASS[usize::from(b)];
+                glob |= class & GLOB != 0;
+                class & SPECIAL != 0
+            })
+            .unwrap_or(rest.len());
+        if run == 0 {
+            return None;
+        }
+        let end = start + run;
+        let terminated = match src.get(end) {
+            None => true,
+            Some(b' ' | b'\t' | b'\n' | b'\r' | b';' | b'&' | b'|' | b')') => true,
+            Some(b'<' | b'>') => src.get(end + 1) != Some(&b'('),
+            Some(_) => false,
+        };
+        if !terminated || !is_boundary(src, start) {
+            return None;
+        }
+        // No newline in the run: the line does not change.
+        self.pos = end;
+        let lit = Part::Lit {
+            text: LitText::Span(start, end),
+            quoted: false,
+        };
+        Some(Word::single(lit, &self.rc, start, end, glob))
     }
 
     /// Array assignment body `(a b c)`: its words become quoted literal parts of the word.
@@ -178,10 +234,10 @@ impl Lexer<'_> {
                         self.advance(1);
                     }
                     parts.push(Part::Lit {
-                        text: " ".to_string(),
+                        text: LitText::Owned(" ".to_string()),
                         quoted: true,
                     });
-                    parts.extend(w.parts);
+                    parts.extend(w.into_parts());
                 }
             }
         }
@@ -191,14 +247,14 @@ impl Lexer<'_> {
     pub(crate) fn dquote(&mut self, parts: &mut Vec<Part>, term: Option<u8>) {
         let s = self.pos;
         let l = self.line;
-        let mut lit: Vec<u8> = Vec::new();
-        let flush = |parts: &mut Vec<Part>, lit: &mut Vec<u8>| {
+        let src = self.src;
+        let mut lit = LitBuf::default();
+        let flush = |parts: &mut Vec<Part>, lit: &mut LitBuf| {
             // Always emit, so an empty "" still counts as a (quoted, empty) part.
             parts.push(Part::Lit {
-                text: String::from_utf8_lossy(lit).into_owned(),
+                text: lit.take(src),
                 quoted: true,
             });
-            lit.clear();
         };
         loop {
             let Some(c) = self.peek(0) else {
@@ -211,33 +267,42 @@ impl Lexer<'_> {
                 self.advance(1);
                 break;
             }
+            let p = self.pos;
             match c {
                 b'\\' => match self.peek(1) {
                     Some(b'\n') => self.advance(2),
-                    Some(n @ (b'$' | b'`' | b'"' | b'\\')) => {
+                    Some(b'$' | b'`' | b'"' | b'\\') => {
                         self.advance(2);
-                        lit.push(n);
+                        lit.push_src(src, p + 1, p + 2);
                     }
                     _ => {
                         self.advance(1);
-                        lit.push(b'\\');
+                        lit.push_src(src, p, p + 1);
                     }
                 },
                 b'$' => {
                     flush(parts, &mut lit);
                     match self.dollar(true) {
-                        Some(p) => parts.push(p),
-                        None => lit.push(b'$'),
+                        Some(part) => parts.push(part),
+                        None => lit.push_src(src, p, p + 1),
                     }
                 }
                 b'`' => {
                     flush(parts, &mut lit);
-                    let p = self.backtick(true);
-                    parts.push(p);
+                    let part = self.backtick(true);
+                    parts.push(part);
                 }
                 _ => {
-                    self.bump();
-                    lit.push(c);
+                    // A run of ordinary bytes is one literal push.
+                    let run = src
+                        .get(p..)
+                        .unwrap_or(b"")
+                        .iter()
+                        .position(|&b| matches!(b, b'\\' | b'$' | b'`') || Some(b) == term)
+                        .unwrap_or(src.len().saturating_sub(p))
+                        .max(1);
+                    self.advance(run);
+                    lit.push_src(src, p, p + run);
                 }
             }
         }
@@ -265,7 +330,7 @@ impl Lexer<'_> {
                 let script = self.nested_script(start);
                 Some(Part::Command {
                     raw: self.raw(start),
-                    script,
+                    script: Box::new(script),
                     quoted,
                     backtick: false,
                 })
@@ -344,7 +409,7 @@ impl Lexer<'_> {
         let script = self.nested_script(start);
         Part::Process {
             raw: self.raw(start),
-            script,
+            script: Box::new(script),
             output,
         }
     }
@@ -443,7 +508,7 @@ impl Lexer<'_> {
         };
         Part::Command {
             raw: self.raw(start),
-            script,
+            script: Box::new(script),
             quoted,
             backtick: true,
         }
@@ -480,4 +545,128 @@ impl Lexer<'_> {
             self.bump();
         }
     }
+}
+
+/// Literal text being collected for one part: while it is one contiguous run of the source
+/// it is only a span (no copy); otherwise its bytes.
+#[derive(Debug, Default)]
+pub(crate) struct LitBuf {
+    /// The literal is `src[a..b]` (and `bytes` is empty).
+    span: Option<(usize, usize)>,
+    bytes: Vec<u8>,
+}
+
+impl LitBuf {
+    fn is_empty(&self) -> bool {
+        self.span.is_none() && self.bytes.is_empty()
+    }
+
+    /// Copy a pending span into `bytes` (the literal stops being one source run).
+    fn materialize(&mut self, src: &[u8]) {
+        if let Some((a, b)) = self.span.take() {
+            self.bytes.extend_from_slice(src.get(a..b).unwrap_or(b""));
+        }
+    }
+
+    /// Append the source bytes `a..b`.
+    fn push_src(&mut self, src: &[u8], a: usize, b: usize) {
+        if a >= b || b > src.len() {
+            return;
+        }
+        match self.span {
+            None if self.bytes.is_empty() => self.span = Some((a, b)),
+            Some((s, e)) if e == a => self.span = Some((s, b)),
+            _ => {
+                self.materialize(src);
+                self.bytes.extend_from_slice(src.get(a..b).unwrap_or(b""));
+            }
+        }
+    }
+
+    /// Append bytes that are not source text (decoded escapes).
+    fn push_other(&mut self, src: &[u8], bytes: &[u8]) {
+        if bytes.is_empty() {
+            return;
+        }
+        self.materialize(src);
+        self.bytes.extend_from_slice(bytes);
+    }
+
+    /// The literal's bytes so far.
+    fn bytes<'a>(&'a self, src: &'a [u8]) -> &'a [u8] {
+        match self.span {
+            Some((a, b)) => src.get(a..b).unwrap_or(b""),
+            None => &self.bytes,
+        }
+    }
+
+    fn last(&self, src: &[u8]) -> Option<u8> {
+        self.bytes(src).last().copied()
+    }
+
+    /// The collected literal; the buffer is left empty.
+    fn take(&mut self, src: &[u8]) -> LitText {
+        if let Some((a, b)) = self.span {
+            if is_boundary(src, a) && is_boundary(src, b) {
+                self.span = None;
+                return LitText::Span(a, b);
+            }
+            self.materialize(src);
+        }
+        let text = match std::str::from_utf8(&self.bytes) {
+            Ok(s) => s.to_owned(),
+            Err(_) => String::from_utf8_lossy(&self.bytes).into_owned(),
+        };
+        self.bytes.clear();
+        LitText::Owned(text)
+    }
+}
+
+/// Is `i` a character boundary of the UTF-8 text `src`?
+fn is_boundary(src: &[u8], i: usize) -> bool {
+    i == src.len() || src.get(i).is_some_and(|&c| (c as i8) >= -0x40)
+}
+
+/// Append literal text `new` to the literal `t` (adjacent spans stay a span).
+fn append_lit(t: &mut LitText, new: LitText, src: &[u8]) {
+    if let (LitText::Span(a, b), LitText::Span(c, d)) = (&*t, &new) {
+        if b == c {
+            *t = LitText::Span(*a, *d);
+            return;
+        }
+    }
+    let text = |l: &LitText| -> String {
+        match l {
+            LitText::Span(a, b) => {
+                String::from_utf8_lossy(src.get(*a..*b).unwrap_or(b"")).into_owned()
+            }
+            LitText::Owned(s) => s.clone(),
+        }
+    };
+    let mut joined = text(t);
+    joined.push_str(&text(&new));
+    *t = LitText::Owned(joined);
+}
+
+/// Byte classes: `SPECIAL` ends a run of ordinary word characters (see [`Lexer::word`]);
+/// `GLOB` may start a glob or brace pattern.
+const SPECIAL: u8 = 1;
+const GLOB: u8 = 2;
+static BYTE_CLASS: [u8; 256] = {
+    let mut t = [0u8; 256];
+    let special = b" \t\n\r;&|()<>\\'\"`$";
+    let mut i = 0;
+    while i < special.len() {
+        t[special[i] as usize] = SPECIAL;
+        i += 1;
+    }
+    t[b'*' as usize] = GLOB;
+    t[b'?' as usize] = GLOB;
+    t[b'[' as usize] = GLOB;
+    t[b'{' as usize] = GLOB;
+    t
+};
+
+fn is_word_special(b: u8) -> bool {
+    BYTE_CLASS[usize::from(b)] & SPECIAL != 0
 }

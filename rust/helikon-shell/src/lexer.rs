@@ -75,7 +75,8 @@ pub struct Redir {
 pub enum TokKind {
     Word(Word),
     Op(Op),
-    Redir(Redir),
+    /// Boxed: a redirection is larger than a word and rarer.
+    Redir(Box<Redir>),
     /// An arithmetic command `((…))`; holds the substitutions inside it.
     Arith(Vec<Script>),
 }
@@ -106,6 +107,7 @@ pub fn parse(src: &str, line: u32, depth: usize) -> Script {
         depth,
         issues: Vec::new(),
         parens: None,
+        parts_buf: Vec::new(),
     };
     let tokens = lx.script(false);
     Script {
@@ -134,6 +136,7 @@ pub fn heredoc_scripts(body: &str, line: u32, depth: usize) -> (Vec<Script>, Vec
         depth,
         issues: Vec::new(),
         parens: None,
+        parts_buf: Vec::new(),
     };
     let mut parts = Vec::new();
     sub.dquote(&mut parts, None);
@@ -148,6 +151,8 @@ pub(crate) struct Lexer<'a> {
     pub(crate) depth: usize,
     pub(crate) issues: Vec<Issue>,
     pub(crate) parens: Option<Vec<usize>>,
+    /// Scratch buffer for [`Lexer::word`].
+    pub(crate) parts_buf: Vec<Part>,
 }
 
 pub(crate) fn is_meta(c: u8) -> bool {
@@ -185,11 +190,20 @@ impl<'a> Lexer<'a> {
     }
 
     pub(crate) fn advance(&mut self, n: usize) {
-        for _ in 0..n {
-            if self.bump().is_none() {
-                break;
-            }
-        }
+        let end = self.pos.saturating_add(n).min(self.src.len());
+        let skipped = self.src.get(self.pos..end).unwrap_or(b"");
+        let newlines = skipped.iter().filter(|&&c| c == b'\n').count();
+        self.line = self
+            .line
+            .saturating_add(u32::try_from(newlines).unwrap_or(u32::MAX));
+        self.pos = end.max(self.pos);
+    }
+
+    /// Move to the next `stop` byte (or the end), counting lines.
+    pub(crate) fn skip_to(&mut self, stop: u8) {
+        let rest = self.src.get(self.pos..).unwrap_or(b"");
+        let n = rest.iter().position(|&c| c == stop).unwrap_or(rest.len());
+        self.advance(n);
     }
 
     pub(crate) fn snippet(&self, start: usize) -> String {
@@ -208,7 +222,13 @@ impl<'a> Lexer<'a> {
 
     /// Lex tokens until the end of input, or (when `in_paren`) the `)` closing a substitution.
     pub(crate) fn script(&mut self, in_paren: bool) -> Vec<Token> {
-        let mut tokens: Vec<Token> = Vec::new();
+        // About one token per four bytes of typical commands; a substitution is usually short.
+        let guess = if in_paren {
+            4
+        } else {
+            (self.src.len().saturating_sub(self.pos) / 4 + 1).min(256)
+        };
+        let mut tokens: Vec<Token> = crate::script::token_vec(guess);
         let mut pending: Vec<PendingDoc> = Vec::new();
         let mut parens = 0usize;
         let mut cases = 0usize;
@@ -274,7 +294,7 @@ impl<'a> Lexer<'a> {
                 b'&' if self.at(b"&>") => {
                     let r = self.redirection(None, &mut pending, tokens.len());
                     tokens.push(Token {
-                        kind: TokKind::Redir(r),
+                        kind: TokKind::Redir(Box::new(r)),
                         start,
                         end: self.pos,
                         line,
@@ -336,7 +356,7 @@ impl<'a> Lexer<'a> {
                 b'<' | b'>' if self.peek(1) != Some(b'(') => {
                     let r = self.redirection(None, &mut pending, tokens.len());
                     tokens.push(Token {
-                        kind: TokKind::Redir(r),
+                        kind: TokKind::Redir(Box::new(r)),
                         start,
                         end: self.pos,
                         line,
@@ -346,7 +366,7 @@ impl<'a> Lexer<'a> {
                     if let Some(fd) = self.fd_prefix() {
                         let r = self.redirection(Some(fd), &mut pending, tokens.len());
                         tokens.push(Token {
-                            kind: TokKind::Redir(r),
+                            kind: TokKind::Redir(Box::new(r)),
                             start,
                             end: self.pos,
                             line,
@@ -364,12 +384,20 @@ impl<'a> Lexer<'a> {
                     } else if cases > 0 && w.is_bare("esac") {
                         cases -= 1;
                     }
-                    cmd_start = [
-                        "if", "then", "else", "elif", "do", "while", "until", "!", "{",
-                    ]
-                    .iter()
-                    .any(|k| w.is_bare(k))
-                        && cmd_start;
+                    cmd_start = cmd_start
+                        && matches!(
+                            w.bare(),
+                            Some(
+                                "if" | "then"
+                                    | "else"
+                                    | "elif"
+                                    | "do"
+                                    | "while"
+                                    | "until"
+                                    | "!"
+                                    | "{"
+                            )
+                        );
                     tokens.push(Token {
                         kind: TokKind::Word(w),
                         start,
@@ -461,7 +489,7 @@ impl<'a> Lexer<'a> {
             RedirOp::Dup => {
                 // `>&word` with a non-numeric word writes to a file (bash: stdout+stderr).
                 if let Some(t) = &target {
-                    let v = t.value().text;
+                    let v = t.text();
                     let is_fd = !v.is_empty()
                         && v.trim_end_matches('-').bytes().all(|c| c.is_ascii_digit());
                     if !is_fd && text == b">&" && fd.is_none() {
@@ -471,7 +499,7 @@ impl<'a> Lexer<'a> {
             }
             RedirOp::HereDoc => {
                 if let Some(t) = &target {
-                    let quoted = t.raw.bytes().any(|c| matches!(c, b'\'' | b'"' | b'\\'));
+                    let quoted = t.raw().bytes().any(|c| matches!(c, b'\'' | b'"' | b'\\'));
                     heredoc = Some(HereDoc {
                         body: String::new(),
                         quoted,
@@ -479,7 +507,7 @@ impl<'a> Lexer<'a> {
                     });
                     pending.push(PendingDoc {
                         token: token_index,
-                        delim: t.value().text.into_bytes(),
+                        delim: t.text().as_bytes().to_vec(),
                         strip_tabs,
                     });
                 }
@@ -522,15 +550,14 @@ impl<'a> Lexer<'a> {
             }
             let body = String::from_utf8_lossy(&body).into_owned();
             if let Some(Token {
-                kind:
-                    TokKind::Redir(Redir {
-                        heredoc: Some(h), ..
-                    }),
+                kind: TokKind::Redir(r),
                 ..
             }) = tokens.get_mut(doc.token)
             {
-                h.line = body_line;
-                h.body = body;
+                if let Some(h) = &mut r.heredoc {
+                    h.line = body_line;
+                    h.body = body;
+                }
             }
         }
     }
@@ -611,7 +638,7 @@ pub(crate) fn harvest(parts: Vec<Part>) -> Vec<Script> {
     let mut out = Vec::new();
     for p in parts {
         match p {
-            Part::Command { script, .. } | Part::Process { script, .. } => out.push(script),
+            Part::Command { script, .. } | Part::Process { script, .. } => out.push(*script),
             Part::Param { nested, .. } | Part::Arith { nested, .. } => out.extend(nested),
             Part::Lit { .. } => {}
         }

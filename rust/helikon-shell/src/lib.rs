@@ -38,11 +38,23 @@
 //! The conformance vectors run as cargo tests (`tests/conformance_*.rs`), as do field cases
 //! BR-17, BR-18 and BR-20 and the adversarial suite in the repository's
 //! `tests/data/bash_adversarial.json` (shared with the Python tests). Property tests check that
-//! arbitrary input never panics and that analysis time stays linear; `fuzz/` has cargo-fuzz
-//! targets for the lexer and the policy.
+//! arbitrary input never panics and that analysis time stays linear; `tests/words.rs` pins word
+//! rendering on quoting edge cases through both result forms; `fuzz/` has cargo-fuzz targets for
+//! the lexer (which also checks that the packed form converts to the same analysis) and the
+//! policy.
 //!
 //! The lexer and walker are hand-written rather than built on a parser crate: they must accept
 //! malformed input, keep going past errors with a partial analysis, and bound recursion.
+//!
+//! # Performance
+//! Analysis is allocation-bound, so the hot paths avoid allocating: a literal that is a run of
+//! the source is kept as a span of it (most words allocate nothing), a word's rendered value is
+//! computed once, plain words take a fast path, the walk keeps every command's words in one
+//! vector, and the analyzer writes every program name, argument and command text into one
+//! buffer ([`analyze_packed`], [`PackedAnalysis`]); [`analyze`] converts that to the owned
+//! [`Analysis`]. Token vectors are recycled per thread (a few, bounded in size). The Python
+//! binding returns the packed form and creates Python objects only for the fields read.
+//! `benches/bench_shell.py` in the repository measures it against bashlex.
 
 mod analyze;
 mod error;
@@ -50,6 +62,7 @@ mod guards;
 mod lex_word;
 mod lexer;
 mod model;
+mod packed;
 mod paths;
 mod policy;
 mod programs;
@@ -58,7 +71,7 @@ mod smuggle;
 mod word;
 mod wrappers;
 
-pub use analyze::analyze;
+pub use analyze::{analyze, analyze_packed};
 pub use error::ShellError;
 pub use guards::{
     is_protected_dotpath, is_protected_system_path, PROTECTED_DOTPATH, PROTECTED_PATH,
@@ -66,6 +79,7 @@ pub use guards::{
 };
 pub use lexer::MAX_DEPTH;
 pub use model::{Analysis, Assignment, BareRedirection, Command, Redirection, Unanalysable, Via};
+pub use packed::{CommandRef, PackedAnalysis, PackedCommand};
 pub use paths::{clean_path, path_rule_matches, PathRule};
 pub use policy::{Action, CommandPolicy, Match, Verdict};
 pub use smuggle::{dangerous_env, git_code_key};

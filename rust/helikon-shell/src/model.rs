@@ -1,22 +1,34 @@
 //! The analysis result: resolved commands, redirections, and what could not be resolved.
 //!
-//! These types serialise to the JSON the Python binding returns (`shell_analyze`).
+//! These are the owned types the policy works on; they serialise to JSON
+//! ([`Analysis::to_json`]). The analyzer itself builds the packed form
+//! ([`crate::PackedAnalysis`]), which the Python binding keeps without converting.
+
+use std::borrow::Cow;
 
 use serde::Serialize;
 
 use crate::lexer::RedirOp;
 
 /// How a command was reached: a wrapper stripped in front of it, or a nesting construct.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// Labels are usually static text, so they are `Cow` to avoid an allocation per use.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum Via {
     /// A wrapper program (`sudo`, `timeout`, `xargs`, …) that runs the command.
-    Wrapper(String),
+    Wrapper(Cow<'static, str>),
     /// A nesting construct (`$(...)`, `bash -c`, `find -exec`, `function f`, …).
-    Nested(String),
+    Nested(Cow<'static, str>),
 }
 
 impl Via {
     pub fn label(&self) -> &str {
+        match self {
+            Via::Wrapper(s) | Via::Nested(s) => s,
+        }
+    }
+
+    /// The label, by value.
+    pub fn into_label(self) -> Cow<'static, str> {
         match self {
             Via::Wrapper(s) | Via::Nested(s) => s,
         }
@@ -88,7 +100,7 @@ impl Command {
     /// Wrapper names the command runs through (its own and its enclosing commands').
     pub fn wrappers(&self) -> impl Iterator<Item = &str> {
         self.via.iter().filter_map(|v| match v {
-            Via::Wrapper(w) => Some(w.as_str()),
+            Via::Wrapper(w) => Some(w.as_ref()),
             Via::Nested(_) => None,
         })
     }

@@ -7,8 +7,11 @@
 //! command text; code that cannot be known statically is recorded as unanalysable.
 
 use crate::analyze::{norm_file, Analyzer, Ctx, Stdin};
-use crate::model::{Command, Redirection, Via};
+use crate::model::{Redirection, Via};
+use crate::packed::NewCommand;
 use crate::smuggle::git_code_key;
+use std::borrow::Cow;
+
 use crate::word::{Part, Word};
 
 /// Shells whose `-c` string, stdin and here-documents are re-entered.
@@ -72,23 +75,52 @@ const EXEC_HINTS: &[&str] = &[
     "`",
 ];
 
-fn t(w: &Word) -> String {
-    w.value().text
+fn t(w: &Word) -> &str {
+    w.text()
 }
 
 fn is_process_subst(w: &Word) -> bool {
-    w.parts.iter().any(|p| matches!(p, Part::Process { .. }))
+    w.parts().iter().any(|p| matches!(p, Part::Process { .. }))
+}
+
+/// A program name lowercased (ASCII) without allocating for the usual short names.
+struct Lower {
+    buf: [u8; 32],
+    len: usize,
+    long: Option<String>,
+}
+
+impl Lower {
+    fn new(name: &str) -> Lower {
+        let mut l = Lower {
+            buf: [0; 32],
+            len: 0,
+            long: None,
+        };
+        match l.buf.get_mut(..name.len()) {
+            Some(dst) => {
+                dst.copy_from_slice(name.as_bytes());
+                dst.make_ascii_lowercase();
+                l.len = name.len();
+            }
+            None => l.long = Some(name.to_ascii_lowercase()),
+        }
+        l
+    }
+
+    fn as_str(&self) -> &str {
+        match &self.long {
+            Some(s) => s,
+            // ASCII lowercasing keeps UTF-8 valid; the fallback is never taken.
+            None => std::str::from_utf8(self.buf.get(..self.len).unwrap_or(&[])).unwrap_or(""),
+        }
+    }
 }
 
 /// Follow what the command at `idx` runs. `words[0]` is its program word. Returns true when
 /// a shell re-entered the command's here-document body.
-pub(crate) fn follow(an: &mut Analyzer, idx: usize, words: &[&Word], ctx: &Ctx) -> bool {
-    let Some(program) = an
-        .out
-        .commands
-        .get(idx)
-        .map(|c| c.program.to_ascii_lowercase())
-    else {
+pub(crate) fn follow(an: &mut Analyzer, idx: usize, words: &[&Word], ctx: &Ctx<'_>) -> bool {
+    let Some(program) = an.out.command(idx).map(|c| Lower::new(c.program())) else {
         return false;
     };
     let args = words.get(1..).unwrap_or(&[]);
@@ -100,7 +132,7 @@ pub(crate) fn follow(an: &mut Analyzer, idx: usize, words: &[&Word], ctx: &Ctx) 
     false
 }
 
-fn other(an: &mut Analyzer, idx: usize, p: &str, args: &[&Word], ctx: &Ctx) {
+fn other(an: &mut Analyzer, idx: usize, p: &str, args: &[&Word], ctx: &Ctx<'_>) {
     if p.starts_with("python") || p.starts_with("pypy") {
         interpreter(an, p, &["-c"], args, ctx);
         return;
@@ -114,11 +146,11 @@ fn other(an: &mut Analyzer, idx: usize, p: &str, args: &[&Word], ctx: &Ctx) {
             if args.is_empty() {
                 return;
             }
-            if args.iter().any(|w| w.value().dynamic) {
-                an.issue("eval of a dynamic string", &ctx.text, ctx.line);
+            if args.iter().any(|w| w.is_dynamic()) {
+                an.issue("eval of a dynamic string", ctx.text, ctx.line);
                 return;
             }
-            let s: Vec<String> = args.iter().map(|w| t(w)).collect();
+            let s: Vec<&str> = args.iter().map(|w| t(w)).collect();
             an.reenter(&s.join(" "), "eval", ctx);
         }
         "source" | "." => {
@@ -127,19 +159,21 @@ fn other(an: &mut Analyzer, idx: usize, p: &str, args: &[&Word], ctx: &Ctx) {
             }
         }
         "trap" => {
-            let texts: Vec<String> = args.iter().map(|w| t(w)).collect();
-            if texts.len() >= 2 && !texts[0].starts_with('-') {
-                if args[0].value().dynamic {
-                    an.issue("trap with a dynamic handler", &ctx.text, ctx.line);
-                } else {
-                    an.reenter(&texts[0], "trap", ctx);
+            if let [handler, _, ..] = args {
+                let h = t(handler);
+                if !h.starts_with('-') {
+                    if handler.is_dynamic() {
+                        an.issue("trap with a dynamic handler", ctx.text, ctx.line);
+                    } else {
+                        an.reenter(h, "trap", ctx);
+                    }
                 }
             }
         }
         "alias" => {
             for w in args {
                 if let Some((_, value)) = t(w).split_once('=') {
-                    an.reenter_word(value, w.value().dynamic, "alias", ctx);
+                    an.reenter_word(value, w.is_dynamic(), "alias", ctx);
                 }
             }
         }
@@ -173,8 +207,8 @@ fn other(an: &mut Analyzer, idx: usize, p: &str, args: &[&Word], ctx: &Ctx) {
                     "-F",
                 ],
             ) {
-                let v = v.strip_prefix("exec=").unwrap_or(&v).to_string();
-                an.reenter_word(&v, dynamic, "tar option", ctx);
+                let v = v.strip_prefix("exec=").unwrap_or(v);
+                an.reenter_word(v, dynamic, "tar option", ctx);
             }
         }
         "ssh" | "scp" | "sftp" => {
@@ -195,21 +229,21 @@ fn other(an: &mut Analyzer, idx: usize, p: &str, args: &[&Word], ctx: &Ctx) {
         }
         "rsync" => {
             for (v, dynamic) in option_values(args, &["-e", "--rsh"]) {
-                an.reenter_word(&v, dynamic, "rsync -e", ctx);
+                an.reenter_word(v, dynamic, "rsync -e", ctx);
             }
         }
         "zip" => {
             for (v, dynamic) in option_values(args, &["-TT", "--unzip-command"]) {
-                an.reenter_word(&v, dynamic, "zip -TT", ctx);
+                an.reenter_word(v, dynamic, "zip -TT", ctx);
             }
         }
         "sed" | "gsed" if sed_scripts(args).iter().any(|s| sed_executes(s)) => {
-            an.issue("sed script runs commands (e)", &ctx.text, ctx.line);
+            an.issue("sed script runs commands (e)", ctx.text, ctx.line);
         }
         "awk" | "gawk" | "mawk" | "nawk" => {
             if let Some(prog) = awk_program(args) {
-                if awk_executes(&prog) {
-                    an.issue("awk program runs commands", &ctx.text, ctx.line);
+                if awk_executes(prog) {
+                    an.issue("awk program runs commands", ctx.text, ctx.line);
                 }
             }
         }
@@ -218,7 +252,7 @@ fn other(an: &mut Analyzer, idx: usize, p: &str, args: &[&Word], ctx: &Ctx) {
 }
 
 /// Values of the listed options: `-o V`, `-oV` (short), `--opt=V`, `--opt V`.
-pub(crate) fn option_values(args: &[&Word], names: &[&str]) -> Vec<(String, bool)> {
+pub(crate) fn option_values<'a>(args: &[&'a Word], names: &[&str]) -> Vec<(&'a str, bool)> {
     let mut out = Vec::new();
     let mut i = 0;
     while let Some(w) = args.get(i) {
@@ -229,19 +263,19 @@ pub(crate) fn option_values(args: &[&Word], names: &[&str]) -> Vec<(String, bool
         for n in names {
             if s == *n {
                 if let Some(v) = args.get(i + 1) {
-                    out.push((t(v), v.value().dynamic));
+                    out.push((t(v), v.is_dynamic()));
                     i += 1;
                 }
                 break;
             }
             if n.starts_with("--") {
-                if let Some(v) = s.strip_prefix(&format!("{n}=")) {
-                    out.push((v.to_string(), w.value().dynamic));
+                if let Some(v) = s.strip_prefix(n).and_then(|r| r.strip_prefix('=')) {
+                    out.push((v, w.is_dynamic()));
                     break;
                 }
             } else if let Some(v) = s.strip_prefix(n) {
                 if !v.is_empty() {
-                    out.push((v.to_string(), w.value().dynamic));
+                    out.push((v, w.is_dynamic()));
                     break;
                 }
             }
@@ -251,23 +285,23 @@ pub(crate) fn option_values(args: &[&Word], names: &[&str]) -> Vec<(String, bool
     out
 }
 
-fn script_file(an: &mut Analyzer, f: &Word, ctx: &Ctx) {
+fn script_file(an: &mut Analyzer, f: &Word, ctx: &Ctx<'_>) {
     if is_process_subst(f) {
-        an.issue("runs code from a process substitution", &f.raw, ctx.line);
-    } else if an.written.contains(&norm_file(&t(f))) {
+        an.issue("runs code from a process substitution", f.raw(), ctx.line);
+    } else if an.written.iter().any(|w| w == norm_file(t(f))) {
         an.issue(
             "runs a file written earlier in the same command",
-            &f.raw,
+            f.raw(),
             ctx.line,
         );
     }
 }
 
-fn shell(an: &mut Analyzer, name: &str, args: &[&Word], ctx: &Ctx) -> bool {
+fn shell(an: &mut Analyzer, name: &str, args: &[&Word], ctx: &Ctx<'_>) -> bool {
     let mut i = 0;
     let mut c_seen = false;
     let mut stdin_mode = false;
-    let mut extra: Option<(String, bool)> = None;
+    let mut extra: Option<(&str, bool)> = None;
     while let Some(w) = args.get(i) {
         let s = t(w);
         if s == "--" || s == "-" {
@@ -290,7 +324,7 @@ fn shell(an: &mut Analyzer, name: &str, args: &[&Word], ctx: &Ctx) -> bool {
                 if let Some(rest) = s.strip_prefix("-c") {
                     let bundle = rest.bytes().all(|b| b.is_ascii_alphabetic());
                     if !rest.is_empty() && (!bundle || args.get(i + 1).is_none()) {
-                        extra = Some((rest.to_string(), w.value().dynamic));
+                        extra = Some((rest, w.is_dynamic()));
                     }
                 }
             }
@@ -305,17 +339,21 @@ fn shell(an: &mut Analyzer, name: &str, args: &[&Word], ctx: &Ctx) -> bool {
         }
         break;
     }
-    let label = format!("{name} -c");
+    let label = || format!("{name} -c");
     if let Some((x, dynamic)) = extra {
-        an.reenter_word(&x, dynamic, &label, ctx);
+        an.reenter_word(x, dynamic, label(), ctx);
     }
     let rest = args.get(i..).unwrap_or(&[]);
     if c_seen {
         if let Some(payload) = rest.first() {
-            if payload.value().dynamic {
-                an.issue("shell command string is not static", &payload.raw, ctx.line);
+            if payload.is_dynamic() {
+                an.issue(
+                    "shell command string is not static",
+                    payload.raw(),
+                    ctx.line,
+                );
             } else {
-                an.reenter(&t(payload), &label, ctx);
+                an.reenter(t(payload), label(), ctx);
             }
         }
         return false;
@@ -328,20 +366,20 @@ fn shell(an: &mut Analyzer, name: &str, args: &[&Word], ctx: &Ctx) -> bool {
     }
     match &ctx.stdin {
         Stdin::HereDoc(body) => {
-            an.reenter(body, &format!("{name} <<heredoc"), ctx);
+            an.reenter(body, format!("{name} <<heredoc"), ctx);
             return true;
         }
         Stdin::HereString { text, dynamic } => {
             if *dynamic {
                 an.issue("shell reads a dynamic here-string", text, ctx.line);
             } else {
-                an.reenter(text, &format!("{name} <<<"), ctx);
+                an.reenter(text, format!("{name} <<<"), ctx);
             }
         }
-        Stdin::Pipe => an.issue("shell reads commands from a pipe", &ctx.text, ctx.line),
+        Stdin::Pipe => an.issue("shell reads commands from a pipe", ctx.text, ctx.line),
         Stdin::Process => an.issue(
             "shell reads commands from a process substitution",
-            &ctx.text,
+            ctx.text,
             ctx.line,
         ),
         Stdin::File | Stdin::Terminal => {}
@@ -351,16 +389,36 @@ fn shell(an: &mut Analyzer, name: &str, args: &[&Word], ctx: &Ctx) -> bool {
 
 fn has_exec_hint(code: &str) -> bool {
     let lower = code.to_ascii_lowercase();
+    let b = lower.as_bytes();
     EXEC_HINTS.iter().any(|h| {
-        lower.match_indices(h).any(|(i, _)| {
-            i == 0 || !lower.as_bytes()[i - 1].is_ascii_alphanumeric() || h.starts_with('`')
-        })
+        let h = h.as_bytes();
+        let Some(&first) = h.first() else {
+            return false;
+        };
+        // Leftmost non-overlapping occurrences (as `str::match_indices`), found by their
+        // first byte: cheaper than a substring searcher for these short texts.
+        let mut i = 0;
+        while let Some(p) = b.get(i..).and_then(|r| r.iter().position(|&c| c == first)) {
+            let at = i + p;
+            if b.get(at..).is_some_and(|r| r.starts_with(h)) {
+                let boundary = at == 0
+                    || !b.get(at - 1).is_some_and(|c| c.is_ascii_alphanumeric())
+                    || first == b'`';
+                if boundary {
+                    return true;
+                }
+                i = at + h.len();
+            } else {
+                i = at + 1;
+            }
+        }
+        false
     })
 }
 
-fn interpreter(an: &mut Analyzer, name: &str, code_opts: &[&str], args: &[&Word], ctx: &Ctx) {
+fn interpreter(an: &mut Analyzer, name: &str, code_opts: &[&str], args: &[&Word], ctx: &Ctx<'_>) {
     let mut i = 0;
-    let mut code: Option<(String, bool)> = None;
+    let mut code: Option<(&str, bool)> = None;
     let mut script = false;
     while let Some(w) = args.get(i) {
         let s = t(w);
@@ -377,11 +435,11 @@ fn interpreter(an: &mut Analyzer, name: &str, code_opts: &[&str], args: &[&Word]
         });
         if let Some(o) = matched {
             if o.contains("encoded") || *o == "-ec" {
-                an.issue("encoded interpreter command", &ctx.text, ctx.line);
+                an.issue("encoded interpreter command", ctx.text, ctx.line);
                 return;
             }
             if let Some(v) = args.get(i + 1) {
-                code = Some((t(v), v.value().dynamic));
+                code = Some((t(v), v.is_dynamic()));
             }
             break;
         }
@@ -389,7 +447,7 @@ fn interpreter(an: &mut Analyzer, name: &str, code_opts: &[&str], args: &[&Word]
             .iter()
             .find(|o| o.len() == 2 && s.starts_with(**o) && s.len() > 2)
         {
-            code = Some((s[o.len()..].to_string(), w.value().dynamic));
+            code = Some((s.get(o.len()..).unwrap_or(""), w.is_dynamic()));
             break;
         }
         if name.starts_with("python") && (s == "-m" || s.starts_with("-m")) {
@@ -403,12 +461,8 @@ fn interpreter(an: &mut Analyzer, name: &str, code_opts: &[&str], args: &[&Word]
         i += 1;
     }
     if let Some((c, dynamic)) = code {
-        if dynamic || has_exec_hint(&c) {
-            an.issue(
-                &format!("inline {name} code can run programs"),
-                &c,
-                ctx.line,
-            );
+        if dynamic || has_exec_hint(c) {
+            an.issue(&format!("inline {name} code can run programs"), c, ctx.line);
         }
         return;
     }
@@ -421,7 +475,7 @@ fn interpreter(an: &mut Analyzer, name: &str, code_opts: &[&str], args: &[&Word]
     match &ctx.stdin {
         Stdin::Pipe | Stdin::Process => an.issue(
             &format!("{name} reads code from a pipe"),
-            &ctx.text,
+            ctx.text,
             ctx.line,
         ),
         Stdin::HereDoc(body) if has_exec_hint(body) => an.issue(
@@ -438,16 +492,16 @@ fn interpreter(an: &mut Analyzer, name: &str, code_opts: &[&str], args: &[&Word]
     }
 }
 
-fn find(an: &mut Analyzer, idx: usize, args: &[&Word], ctx: &Ctx) {
-    let paths: Vec<String> = args
-        .iter()
-        .map(|w| t(w))
-        .take_while(|s| !(s.starts_with('-') || s == "(" || s == "!" || s == ")" || s == ","))
-        .collect();
+fn find(an: &mut Analyzer, idx: usize, args: &[&Word], ctx: &Ctx<'_>) {
+    let paths = || {
+        args.iter()
+            .map(|w| t(w))
+            .take_while(|s| !(s.starts_with('-') || matches!(*s, "(" | "!" | ")" | ",")))
+    };
     let mut j = 0;
     while let Some(w) = args.get(j) {
         let s = t(w);
-        match s.as_str() {
+        match s {
             "-exec" | "-execdir" | "-ok" | "-okdir" => {
                 let start = j + 1;
                 let mut k = start;
@@ -460,7 +514,13 @@ fn find(an: &mut Analyzer, idx: usize, args: &[&Word], ctx: &Ctx) {
                 }
                 let sub = args.get(start..k).unwrap_or(&[]);
                 if !sub.is_empty() {
-                    let mut c = ctx.with_via(Via::Nested(format!("find {s}")));
+                    let label = match s {
+                        "-exec" => "find -exec",
+                        "-execdir" => "find -execdir",
+                        "-ok" => "find -ok",
+                        _ => "find -okdir",
+                    };
+                    let mut c = ctx.with_via(Via::Nested(Cow::Borrowed(label)));
                     c.redirections.clear();
                     c.stdin = Stdin::Terminal;
                     c.replace = Some("{}".into());
@@ -470,28 +530,28 @@ fn find(an: &mut Analyzer, idx: usize, args: &[&Word], ctx: &Ctx) {
                 continue;
             }
             "-delete" => {
-                let mut argv = vec!["rm".to_string(), "-r".to_string(), "-f".to_string()];
-                if paths.is_empty() {
-                    argv.push(".".into());
-                } else {
-                    argv.extend(paths.iter().cloned());
+                let mut argv = vec!["rm", "-r", "-f"];
+                argv.extend(paths());
+                if argv.len() == 3 {
+                    argv.push(".");
                 }
-                let via = ctx.with_via(Via::Nested("find -delete".into())).via;
-                an.out.commands.push(Command {
-                    program: "rm".into(),
-                    argv,
+                let mut via = ctx.via.clone();
+                via.push(Via::Nested(Cow::Borrowed("find -delete")));
+                an.out.push_command(NewCommand {
+                    program: "rm",
+                    argv: argv.into_iter(),
+                    text: ctx.text,
                     redirections: Vec::new(),
                     line: ctx.line,
                     via,
-                    text: ctx.text.clone(),
                     env: ctx.env.clone(),
                 });
             }
             "-fprint" | "-fprint0" | "-fls" | "-fprintf" => {
-                if let (Some(target), Some(cmd)) = (args.get(j + 1), an.out.commands.get_mut(idx)) {
+                if let (Some(target), Some(cmd)) = (args.get(j + 1), an.out.command_mut(idx)) {
                     cmd.redirections.push(Redirection {
                         op: "out",
-                        target: t(target),
+                        target: t(target).to_string(),
                         fd: None,
                     });
                 }
@@ -502,14 +562,14 @@ fn find(an: &mut Analyzer, idx: usize, args: &[&Word], ctx: &Ctx) {
     }
 }
 
-fn git(an: &mut Analyzer, args: &[&Word], ctx: &Ctx) {
+fn git(an: &mut Analyzer, args: &[&Word], ctx: &Ctx<'_>) {
     let mut i = 0;
     let config = |an: &mut Analyzer, kv: &str, dynamic: bool| {
         if let Some((k, v)) = kv.split_once('=') {
             let key = k.to_ascii_lowercase();
             if git_code_key(&key) && !is_bool_word(v) {
                 let code = v.strip_prefix('!').unwrap_or(v);
-                an.reenter_word(code, dynamic, &format!("git {key}"), ctx);
+                an.reenter_word(code, dynamic, format!("git {key}"), ctx);
             }
         }
     };
@@ -518,7 +578,7 @@ fn git(an: &mut Analyzer, args: &[&Word], ctx: &Ctx) {
         let s = t(w);
         if s == "-c" {
             if let Some(kv) = args.get(i + 1) {
-                config(an, &t(kv), kv.value().dynamic);
+                config(an, t(kv), kv.is_dynamic());
             }
             i += 2;
             continue;
@@ -530,7 +590,7 @@ fn git(an: &mut Analyzer, args: &[&Word], ctx: &Ctx) {
             {
                 an.issue(
                     "git --config-env takes code from the environment",
-                    &s,
+                    s,
                     ctx.line,
                 );
             }
@@ -538,7 +598,7 @@ fn git(an: &mut Analyzer, args: &[&Word], ctx: &Ctx) {
             continue;
         }
         if matches!(
-            s.as_str(),
+            s,
             "-C" | "--git-dir" | "--work-tree" | "--namespace" | "--exec-path" | "--super-prefix"
         ) {
             i += 2;
@@ -554,13 +614,15 @@ fn git(an: &mut Analyzer, args: &[&Word], ctx: &Ctx) {
         return;
     };
     let rest = args.get(i + 1..).unwrap_or(&[]);
-    let texts: Vec<String> = rest.iter().map(|w| t(w)).collect();
-    for (v, dynamic) in option_values(rest, &["--upload-pack", "--receive-pack", "--exec", "-u"]) {
-        if matches!(
-            sub.as_str(),
-            "clone" | "fetch" | "pull" | "push" | "ls-remote" | "archive"
-        ) {
-            an.reenter_word(&v, dynamic, "git transport command", ctx);
+    let texts: Vec<&str> = rest.iter().map(|w| t(w)).collect();
+    if matches!(
+        sub,
+        "clone" | "fetch" | "pull" | "push" | "ls-remote" | "archive"
+    ) {
+        for (v, dynamic) in
+            option_values(rest, &["--upload-pack", "--receive-pack", "--exec", "-u"])
+        {
+            an.reenter_word(v, dynamic, "git transport command", ctx);
         }
     }
     for s in &texts {
@@ -568,32 +630,36 @@ fn git(an: &mut Analyzer, args: &[&Word], ctx: &Ctx) {
             an.reenter_word(&cmd.replace("% ", " "), s.contains('$'), "git ext::", ctx);
         }
     }
-    match sub.as_str() {
+    match sub {
         "clone" => {
             for (v, dynamic) in option_values(rest, &["-c", "--config"]) {
-                config(an, &v, dynamic);
+                config(an, v, dynamic);
             }
         }
         "config" => {
-            let ops: Vec<&String> = texts.iter().filter(|s| !s.starts_with('-')).collect();
+            let ops: Vec<&str> = texts
+                .iter()
+                .copied()
+                .filter(|s| !s.starts_with('-'))
+                .collect();
             if let [k, v, ..] = ops.as_slice() {
-                let dynamic = rest.iter().any(|w| w.value().dynamic);
+                let dynamic = rest.iter().any(|w| w.is_dynamic());
                 config(an, &format!("{k}={v}"), dynamic);
             }
         }
         "grep" => {
             for (v, dynamic) in option_values(rest, &["-O", "--open-files-in-pager"]) {
-                an.reenter_word(&v, dynamic, "git grep -O", ctx);
+                an.reenter_word(v, dynamic, "git grep -O", ctx);
             }
         }
         "rebase" => {
             for (v, dynamic) in option_values(rest, &["--exec", "-x"]) {
-                an.reenter_word(&v, dynamic, "git rebase --exec", ctx);
+                an.reenter_word(v, dynamic, "git rebase --exec", ctx);
             }
         }
         "difftool" | "mergetool" => {
             for (v, dynamic) in option_values(rest, &["-x", "--extcmd"]) {
-                an.reenter_word(&v, dynamic, "git difftool -x", ctx);
+                an.reenter_word(v, dynamic, "git difftool -x", ctx);
             }
         }
         "filter-branch" => {
@@ -609,24 +675,26 @@ fn git(an: &mut Analyzer, args: &[&Word], ctx: &Ctx) {
                     "--tag-name-filter",
                 ],
             ) {
-                an.reenter_word(&v, dynamic, "git filter-branch", ctx);
+                an.reenter_word(v, dynamic, "git filter-branch", ctx);
             }
         }
         "submodule" => {
-            if let Some(pos) = texts.iter().position(|s| s == "foreach") {
-                let cmd: Vec<&String> = texts[pos + 1..]
+            if let Some(pos) = texts.iter().position(|s| *s == "foreach") {
+                let cmd: Vec<&str> = texts
+                    .get(pos + 1..)
+                    .unwrap_or(&[])
                     .iter()
+                    .copied()
                     .skip_while(|s| s.starts_with('-'))
                     .collect();
                 if !cmd.is_empty() {
-                    let joined: Vec<&str> = cmd.iter().map(|s| s.as_str()).collect();
-                    let dynamic = rest.iter().any(|w| w.value().dynamic);
-                    an.reenter_word(&joined.join(" "), dynamic, "git submodule foreach", ctx);
+                    let dynamic = rest.iter().any(|w| w.is_dynamic());
+                    an.reenter_word(&cmd.join(" "), dynamic, "git submodule foreach", ctx);
                 }
             }
         }
-        "bisect" if texts.first().is_some_and(|s| s == "run") => {
-            let c = ctx.with_via(Via::Nested("git bisect run".into()));
+        "bisect" if texts.first().is_some_and(|s| *s == "run") => {
+            let c = ctx.with_via(Via::Nested(Cow::Borrowed("git bisect run")));
             an.resolve(rest.get(1..).unwrap_or(&[]), c);
         }
         _ => {}
@@ -640,8 +708,8 @@ fn is_bool_word(v: &str) -> bool {
     )
 }
 
-fn sed_scripts(args: &[&Word]) -> Vec<String> {
-    let mut scripts: Vec<String> = option_values(args, &["-e", "--expression"])
+fn sed_scripts<'a>(args: &[&'a Word]) -> Vec<&'a str> {
+    let mut scripts: Vec<&str> = option_values(args, &["-e", "--expression"])
         .into_iter()
         .map(|(v, _)| v)
         .collect();
@@ -686,7 +754,7 @@ pub(crate) fn sed_executes(script: &str) -> bool {
     false
 }
 
-fn awk_program(args: &[&Word]) -> Option<String> {
+fn awk_program<'a>(args: &[&'a Word]) -> Option<&'a str> {
     let mut i = 0;
     while let Some(w) = args.get(i) {
         let s = t(w);

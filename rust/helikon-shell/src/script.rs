@@ -7,6 +7,9 @@
 //! contains. Words outside command position (loop lists, case subjects and patterns, `[[ ]]`
 //! operands) are reported as `loose` so their substitutions are still analysed.
 
+use std::borrow::Cow;
+use std::cell::Cell;
+use std::ops::Range;
 use std::rc::Rc;
 
 use crate::lexer::{Issue, Op, Redir, TokKind, Token};
@@ -30,24 +33,78 @@ impl Script {
     }
 }
 
-/// One simple command as written (before wrapper stripping).
+impl Drop for Script {
+    fn drop(&mut self) {
+        recycle_tokens(std::mem::take(&mut self.tokens));
+    }
+}
+
+// Token vectors are large (a token is a few hundred bytes) and the allocator serves large
+// blocks slowly, so the vectors of dropped scripts are kept per thread for the next lexing
+// (at most `SPARE_COUNT` vectors of at most `SPARE_TOKENS` tokens each).
+thread_local! {
+    static SPARE: Cell<Vec<Vec<Token>>> = const { Cell::new(Vec::new()) };
+}
+const SPARE_COUNT: usize = 8;
+const SPARE_TOKENS: usize = 256;
+
+/// An empty token vector with room for about `guess` tokens (a recycled one if available).
+pub(crate) fn token_vec(guess: usize) -> Vec<Token> {
+    let spare = SPARE
+        .try_with(|s| {
+            let mut pool = s.take();
+            let v = pool.pop();
+            s.set(pool);
+            v
+        })
+        .ok()
+        .flatten();
+    match spare {
+        Some(mut v) => {
+            v.reserve(guess);
+            v
+        }
+        None => Vec::with_capacity(guess),
+    }
+}
+
+fn recycle_tokens(mut tokens: Vec<Token>) {
+    // Dropping the tokens may recycle nested scripts' vectors first; the pool is not held
+    // while that happens.
+    tokens.clear();
+    if tokens.capacity() == 0 || tokens.capacity() > SPARE_TOKENS {
+        return;
+    }
+    let _ = SPARE.try_with(|s| {
+        let mut pool = s.take();
+        if pool.len() < SPARE_COUNT {
+            pool.push(tokens);
+        }
+        s.set(pool);
+    });
+}
+
+/// One simple command as written (before wrapper stripping). Its assignment and command
+/// words are runs of [`Walk::words`] (see [`Walk::assigns_of`], [`Walk::words_of`]).
 #[derive(Debug, Clone)]
 pub struct SimpleCmd<'s> {
-    pub assigns: Vec<&'s Word>,
-    pub words: Vec<&'s Word>,
+    assigns: Range<usize>,
+    words: Range<usize>,
     pub redirs: Vec<&'s Redir>,
     pub line: u32,
-    pub text: String,
+    pub text: &'s str,
     /// Its standard input is a pipe from the previous command.
     pub piped_in: bool,
     /// Enclosing constructs, outermost first (`(...)`, `{...}`, `function f`).
-    pub labels: Vec<String>,
+    pub labels: Vec<Cow<'static, str>>,
 }
 
 /// The result of walking a script.
 #[derive(Debug, Default)]
 pub struct Walk<'s> {
     pub cmds: Vec<SimpleCmd<'s>>,
+    /// The assignment and command words of every command (one allocation for all).
+    pub words: Vec<&'s Word>,
     /// Words not in command position whose substitutions still run.
     pub loose: Vec<&'s Word>,
     /// Arithmetic commands' nested scripts.
@@ -69,7 +126,7 @@ enum Kind {
 struct Frame {
     kind: Kind,
     start: usize,
-    label: Option<String>,
+    label: Option<Cow<'static, str>>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -82,10 +139,13 @@ enum Mode {
     FuncName,
 }
 
+/// The command being built; its words are the last `assigns + words` entries of
+/// [`Walk::words`], starting at `base`.
 #[derive(Default)]
 struct Builder<'s> {
-    assigns: Vec<&'s Word>,
-    words: Vec<&'s Word>,
+    base: usize,
+    assigns: usize,
+    words: usize,
     redirs: Vec<&'s Redir>,
     first: Option<(usize, u32)>,
     last: usize,
@@ -93,7 +153,19 @@ struct Builder<'s> {
 
 impl<'s> Builder<'s> {
     fn is_empty(&self) -> bool {
-        self.assigns.is_empty() && self.words.is_empty() && self.redirs.is_empty()
+        self.assigns == 0 && self.words == 0 && self.redirs.is_empty()
+    }
+
+    fn push_word(&mut self, arena: &mut Vec<&'s Word>, w: &'s Word, assign: bool) {
+        if self.assigns == 0 && self.words == 0 {
+            self.base = arena.len();
+        }
+        arena.push(w);
+        if assign {
+            self.assigns += 1;
+        } else {
+            self.words += 1;
+        }
     }
     fn touch(&mut self, tok: &Token) {
         if self.first.is_none() {
@@ -103,17 +175,29 @@ impl<'s> Builder<'s> {
     }
 }
 
+impl<'s> Walk<'s> {
+    /// The assignment words before a command's program.
+    pub fn assigns_of(&self, c: &SimpleCmd<'s>) -> &[&'s Word] {
+        self.words.get(c.assigns.clone()).unwrap_or(&[])
+    }
+
+    /// A command's words (program and arguments).
+    pub fn words_of(&self, c: &SimpleCmd<'s>) -> &[&'s Word] {
+        self.words.get(c.words.clone()).unwrap_or(&[])
+    }
+}
+
 /// Is the word an assignment (`NAME=…`, `NAME+=…`, `NAME[…]=…`)?
 pub fn is_assignment(w: &Word) -> bool {
     use crate::word::Part;
     let Some(Part::Lit {
         text,
         quoted: false,
-    }) = w.parts.first()
+    }) = w.parts().first()
     else {
         return false;
     };
-    let b = text.as_bytes();
+    let b = w.lit(text).as_bytes();
     if b.is_empty() || !(b[0].is_ascii_alphabetic() || b[0] == b'_') {
         return false;
     }
@@ -126,8 +210,8 @@ pub fn is_assignment(w: &Word) -> bool {
         Some(b'+') => b.get(name_len + 1) == Some(&b'='),
         Some(b'[') => {
             // The subscript may contain substitutions; look at the rendered text.
-            let v = w.value().text;
-            v.find("]=").is_some() || v.find("]+=").is_some()
+            let v = w.text();
+            v.contains("]=") || v.contains("]+=")
         }
         _ => false,
     }
@@ -138,13 +222,16 @@ const OPENERS: [&str; 5] = ["if", "while", "until", "for", "select"];
 impl Script {
     /// Walk the tokens into simple commands (see the module docs).
     pub fn walk(&self) -> Walk<'_> {
-        let mut out = Walk::default();
+        let mut out = Walk {
+            words: Vec::with_capacity(self.tokens.len()),
+            ..Walk::default()
+        };
         let mut stack: Vec<Frame> = Vec::new();
         let mut mode = Mode::Cmd;
         let mut cur = Builder::default();
         let mut piped = false;
         let mut closed: Option<usize> = None;
-        let mut pending_func: Option<String> = None;
+        let mut pending_func: Option<Cow<'static, str>> = None;
         let toks = &self.tokens;
         let mut i = 0;
         while i < toks.len() {
@@ -187,7 +274,7 @@ impl Script {
                             continue;
                         }
                         Mode::FuncName => {
-                            pending_func = Some(format!("function {}", w.value().text));
+                            pending_func = Some(format!("function {}", w.text()).into());
                             mode = Mode::Cmd;
                             // `function f ()`: skip the optional parentheses.
                             if matches!(toks.get(i).map(|t| &t.kind), Some(TokKind::Op(Op::LParen)))
@@ -203,12 +290,13 @@ impl Script {
                         Mode::Cmd => {}
                     }
                     if cur.is_empty() {
-                        let reserved = |k: &str| w.is_bare(k);
+                        let bare = w.bare();
+                        let reserved = |k: &str| bare == Some(k);
                         if reserved("{") {
                             stack.push(Frame {
                                 kind: Kind::Group,
                                 start: out.cmds.len(),
-                                label: pending_func.take().or(Some("{...}".into())),
+                                label: pending_func.take().or(Some(Cow::Borrowed("{...}"))),
                             });
                             closed = None;
                             continue;
@@ -274,11 +362,8 @@ impl Script {
                         closed = None;
                     }
                     cur.touch(tok);
-                    if cur.words.is_empty() && is_assignment(w) {
-                        cur.assigns.push(w);
-                    } else {
-                        cur.words.push(w);
-                    }
+                    let assign = cur.words == 0 && is_assignment(w);
+                    cur.push_word(&mut out.words, w, assign);
                 }
                 TokKind::Redir(r) => {
                     if mode == Mode::Cond {
@@ -312,12 +397,13 @@ impl Script {
                     // `name ()` starts a function definition.
                     if *op == Op::LParen
                         && mode == Mode::Cmd
-                        && cur.words.len() == 1
-                        && cur.assigns.is_empty()
+                        && cur.words == 1
+                        && cur.assigns == 0
                         && cur.redirs.is_empty()
                         && matches!(toks.get(i).map(|t| &t.kind), Some(TokKind::Op(Op::RParen)))
                     {
-                        pending_func = Some(format!("function {}", cur.words[0].value().text));
+                        let name = out.words.get(cur.base).map_or("", |w| w.text());
+                        pending_func = Some(format!("function {name}").into());
                         cur = Builder::default();
                         i += 1;
                         continue;
@@ -332,7 +418,7 @@ impl Script {
                             stack.push(Frame {
                                 kind: Kind::Subshell,
                                 start: out.cmds.len(),
-                                label: pending_func.take().or(Some("(...)".into())),
+                                label: pending_func.take().or(Some(Cow::Borrowed("(...)"))),
                             });
                             closed = None;
                         }
@@ -379,21 +465,16 @@ impl Script {
         }
         let b = std::mem::take(cur);
         let (start, line) = b.first.unwrap_or((0, 1));
-        if b.words.is_empty() && b.assigns.is_empty() {
+        if b.words == 0 && b.assigns == 0 {
             for r in b.redirs {
                 out.bare_redirs.push((r, line));
             }
             return;
         }
-        let text = self
-            .src
-            .get(start..b.last.max(start))
-            .unwrap_or("")
-            .trim()
-            .to_string();
+        let text = self.src.get(start..b.last.max(start)).unwrap_or("").trim();
         out.cmds.push(SimpleCmd {
-            assigns: b.assigns,
-            words: b.words,
+            assigns: b.base..b.base + b.assigns,
+            words: b.base + b.assigns..b.base + b.assigns + b.words,
             redirs: b.redirs,
             line,
             text,
@@ -404,7 +485,11 @@ impl Script {
 
     /// The top-level simple commands' source texts (the reference "segments").
     pub fn segments(&self) -> Vec<String> {
-        self.walk().cmds.into_iter().map(|c| c.text).collect()
+        self.walk()
+            .cmds
+            .into_iter()
+            .map(|c| c.text.to_string())
+            .collect()
     }
 }
 

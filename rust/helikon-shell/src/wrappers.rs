@@ -73,25 +73,39 @@ const SYSTEMD_RUN_LONG: &[&str] = &[
     "--on-calendar",
 ];
 
+/// Sorted by name; [`lookup`] maps a name to its index.
 static SPECS: &[Spec] = &[
+    spec("builtin", "", &[], 0, false, Kind::Plain),
+    spec("busybox", "", &[], 0, false, Kind::Plain),
+    spec("caffeinate", "tw", &[], 0, false, Kind::Plain),
+    spec("catchsegv", "", &[], 0, false, Kind::Plain),
     spec(
-        "timeout",
-        "sk",
-        &["--signal", "--kill-after"],
+        "chroot",
+        "",
+        &["--userspec", "--groups"],
         1,
-        false,
+        true,
         Kind::Plain,
     ),
-    spec("nice", "n", &["--adjustment"], 0, false, Kind::Plain),
-    spec("nohup", "", &[], 0, false, Kind::Plain),
     spec(
-        "stdbuf",
-        "ioe",
-        &["--input", "--output", "--error"],
+        "chrt",
+        "TPD",
+        &["--sched-runtime", "--sched-period", "--sched-deadline"],
+        1,
+        false,
+        Kind::PidMode,
+    ),
+    spec("command", "", &[], 0, false, Kind::Command),
+    spec("coproc", "", &[], 0, false, Kind::Plain),
+    spec(
+        "dbus-run-session",
+        "",
+        &["--config-file", "--dbus-daemon"],
         0,
         false,
         Kind::Plain,
     ),
+    spec("doas", "uC", &[], 0, true, Kind::Sudo),
     spec(
         "env",
         "uCS",
@@ -100,16 +114,96 @@ static SPECS: &[Spec] = &[
         false,
         Kind::Env,
     ),
-    spec("command", "", &[], 0, false, Kind::Command),
-    spec("builtin", "", &[], 0, false, Kind::Plain),
     spec("exec", "a", &[], 0, false, Kind::Plain),
+    spec("faketime", "", &[], 1, false, Kind::Plain),
+    spec("firejail", "", &[], 0, false, Kind::Plain),
     spec(
-        "time",
-        "of",
-        &["--output", "--format"],
+        "flock",
+        "wE",
+        &["--timeout", "--conflict-exit-code"],
+        1,
+        false,
+        Kind::Flock,
+    ),
+    spec(
+        "ionice",
+        "cnp",
+        &["--class", "--classdata", "--pid", "--pgid", "--uid"],
+        0,
+        false,
+        Kind::PidMode,
+    ),
+    spec("ltrace", "aeEnopsSu", &[], 0, false, Kind::Plain),
+    spec("nice", "n", &["--adjustment"], 0, false, Kind::Plain),
+    spec("nocache", "", &[], 0, false, Kind::Plain),
+    spec("nohup", "", &[], 0, false, Kind::Plain),
+    spec(
+        "nsenter",
+        "tSG",
+        &["--target", "--setuid", "--setgid"],
+        0,
+        true,
+        Kind::Plain,
+    ),
+    spec(
+        "parallel",
+        "jS",
+        &["--jobs", "--sshlogin", "--joblog"],
+        0,
+        false,
+        Kind::Parallel,
+    ),
+    spec("pkexec", "", &["--user"], 0, true, Kind::Plain),
+    spec("proxychains", "f", &[], 0, false, Kind::Plain),
+    spec("proxychains4", "f", &[], 0, false, Kind::Plain),
+    spec(
+        "runuser",
+        "ucsgGw",
+        &["--user", "--command", "--shell", "--group", "--supp-group"],
+        0,
+        true,
+        Kind::Runuser,
+    ),
+    spec(
+        "script",
+        "cIOBTEm",
+        &[
+            "--command",
+            "--log-in",
+            "--log-out",
+            "--log-io",
+            "--log-timing",
+            "--echo",
+            "--logging-format",
+        ],
+        0,
+        false,
+        Kind::Script,
+    ),
+    spec("setsid", "", &[], 0, false, Kind::Plain),
+    spec("sg", "", &[], 0, true, Kind::Sg),
+    spec(
+        "stdbuf",
+        "ioe",
+        &["--input", "--output", "--error"],
         0,
         false,
         Kind::Plain,
+    ),
+    spec("strace", "abeEIoOpPsSuX", &[], 0, false, Kind::Plain),
+    spec(
+        "su",
+        "csgGw",
+        &[
+            "--command",
+            "--shell",
+            "--group",
+            "--supp-group",
+            "--whitelist-environment",
+        ],
+        0,
+        true,
+        Kind::Su,
     ),
     spec(
         "sudo",
@@ -132,47 +226,34 @@ static SPECS: &[Spec] = &[
         true,
         Kind::Sudo,
     ),
-    spec("doas", "uC", &[], 0, true, Kind::Sudo),
-    spec("pkexec", "", &["--user"], 0, true, Kind::Plain),
     spec(
-        "su",
-        "csgGw",
-        &[
-            "--command",
-            "--shell",
-            "--group",
-            "--supp-group",
-            "--whitelist-environment",
-        ],
+        "systemd-run",
+        "pEuMH",
+        SYSTEMD_RUN_LONG,
         0,
         true,
-        Kind::Su,
+        Kind::Plain,
     ),
+    spec("taskset", "", &[], 1, false, Kind::PidMode),
     spec(
-        "runuser",
-        "ucsgGw",
-        &["--user", "--command", "--shell", "--group", "--supp-group"],
+        "time",
+        "of",
+        &["--output", "--format"],
         0,
-        true,
-        Kind::Runuser,
+        false,
+        Kind::Plain,
     ),
-    spec("sg", "", &[], 0, true, Kind::Sg),
     spec(
-        "chroot",
-        "",
-        &["--userspec", "--groups"],
+        "timeout",
+        "sk",
+        &["--signal", "--kill-after"],
         1,
-        true,
+        false,
         Kind::Plain,
     ),
-    spec(
-        "nsenter",
-        "tSG",
-        &["--target", "--setuid", "--setgid"],
-        0,
-        true,
-        Kind::Plain,
-    ),
+    spec("torsocks", "uPai", &[], 0, false, Kind::Plain),
+    spec("toybox", "", &[], 0, false, Kind::Plain),
+    spec("unbuffer", "", &[], 0, false, Kind::Plain),
     spec(
         "unshare",
         "SGR",
@@ -181,6 +262,8 @@ static SPECS: &[Spec] = &[
         false,
         Kind::Plain,
     ),
+    spec("valgrind", "", &[], 0, false, Kind::Plain),
+    spec("watch", "n", &["--interval"], 0, false, Kind::Watch),
     spec(
         "xargs",
         "adEILnPs",
@@ -198,93 +281,63 @@ static SPECS: &[Spec] = &[
         false,
         Kind::Xargs,
     ),
-    spec("watch", "n", &["--interval"], 0, false, Kind::Watch),
-    spec("setsid", "", &[], 0, false, Kind::Plain),
-    spec(
-        "ionice",
-        "cnp",
-        &["--class", "--classdata", "--pid", "--pgid", "--uid"],
-        0,
-        false,
-        Kind::PidMode,
-    ),
-    spec("taskset", "", &[], 1, false, Kind::PidMode),
-    spec(
-        "chrt",
-        "TPD",
-        &["--sched-runtime", "--sched-period", "--sched-deadline"],
-        1,
-        false,
-        Kind::PidMode,
-    ),
-    spec(
-        "flock",
-        "wE",
-        &["--timeout", "--conflict-exit-code"],
-        1,
-        false,
-        Kind::Flock,
-    ),
-    spec(
-        "script",
-        "cIOBTEm",
-        &[
-            "--command",
-            "--log-in",
-            "--log-out",
-            "--log-io",
-            "--log-timing",
-            "--echo",
-            "--logging-format",
-        ],
-        0,
-        false,
-        Kind::Script,
-    ),
-    spec(
-        "parallel",
-        "jS",
-        &["--jobs", "--sshlogin", "--joblog"],
-        0,
-        false,
-        Kind::Parallel,
-    ),
-    spec("busybox", "", &[], 0, false, Kind::Plain),
-    spec("toybox", "", &[], 0, false, Kind::Plain),
-    spec("strace", "abeEIoOpPsSuX", &[], 0, false, Kind::Plain),
-    spec("ltrace", "aeEnopsSu", &[], 0, false, Kind::Plain),
-    spec("valgrind", "", &[], 0, false, Kind::Plain),
-    spec("catchsegv", "", &[], 0, false, Kind::Plain),
-    spec("nocache", "", &[], 0, false, Kind::Plain),
-    spec("unbuffer", "", &[], 0, false, Kind::Plain),
-    spec("torsocks", "uPai", &[], 0, false, Kind::Plain),
-    spec("proxychains", "f", &[], 0, false, Kind::Plain),
-    spec("proxychains4", "f", &[], 0, false, Kind::Plain),
-    spec("firejail", "", &[], 0, false, Kind::Plain),
-    spec("faketime", "", &[], 1, false, Kind::Plain),
-    spec(
-        "dbus-run-session",
-        "",
-        &["--config-file", "--dbus-daemon"],
-        0,
-        false,
-        Kind::Plain,
-    ),
-    spec("caffeinate", "tw", &[], 0, false, Kind::Plain),
-    spec(
-        "systemd-run",
-        "pEuMH",
-        SYSTEMD_RUN_LONG,
-        0,
-        true,
-        Kind::Plain,
-    ),
-    spec("coproc", "", &[], 0, false, Kind::Plain),
 ];
 
-/// The wrapper spec for a program name, if it is a wrapper.
+/// The wrapper spec for a program name (ASCII case-insensitive), if it is a wrapper.
 pub fn lookup(name: &str) -> Option<&'static Spec> {
-    SPECS.iter().find(|s| s.name == name)
+    // Every wrapper name fits this buffer; a longer name is no wrapper.
+    let mut buf = [0u8; 24];
+    let lower = buf.get_mut(..name.len())?;
+    lower.copy_from_slice(name.as_bytes());
+    lower.make_ascii_lowercase();
+    let i = match std::str::from_utf8(lower).ok()? {
+        "builtin" => 0,
+        "busybox" => 1,
+        "caffeinate" => 2,
+        "catchsegv" => 3,
+        "chroot" => 4,
+        "chrt" => 5,
+        "command" => 6,
+        "coproc" => 7,
+        "dbus-run-session" => 8,
+        "doas" => 9,
+        "env" => 10,
+        "exec" => 11,
+        "faketime" => 12,
+        "firejail" => 13,
+        "flock" => 14,
+        "ionice" => 15,
+        "ltrace" => 16,
+        "nice" => 17,
+        "nocache" => 18,
+        "nohup" => 19,
+        "nsenter" => 20,
+        "parallel" => 21,
+        "pkexec" => 22,
+        "proxychains" => 23,
+        "proxychains4" => 24,
+        "runuser" => 25,
+        "script" => 26,
+        "setsid" => 27,
+        "sg" => 28,
+        "stdbuf" => 29,
+        "strace" => 30,
+        "su" => 31,
+        "sudo" => 32,
+        "systemd-run" => 33,
+        "taskset" => 34,
+        "time" => 35,
+        "timeout" => 36,
+        "torsocks" => 37,
+        "toybox" => 38,
+        "unbuffer" => 39,
+        "unshare" => 40,
+        "valgrind" => 41,
+        "watch" => 42,
+        "xargs" => 43,
+        _ => return None,
+    };
+    SPECS.get(i)
 }
 
 /// What a wrapper does with its arguments.
@@ -302,8 +355,8 @@ pub enum Strip {
     Unanalysable(String),
 }
 
-fn text(w: &Word) -> String {
-    w.value().text
+fn text(w: &Word) -> &str {
+    w.text()
 }
 
 /// Find `-c VALUE`, `-cVALUE`, `--command=VALUE` or `--command VALUE` anywhere in `args`.
@@ -320,7 +373,7 @@ fn find_command_option(args: &[&Word]) -> Option<String> {
             && t.ends_with('c')
             && t[1..].bytes().all(|b| b.is_ascii_alphabetic());
         if cluster || t == "--command" {
-            return args.get(i + 1).map(|w| text(w));
+            return args.get(i + 1).map(|w| text(w).to_string());
         }
         if let Some(v) = t.strip_prefix("--command=") {
             return Some(v.to_string());
@@ -357,25 +410,30 @@ pub fn strip(spec: &Spec, args: &[&Word]) -> Strip {
         }
         if let Some(long) = t.strip_prefix("--") {
             let (name, value) = match long.split_once('=') {
-                Some((n, v)) => (format!("--{n}"), Some(v.to_string())),
-                None => (t.clone(), None),
+                Some((n, v)) => (n, Some(v.to_string())),
+                None => (long, None),
             };
             let mut val = value;
-            if val.is_none() && spec.long_val.contains(&name.as_str()) {
-                val = args.get(j + 1).map(|w| text(w));
+            if val.is_none()
+                && spec
+                    .long_val
+                    .iter()
+                    .any(|l| l.strip_prefix("--") == Some(name))
+            {
+                val = args.get(j + 1).map(|w| text(w).to_string());
                 j += 1;
             }
-            match (spec.kind, name.as_str()) {
-                (Kind::Env, "--split-string") => split = val,
-                (Kind::Flock, "--command") => shell = val,
-                (Kind::Xargs, "--replace") => replace = Some(val.unwrap_or_else(|| "{}".into())),
-                (Kind::Watch, "--exec") => exec_mode = true,
+            match (spec.kind, name) {
+                (Kind::Env, "split-string") => split = val,
+                (Kind::Flock, "command") => shell = val,
+                (Kind::Xargs, "replace") => replace = Some(val.unwrap_or_else(|| "{}".into())),
+                (Kind::Watch, "exec") => exec_mode = true,
                 (
                     Kind::Sudo,
-                    "--list" | "--validate" | "--reset-timestamp" | "--remove-timestamp" | "--edit",
+                    "list" | "validate" | "reset-timestamp" | "remove-timestamp" | "edit",
                 ) => program_only = true,
-                (Kind::PidMode, "--pid" | "--pgid" | "--uid") => program_only = true,
-                (_, "--help" | "--version") => program_only = true,
+                (Kind::PidMode, "pid" | "pgid" | "uid") => program_only = true,
+                (_, "help" | "version") => program_only = true,
                 _ => {}
             }
             j += 1;
@@ -402,7 +460,7 @@ pub fn strip(spec: &Spec, args: &[&Word]) -> Strip {
                         let rest: String = cluster[k + 1..].iter().collect();
                         shell = if rest.is_empty() {
                             j += 1;
-                            args.get(j).map(|w| text(w))
+                            args.get(j).map(|w| text(w).to_string())
                         } else {
                             Some(rest)
                         };
@@ -418,7 +476,7 @@ pub fn strip(spec: &Spec, args: &[&Word]) -> Strip {
                         match args.get(j + 1).map(|w| text(w)) {
                             Some(v) if !v.starts_with('-') || wants_dash_value(spec, c) => {
                                 j += 1;
-                                Some(v)
+                                Some(v.to_string())
                             }
                             _ => None,
                         }
@@ -437,7 +495,7 @@ pub fn strip(spec: &Spec, args: &[&Word]) -> Strip {
         }
         // The reference skips purely numeric tokens after a wrapper (`nice -10`, `timeout 5`);
         // wrappers with positional arguments take them as those positionals instead.
-        if spec.positional == 0 && (numeric_flag || is_numeric(&t)) {
+        if spec.positional == 0 && (numeric_flag || is_numeric(t)) {
             j += 1;
             continue;
         }
@@ -450,14 +508,14 @@ pub fn strip(spec: &Spec, args: &[&Word]) -> Strip {
         let mut joined = s;
         for w in args.get(j..).unwrap_or(&[]) {
             joined.push(' ');
-            joined.push_str(&w.raw);
+            joined.push_str(w.raw());
         }
         return Strip::Shell(vec![joined]);
     }
     if let Some(s) = shell {
         return Strip::Shell(vec![s]);
     }
-    let rest_values = |from: usize| -> Vec<String> {
+    let rest_values = |from: usize| -> Vec<&str> {
         args.get(from..)
             .unwrap_or(&[])
             .iter()
@@ -492,7 +550,7 @@ pub fn strip(spec: &Spec, args: &[&Word]) -> Strip {
             let rest = rest_values(j);
             let end = rest
                 .iter()
-                .position(|t| matches!(t.as_str(), ":::" | "::::" | ":::+" | "::::+"))
+                .position(|t| matches!(*t, ":::" | "::::" | ":::+" | "::::+"))
                 .unwrap_or(rest.len());
             if end == 0 {
                 return Strip::Unanalysable("parallel reads commands from its input".into());
@@ -507,7 +565,7 @@ pub fn strip(spec: &Spec, args: &[&Word]) -> Strip {
             let t = text(w);
             if t == "-c" || t == "--command" {
                 return match args.get(at + 1) {
-                    Some(p) => Strip::Shell(vec![text(p)]),
+                    Some(p) => Strip::Shell(vec![text(p).to_string()]),
                     None => Strip::Program,
                 };
             }
@@ -530,4 +588,25 @@ fn wants_dash_value(spec: &Spec, c: char) -> bool {
 /// Digits and dots only (`5`, `2.5`): the reference skips such tokens after a wrapper.
 fn is_numeric(s: &str) -> bool {
     !s.is_empty() && s.bytes().all(|c| c.is_ascii_digit() || c == b'.')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn specs_are_sorted_and_found() {
+        assert!(SPECS.windows(2).all(|w| w[0].name < w[1].name));
+        assert!(SPECS.iter().all(|s| s.name.len() <= 24));
+        for s in SPECS {
+            assert_eq!(lookup(s.name).map(|f| f.name), Some(s.name));
+            assert_eq!(
+                lookup(&s.name.to_ascii_uppercase()).map(|f| f.name),
+                Some(s.name)
+            );
+        }
+        assert!(lookup("git").is_none());
+        assert!(lookup("").is_none());
+        assert!(lookup("sudox").is_none());
+    }
 }

@@ -1,4 +1,5 @@
-//! Lexer + analysis: arbitrary text never panics, and the JSON always parses back.
+//! Lexer + analysis: arbitrary text never panics, the JSON always parses back, and the
+//! packed form (what the Python binding keeps) converts to the same analysis.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
@@ -8,5 +9,6 @@ fuzz_target!(|data: &[u8]| {
     let a = helikon_shell::analyze(&text);
     let json = a.to_json();
     assert!(json.starts_with('{'));
+    assert_eq!(helikon_shell::analyze_packed(&text).into_analysis(), a);
     let _ = helikon_shell::split(&text);
 });
