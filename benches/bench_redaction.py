@@ -30,12 +30,17 @@ run and applied to every tool output); only the redaction is timed:
   line loop, without the file I/O); each reported value is masked where it occurs on its
   line. It has no notion of known values.
 
-Measured: throughput (median over interleaved rounds of the wall time to redact every
-document, MB/s), **recall** (planted secrets absent from the redacted output / planted),
+Measured: throughput (MB/s; median over interleaved rounds of the time to redact every
+document, each round timed both as process CPU time and as wall time), **recall** (planted
+secrets absent from the redacted output / planted),
 **false positives** (masked regions that overlap no planted secret; per MB of input) and
 damaged decoys. Targets: helikon >= 10x the regex scanner and >= 1000x detect-secrets,
-recall >= 99%, <= 1 false positive per MB. Not a timed test: nothing fails on a number
-(``--check`` exits 1 when a target is missed).
+recall >= 99%, <= 1 false positive per MB. The speed targets are judged on CPU time: on a
+shared machine a helikon round (a few milliseconds) is either not preempted at all or loses
+whole time slices, so its wall-time median swings with the load while the long peer rounds
+average it out; CPU time counts only the work of each scanner, alike for all three. Wall
+time is printed too. Not a timed test: nothing fails on a number (``--check`` exits 1 when
+a target is missed).
 """
 
 from __future__ import annotations
@@ -289,11 +294,12 @@ def score(scanners: list[Scanner], docs: list[Doc]) -> Score:
     return sc
 
 
-def time_pass(scanners: list[Scanner], texts: list[str]) -> float:
-    start = time.perf_counter()
+def time_pass(scanners: list[Scanner], texts: list[str]) -> tuple[float, float]:
+    """Redact every text once: ``(CPU seconds, wall seconds)``."""
+    cpu, wall = time.process_time(), time.perf_counter()
     for scanner, t in zip(scanners, texts, strict=True):
         scanner.redact(t)
-    return time.perf_counter() - start
+    return time.process_time() - cpu, time.perf_counter() - wall
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -340,36 +346,38 @@ def main(argv: list[str] | None = None) -> int:
     count = {n: len(docs) if n != "detect-secrets" else min(args.ds_docs, len(docs)) for n in names}
     for n in names:  # warm-up
         time_pass(built[n][:50], texts[:50])
-    times: dict[str, list[float]] = {n: [] for n in names}
+    times: dict[str, list[tuple[float, float]]] = {n: [] for n in names}
     for _ in range(args.rounds):
         for n in names:
             times[n].append(time_pass(built[n][: count[n]], texts[: count[n]]))
-    rate = {
-        n: sum(len(t.encode()) for t in texts[: count[n]]) / 1e6 / statistics.median(ts)
-        for n, ts in times.items()
-    }
+    size = {n: sum(len(t.encode()) for t in texts[: count[n]]) / 1e6 for n in names}
+    rate = {n: size[n] / statistics.median(c for c, _ in ts) for n, ts in times.items()}
+    wall = {n: size[n] / statistics.median(w for _, w in ts) for n, ts in times.items()}
 
     scores = {n: score(built[n], docs) for n in names}
     trap_scores = {n: score(built_traps[n], traps) for n in names}
     if ds is not None:
         ds.close()
 
-    h = rate["helikon"]
+    h, hw = rate["helikon"], wall["helikon"]
     print()
     print(
-        "| scanner | MB/s | helikon speedup | recall | FP | FP/MB | damaged decoys | trap FP/MB |"
+        "| scanner | MB/s (CPU) | helikon speedup (CPU) | MB/s (wall) | helikon speedup (wall) "
+        "| recall | FP | FP/MB | damaged decoys | trap FP/MB |"
     )
-    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
     for n in names:
         sc, tr = scores[n], trap_scores[n]
         print(
             f"| {n} | {rate[n]:,.3f} | {h / rate[n]:,.0f}x | "
+            f"{wall[n]:,.3f} | {hw / wall[n]:,.0f}x | "
             f"{sc.recall:.1%} ({sc.caught}/{sc.planted}) | {sc.false_positives} | "
             f"{sc.false_positives / mb:,.1f} | {sc.damaged_decoys} | "
             f"{tr.false_positives / trap_mb:,.1f} |"
         )
     print(
-        f"\nthroughput: median of {args.rounds} interleaved rounds over all {len(docs)} docs "
+        f"\nthroughput: median of {args.rounds} interleaved rounds (CPU and wall time alike) "
+        f"over all {len(docs)} docs "
         f"(detect-secrets: its first {count.get('detect-secrets', 0)} docs)"
     )
     for n in names:
@@ -378,7 +386,11 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{n} false positives, e.g.: " + "; ".join(examples[:3]))
 
     checks = [
-        (f"helikon >= {TARGET_VS_REGEX:.0f}x regex", h / rate["regex"] >= TARGET_VS_REGEX),
+        (
+            f"helikon >= {TARGET_VS_REGEX:.0f}x regex (CPU time; wall time: "
+            f"{hw / wall['regex']:.1f}x)",
+            h / rate["regex"] >= TARGET_VS_REGEX,
+        ),
         (f"helikon recall >= {TARGET_RECALL:.0%}", scores["helikon"].recall >= TARGET_RECALL),
         (
             f"helikon <= {TARGET_FP_PER_MB:.0f} FP/MB (planted and trap corpora)",
@@ -388,7 +400,13 @@ def main(argv: list[str] | None = None) -> int:
     ]
     if "detect-secrets" in rate:
         ratio = h / rate["detect-secrets"]
-        checks.append((f"helikon >= {TARGET_VS_DETECT_SECRETS:.0f}x detect-secrets", ratio >= 1000))
+        checks.append(
+            (
+                f"helikon >= {TARGET_VS_DETECT_SECRETS:.0f}x detect-secrets (CPU time; wall "
+                f"time: {hw / wall['detect-secrets']:,.0f}x)",
+                ratio >= TARGET_VS_DETECT_SECRETS,
+            )
+        )
     print()
     for what, ok in checks:
         print(f"target {what}: {'met' if ok else 'MISSED'}")

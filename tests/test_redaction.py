@@ -142,6 +142,20 @@ def test_native_boundary_rejects_bad_json_without_echo() -> None:
         native.redact_json("{")
 
 
+@pytest.mark.parametrize("repeat", [1, 2_000], ids=["short", "long-gil-released"])
+def test_clean_text_comes_back_as_the_same_object(repeat: int) -> None:
+    r = Redactor(["hunter2hunter2"], env={})
+    clean = "".join(f"line {i}: nothing to see, sha {i:040x}\n" for i in range(repeat))
+    assert r.redact(clean) is clean
+    dirty = clean + "DB_PASSWORD=x\n"
+    out = r.redact(dirty)
+    assert out is not dirty
+    assert out == clean + "DB_PASSWORD=***\n"
+    assert [(f.kind, f.start) for f in r.findings(dirty)] == [
+        ("secret_key_value", len(clean) + len("DB_PASSWORD="))
+    ]
+
+
 def test_scans_run_in_parallel_threads() -> None:
     r = Redactor(["hunter2hunter2"], env={})
     text = ("log line FOO=1 DB_PASSWORD=x hunter2hunter2 " + GH + "\n") * 5_000

@@ -129,7 +129,8 @@ class Redactor:
     @property
     def known_secret_count(self) -> int: ...
     def redact(self, text: str) -> str:
-        """``text`` with every secret replaced by the mask (releases the GIL)."""
+        """``text`` with every secret replaced by the mask; ``text`` itself (the same object)
+        when nothing is found. Texts of 16 KiB and more are scanned with the GIL released."""
     def findings(self, text: str) -> str:
         """JSON ``[{"kind", "start", "end"}]``: sorted, disjoint, char (code point) offsets."""
     def redact_json(self, json_text: str) -> str:

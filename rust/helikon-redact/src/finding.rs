@@ -89,26 +89,43 @@ impl Finding {
     }
 }
 
-/// Sort and fold overlapping or touching spans into disjoint regions.
+/// Sort and fold overlapping or touching spans into disjoint regions, in place.
 ///
 /// A merged region keeps the kind of its earliest span (ties: the most specific kind).
 /// Empty spans are dropped.
-pub(crate) fn merge(mut spans: Vec<Finding>) -> Vec<Finding> {
+pub(crate) fn merge(spans: &mut Vec<Finding>) {
     spans.retain(|f| f.start < f.end);
-    spans.sort_by_key(|f| (f.start, f.kind, std::cmp::Reverse(f.end)));
-    let mut out: Vec<Finding> = Vec::with_capacity(spans.len());
-    for f in spans {
-        match out.last_mut() {
+    // Equal keys are equal findings, so an unstable sort gives the same result.
+    spans.sort_unstable_by_key(|f| (f.start, f.kind, std::cmp::Reverse(f.end)));
+    let mut kept = 0usize;
+    for i in 0..spans.len() {
+        let Some(f) = spans.get(i).copied() else {
+            break;
+        };
+        match kept.checked_sub(1).and_then(|k| spans.get_mut(k)) {
             Some(last) if f.start <= last.end => last.end = last.end.max(f.end),
-            _ => out.push(f),
+            _ => {
+                if let Some(slot) = spans.get_mut(kept) {
+                    *slot = f;
+                }
+                kept += 1;
+            }
         }
     }
-    out
+    spans.truncate(kept);
 }
 
 /// Replace every region of `findings` (disjoint, sorted) in `text` with `mask`.
 pub(crate) fn apply(text: &str, findings: &[Finding], mask: &str) -> String {
-    let mut out = String::with_capacity(text.len());
+    let mut out = String::new();
+    apply_into(text, findings, mask, &mut out);
+    out
+}
+
+/// [`apply`] into `out` (cleared first), reusing its buffer.
+pub(crate) fn apply_into(text: &str, findings: &[Finding], mask: &str, out: &mut String) {
+    out.clear();
+    out.reserve(text.len() + findings.len() * mask.len());
     let mut at = 0;
     for f in findings {
         out.push_str(text.get(at..f.start).unwrap_or_default());
@@ -116,26 +133,34 @@ pub(crate) fn apply(text: &str, findings: &[Finding], mask: &str) -> String {
         at = f.end;
     }
     out.push_str(text.get(at..).unwrap_or_default());
-    out
 }
 
 /// Maps offsets of a text in which `pieces` were replaced by a mask back to the original.
+#[derive(Debug, Default)]
 pub(crate) struct OffsetMap {
     /// `(masked_start, masked_end, original_start, original_end)` per masked piece.
     pieces: Vec<(usize, usize, usize, usize)>,
 }
 
 impl OffsetMap {
-    pub(crate) fn new(pieces: &[Finding], mask_len: usize) -> Self {
-        let mut out = Vec::with_capacity(pieces.len());
+    /// Rebuild for `pieces` (disjoint, sorted) replaced by a mask of `mask_len` bytes,
+    /// reusing the buffer.
+    pub(crate) fn rebuild(&mut self, pieces: &[Finding], mask_len: usize) {
+        self.pieces.clear();
         let (mut orig_at, mut masked_at) = (0usize, 0usize);
         for p in pieces {
             let ms = masked_at + (p.start - orig_at);
-            out.push((ms, ms + mask_len, p.start, p.end));
+            self.pieces.push((ms, ms + mask_len, p.start, p.end));
             masked_at = ms + mask_len;
             orig_at = p.end;
         }
-        Self { pieces: out }
+    }
+
+    /// Heap bytes held.
+    pub(crate) fn capacity_bytes(&self) -> usize {
+        self.pieces
+            .capacity()
+            .saturating_mul(std::mem::size_of::<(usize, usize, usize, usize)>())
     }
 
     /// Where each mask lies in the masked text: sorted, disjoint `(start, end)`.

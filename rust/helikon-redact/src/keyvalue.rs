@@ -1,6 +1,6 @@
 //! The key-name pass: values of secret-named keys and `Authorization` headers.
 //!
-//! One regex finds a secret key name directly followed by its separator (`KEY=`, `KEY:`,
+//! [`crate::keymatch`] finds a secret key name directly followed by its separator (`KEY=`, `KEY:`,
 //! `"KEY": `, `'KEY' :`, `KEY = ` in TOML/INI). The value's extent is then read by hand:
 //!
 //! - a quoted value (`"..."`, `'...'`, or JSON-escaped `\"...\"`) ends at its closing quote
@@ -23,19 +23,11 @@
 //!
 //! Every occurrence on a line is examined: scanning resumes after each value. Each byte is
 //! looked at a bounded number of times, so the pass is linear in the text.
-use regex::Regex;
-
 use crate::annotation;
 use crate::context::{self, Skip};
 use crate::finding::{Finding, FindingKind};
+use crate::keymatch;
 use crate::names;
-
-pub(crate) fn key_regex() -> Result<Regex, regex::Error> {
-    Regex::new(&format!(
-        r#"(?-u){}(?:\\?["'][ \t]*[:=]|[:=]|[ \t]+=[ \t])"#,
-        names::key_pattern()
-    ))
-}
 
 /// Byte classes.
 fn is_key_byte(b: u8) -> bool {
@@ -104,7 +96,6 @@ fn closed_at(bytes: &[u8], close: Option<usize>, quote: &[u8], eol: usize) -> Op
 /// token has been masked yet (idempotence). Keys whose separator lies in one of the sorted
 /// URL `userinfo` ranges are skipped.
 pub(crate) fn scan(
-    re: &Regex,
     text: &str,
     mask: &str,
     tokens: &[Finding],
@@ -119,32 +110,24 @@ pub(crate) fn scan(
     let mut has_eol_cache = false;
     // Bytes scanned a second time because a skipped value may hold keys (see below).
     let mut rescanned = 0usize;
-    let mut line_end_cache = 0usize;
     while pos < text.len() {
-        let Some(m) = next_match(re, text, pos, &mut line_end_cache) else {
+        let Some(m) = keymatch::next_match(text, pos) else {
             break;
         };
         // The walk back stops at the previous value's end or the last token before the key.
-        while tokens
-            .get(token_idx + 1)
-            .is_some_and(|t| t.end <= m.start())
-        {
+        while tokens.get(token_idx + 1).is_some_and(|t| t.end <= m.start) {
             token_idx += 1;
         }
         let token_end = tokens
             .get(token_idx)
-            .filter(|t| t.end <= m.start())
+            .filter(|t| t.end <= m.start)
             .map_or(0, |t| t.end);
         let floor = pos.max(token_end);
-        // The separator is the last ':' or '=' of the match.
-        let Some(sep_rel) = m.as_str().rfind([':', '=']) else {
-            pos = m.end();
-            continue;
-        };
-        let sep_at = m.start() + sep_rel;
+        // The separator is the match's only ':' or '='.
+        let sep_at = m.sep;
         let sep = bytes.get(sep_at).copied().unwrap_or(b'=');
         let after_sep = sep_at + 1;
-        let before_sep = m.as_str().get(..sep_rel).unwrap_or_default();
+        let before_sep = text.get(m.start..sep_at).unwrap_or_default();
         let key_quoted = before_sep
             .trim_end_matches([' ', '\t'])
             .ends_with(['"', '\'']);
@@ -168,9 +151,9 @@ pub(crate) fn scan(
         }
         // Line end (cached: positions only grow, so a cached EOL past `after_sep` is ours).
         if !has_eol_cache || eol_cache < after_sep {
-            eol_cache = text
+            eol_cache = bytes
                 .get(after_sep..)
-                .and_then(|rest| rest.find('\n'))
+                .and_then(|rest| memchr::memchr(b'\n', rest))
                 .map_or(text.len(), |i| after_sep + i);
             has_eol_cache = true;
         }
@@ -188,7 +171,7 @@ pub(crate) fn scan(
             continue;
         }
         // Where the key name starts, and what stands right before it.
-        let mut key_start = m.start();
+        let mut key_start = m.start;
         while key_start > floor && bytes.get(key_start - 1).is_some_and(|&b| is_key_byte(b)) {
             key_start -= 1;
         }
@@ -355,68 +338,6 @@ impl Shape<'_> {
     }
 }
 
-/// The first key-regex match at or after `pos`, found the same as `re.find_at(text, pos)`
-/// but with the regex run only on lines that hold a *candidate* separator: a `:` or `=`
-/// that is preceded (past spaces, a quote and its backslash) by a letter that ends a secret
-/// word ([`names::KEY_END`]). Every match ends in such a separator, and no match spans a
-/// line, so a line without one cannot hold a match; on a line with one the regex starts at
-/// the line start (or `pos`) and stops at the line end. Each byte is looked at a bounded
-/// number of times: line starts are searched back only to `pos`, which only grows across
-/// calls, and a line end found once is kept in `line_end_cache` for the later separators of
-/// the same line.
-fn next_match<'t>(
-    re: &Regex,
-    text: &'t str,
-    mut pos: usize,
-    line_end_cache: &mut usize,
-) -> Option<regex::Match<'t>> {
-    let bytes = text.as_bytes();
-    loop {
-        let c = pos + memchr::memchr2(b':', b'=', bytes.get(pos..)?)?;
-        if !is_candidate(bytes, pos, c) {
-            pos = c + 1;
-            continue;
-        }
-        let line_start = bytes
-            .get(pos..c)
-            .and_then(|b| memchr::memrchr(b'\n', b))
-            .map_or(pos, |i| pos + i + 1);
-        // Positions only grow, so a cached line end past `c` is this line's end.
-        if *line_end_cache <= c {
-            *line_end_cache = bytes
-                .get(c..)
-                .and_then(|b| memchr::memchr(b'\n', b))
-                .map_or(text.len(), |i| c + i);
-        }
-        let line_end = *line_end_cache;
-        if let Some(m) = text
-            .get(..line_end)
-            .and_then(|hay| re.find_at(hay, line_start))
-        {
-            return Some(m);
-        }
-        pos = line_end + 1;
-    }
-}
-
-/// Could the separator at `sep` end a key-name match that starts at or after `floor`?
-fn is_candidate(bytes: &[u8], floor: usize, sep: usize) -> bool {
-    let mut j = sep;
-    while j > floor && bytes.get(j - 1).is_some_and(|&b| b == b' ' || b == b'\t') {
-        j -= 1;
-    }
-    if j > floor && bytes.get(j - 1).is_some_and(|&b| b == b'"' || b == b'\'') {
-        j -= 1;
-        if j > floor && bytes.get(j - 1) == Some(&b'\\') {
-            j -= 1;
-        }
-    }
-    j > floor
-        && bytes
-            .get(j - 1)
-            .is_some_and(|&b| names::KEY_END[usize::from(b)])
-}
-
 fn trim_end(bytes: &[u8], start: usize, mut end: usize) -> usize {
     while end > start && bytes.get(end - 1).is_some_and(|&b| is_hspace(b)) {
         end -= 1;
@@ -476,64 +397,5 @@ pub(crate) fn skip_auth_scheme(bytes: &[u8], vs: usize, ve: usize) -> usize {
         i
     } else {
         vs
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    #![allow(clippy::unwrap_used)]
-    use super::*;
-
-    /// The line filter never changes which match is found.
-    #[test]
-    fn filtered_search_finds_what_the_regex_finds() {
-        const FRAGMENTS: &[&str] = &[
-            "A_TOKEN",
-            "api_key",
-            "apiKey",
-            "X-Api-Key",
-            "password",
-            "Authorization",
-            "=",
-            ":",
-            " = ",
-            ": ",
-            "  ",
-            "\t",
-            "\"",
-            "'",
-            "\\",
-            "\\\"",
-            "\n",
-            "x",
-            "abc",
-            "_",
-            "-",
-            ".",
-            "é",
-            "key",
-            "token",
-            "==",
-            "::",
-        ];
-        let re = key_regex().unwrap();
-        let mut state = 0x9E37_79B9_7F4A_7C15u64;
-        for _ in 0..20_000 {
-            let mut next = || {
-                state ^= state >> 12;
-                state ^= state << 25;
-                state ^= state >> 27;
-                state.wrapping_mul(0x2545_F491_4F6C_DD1D)
-            };
-            let n = 1 + (next() % 20) as usize;
-            let text: String = (0..n)
-                .map(|_| FRAGMENTS[(next() % FRAGMENTS.len() as u64) as usize])
-                .collect();
-            for pos in (0..=text.len()).filter(|&p| text.is_char_boundary(p)) {
-                let want = re.find_at(&text, pos).map(|m| m.range());
-                let got = next_match(&re, &text, pos, &mut 0).map(|m| m.range());
-                assert_eq!(got, want, "{text:?} from {pos}");
-            }
-        }
     }
 }

@@ -44,31 +44,6 @@ pub const BARE: &[&str] = &[
     "AUTHORIZATION",
 ];
 
-/// `KEY_END[b]`: `b` is the last letter (either case) of a word of [`SUFFIXES`] or [`BARE`].
-/// Every key-name match ends in one (before its quote and separator), which lets the text
-/// scanner skip lines that cannot hold a secret-named key.
-pub(crate) static KEY_END: [bool; 256] = key_end_table();
-
-const fn key_end_table() -> [bool; 256] {
-    let mut table = [false; 256];
-    let lists: [&[&str]; 2] = [SUFFIXES, BARE];
-    let mut l = 0;
-    while l < lists.len() {
-        let list = lists[l];
-        let mut i = 0;
-        while i < list.len() {
-            let w = list[i].as_bytes();
-            if let Some(&last) = w.last() {
-                table[last.to_ascii_uppercase() as usize] = true;
-                table[last.to_ascii_lowercase() as usize] = true;
-            }
-            i += 1;
-        }
-        l += 1;
-    }
-    table
-}
-
 /// Is `name` an `Authorization`-style header name, without allocating (the hot path of
 /// the text scanner)? Same answer as [`is_auth_header`].
 pub(crate) fn is_auth_header_fast(name: &str) -> bool {
@@ -78,6 +53,9 @@ pub(crate) fn is_auth_header_fast(name: &str) -> bool {
         return false;
     };
     let tail_ok = b.get(start..).is_some_and(|t| t.eq_ignore_ascii_case(AUTH));
+    if !tail_ok {
+        return false;
+    }
     // `Authorization` alone, or after a separator (`Proxy-Authorization`,
     // `HTTP_AUTHORIZATION`) or a camelCase hump (`proxyAuthorization`).
     let before = start.checked_sub(1).and_then(|i| b.get(i).copied());
@@ -87,8 +65,7 @@ pub(crate) fn is_auth_header_fast(name: &str) -> bool {
         b.get(start..).unwrap_or_default().windows(2).any(|w| {
             w[1].is_ascii_uppercase() && (w[0].is_ascii_lowercase() || w[0].is_ascii_digit())
         });
-    tail_ok
-        && !split
+    !split
         && match before {
             None => true,
             Some(b'_' | b'-' | b'.') => true,
@@ -143,54 +120,9 @@ pub fn is_secret_name(name: &str) -> bool {
     })
 }
 
-/// Regex source matching a secret key name at its end (case-insensitive ASCII), used by the
-/// text scanner. Group-free: callers re-derive the parts from the match.
-pub(crate) fn key_pattern() -> String {
-    let sep = "[_.-]";
-    let words = |list: &[&str]| -> String {
-        let mut v: Vec<String> = list.iter().map(|w| w.replace('_', sep)).collect();
-        // Longest first so `SECRET_KEY` is tried before `SECRET`.
-        v.sort_by_key(|w| std::cmp::Reverse(w.len()));
-        v.join("|")
-    };
-    let camel: Vec<String> = SUFFIXES
-        .iter()
-        .map(|w| {
-            w.split('_')
-                .map(|part| {
-                    let lower = part.to_ascii_lowercase();
-                    let mut cs = lower.chars();
-                    match cs.next() {
-                        Some(f) => f.to_ascii_uppercase().to_string() + cs.as_str(),
-                        None => String::new(),
-                    }
-                })
-                .collect::<String>()
-        })
-        .collect();
-    format!(
-        r"(?:(?i:{sep}(?:{suf}))|(?i:\b(?:{bare}))|[a-z0-9](?:{camel}))",
-        suf = words(SUFFIXES),
-        bare = words(BARE),
-        camel = camel.join("|"),
-    )
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn key_end_letters() {
-        for b in [
-            b'y', b'Y', b'n', b'N', b't', b'T', b'd', b'D', b'e', b'E', b'l', b'L',
-        ] {
-            assert!(KEY_END[b as usize], "{}", b as char);
-        }
-        for b in [b'a', b'k', b'_', b'"', b':'] {
-            assert!(!KEY_END[b as usize], "{}", b as char);
-        }
-    }
 
     #[test]
     fn fast_auth_check_agrees() {

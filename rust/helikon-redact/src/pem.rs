@@ -8,13 +8,19 @@
 //! second redaction sees the same blocks (idempotence).
 //! Markers are found in one pass each and paired by position, so many unterminated
 //! BEGIN lines cost linear time, not quadratic.
+use memchr::memmem::Finder;
 use regex::Regex;
 
 use crate::finding::{Finding, FindingKind};
 
+/// The words every marker holds.
+pub(crate) const KEYWORD: &str = "PRIVATE KEY";
+
 pub(crate) struct PemMarkers {
     begin: Regex,
     end: Regex,
+    /// `PRIVATE KEY`, which every marker holds.
+    keyword: Finder<'static>,
 }
 
 impl std::fmt::Debug for PemMarkers {
@@ -28,7 +34,13 @@ impl PemMarkers {
         Ok(Self {
             begin: Regex::new(r"(?-u)-----BEGIN[ A-Z0-9]*PRIVATE KEY(?: BLOCK)?-----")?,
             end: Regex::new(r"(?-u)-----END[ A-Z0-9]*PRIVATE KEY(?: BLOCK)?-----")?,
+            keyword: Finder::new(KEYWORD),
         })
+    }
+
+    /// Does `text` hold `PRIVATE KEY` (so possibly a marker)?
+    pub(crate) fn mentioned(&self, text: &str) -> bool {
+        self.keyword.find(text.as_bytes()).is_some()
     }
 
     /// Append body spans to `out` and each block's range (BEGIN marker start to END marker
@@ -40,7 +52,7 @@ impl PemMarkers {
         out: &mut Vec<Finding>,
         blocks: &mut Vec<(usize, usize)>,
     ) {
-        if !text.contains("PRIVATE KEY") {
+        if !self.mentioned(text) {
             return;
         }
         let ends: Vec<(usize, usize)> = self

@@ -1,11 +1,14 @@
 //! [`Redactor`]: built once from known secrets and a mask, then applied to many texts.
+use std::borrow::Cow;
+
 use serde_json::Value;
 
 use crate::error::RedactError;
 use crate::finding::{self, Finding};
 use crate::known::KnownValues;
+use crate::passes::with_scratch;
 use crate::rules::{rules, Rules};
-use crate::{keyvalue, names, rescan, url};
+use crate::{keyvalue, names, pem};
 
 /// The spec's replacement marker.
 pub const DEFAULT_MASK: &str = "***";
@@ -21,9 +24,14 @@ pub const MAX_MASK_LEN: usize = 256;
 /// Immutable after [`RedactorBuilder::build`]; `Send + Sync`, cheap to share behind an `Arc`.
 #[derive(Debug, Clone)]
 pub struct Redactor {
-    rules: &'static Rules,
-    known: KnownValues,
-    mask: String,
+    pub(crate) rules: &'static Rules,
+    pub(crate) known: KnownValues,
+    pub(crate) mask: String,
+    /// The mask holds a byte of `PRIVATE KEY`, so masking could spell a PEM marker.
+    pub(crate) mask_may_spell_pem: bool,
+    /// No known value holds a byte of the mask (see [`KnownValues::inert_under`]): repeated
+    /// scans, which see only masked known values, skip the known-value scan.
+    pub(crate) known_inert: bool,
 }
 
 /// Collects known secrets and the mask for a [`Redactor`].
@@ -106,9 +114,15 @@ impl RedactorBuilder {
                 self.mask.len()
             )));
         }
+        let known = KnownValues::build(self.secrets.iter().map(String::as_str))?;
         Ok(Redactor {
             rules: rules()?,
-            known: KnownValues::build(self.secrets.iter().map(String::as_str))?,
+            known_inert: known.inert_under(&self.mask),
+            known,
+            mask_may_spell_pem: self
+                .mask
+                .bytes()
+                .any(|b| pem::KEYWORD.as_bytes().contains(&b)),
             mask: self.mask,
         })
     }
@@ -154,86 +168,13 @@ impl Redactor {
     }
 
     /// [`Redactor::findings`]; `windowed` limits each repeated scan to the lines a mask
-    /// touched when that is exact (see [`rescan`]); `false` rescans the whole text (kept
-    /// for the test that checks the two agree).
+    /// touched when that is exact (see [`crate::rescan`]); `false` rescans the whole text
+    /// (kept for the test that checks the two agree).
     pub(crate) fn findings_repeated(&self, text: &str, windowed: bool) -> Vec<Finding> {
-        let mut found = self.findings_once(text);
-        for _ in 1..MAX_PASSES {
-            if found.is_empty() {
-                break;
-            }
-            let masked = finding::apply(text, &found, &self.mask);
-            let map = finding::OffsetMap::new(&found, self.mask.len());
-            let line_local = windowed
-                && rescan::is_line_local(text, &masked, &self.mask, self.known.multiline());
-            let more = if line_local {
-                let windows = rescan::touched_lines(&masked, map.masked_spans());
-                let joined = rescan::Joined::new(&masked, &windows);
-                self.findings_once(&joined.text)
-                    .into_iter()
-                    .map(|f| joined.to_masked(f))
-                    .collect()
-            } else {
-                self.findings_once(&masked)
-            };
-            if more.is_empty() {
-                break;
-            }
-            let mut all: Vec<Finding> = more.into_iter().map(|f| map.to_original(f)).collect();
-            all.extend(found.iter().copied());
-            let merged = finding::merge(all);
-            if merged == found {
-                break;
-            }
-            found = merged;
-        }
-        found
-    }
-
-    /// One scan. Known values are found first; the pattern matchers then run over the text
-    /// with those values already masked (offsets mapped back), so a token glued to a known
-    /// secret is seen as it will be seen when the output is redacted again.
-    fn findings_once(&self, text: &str) -> Vec<Finding> {
-        let mut known = Vec::new();
-        self.known.scan(text, &mut known);
-        if known.is_empty() {
-            let mut spans = Vec::new();
-            self.scan_patterns(text, &mut spans);
-            return finding::merge(spans);
-        }
-        let known = finding::merge(known);
-        let masked = finding::apply(text, &known, &self.mask);
-        let mut spans = Vec::new();
-        self.scan_patterns(&masked, &mut spans);
-        let map = finding::OffsetMap::new(&known, self.mask.len());
-        let mut all: Vec<Finding> = spans.iter().map(|f| map.to_original(*f)).collect();
-        all.extend(known);
-        finding::merge(all)
-    }
-
-    /// Every matcher except the known-value scan. Private-key blocks are found first; the
-    /// other matchers scan the text between them, each gap as a text of its own.
-    fn scan_patterns(&self, text: &str, spans: &mut Vec<Finding>) {
-        let mut blocks = Vec::new();
-        self.rules.pem.scan(text, &self.mask, spans, &mut blocks);
-        let mut at = 0usize;
-        for (start, end) in blocks.into_iter().chain([(text.len(), text.len())]) {
-            if let Some(gap) = text.get(at..start).filter(|g| !g.is_empty()) {
-                let mut found = Vec::new();
-                self.rules.tokens.scan(gap, &mut found);
-                let tokens = found.clone();
-                let mut userinfo = Vec::new();
-                url::scan(&self.rules.url, gap, &self.mask, &mut found, &mut userinfo);
-                let key = &self.rules.key;
-                keyvalue::scan(key, gap, &self.mask, &tokens, &userinfo, &mut found);
-                spans.extend(
-                    found
-                        .into_iter()
-                        .map(|f| Finding::new(f.kind, f.start + at, f.end + at)),
-                );
-            }
-            at = end;
-        }
+        with_scratch(|s| {
+            self.scan_repeated(text, windowed, s);
+            s.found.clone()
+        })
     }
 
     /// `text` with every finding replaced by the mask.
@@ -243,11 +184,27 @@ impl Redactor {
     /// assert_eq!(r.redact("DB_PASSWORD=x\nuse hunter2hunter2"), "DB_PASSWORD=***\nuse ***");
     /// ```
     pub fn redact(&self, text: &str) -> String {
-        let found = self.findings(text);
-        if found.is_empty() {
-            return text.to_string();
-        }
-        finding::apply(text, &found, &self.mask)
+        self.redact_cow(text).into_owned()
+    }
+
+    /// [`Redactor::redact`] without a copy when nothing is found: the text itself is
+    /// returned, borrowed.
+    ///
+    /// ```
+    /// use std::borrow::Cow;
+    /// let r = helikon_redact::Redactor::new(Vec::<String>::new()).unwrap();
+    /// assert!(matches!(r.redact_cow("nothing here"), Cow::Borrowed("nothing here")));
+    /// assert_eq!(r.redact_cow("password: x"), "password: ***");
+    /// ```
+    pub fn redact_cow<'t>(&self, text: &'t str) -> Cow<'t, str> {
+        with_scratch(|s| {
+            self.scan_repeated(text, true, s);
+            if s.found.is_empty() {
+                Cow::Borrowed(text)
+            } else {
+                Cow::Owned(finding::apply(text, &s.found, &self.mask))
+            }
+        })
     }
 
     /// Redact a JSON value: strings are redacted, arrays and objects recursed, other scalars

@@ -18,23 +18,28 @@
 
 use crate::finding::Finding;
 
-/// Can the repeated scan be limited to touched lines?
-pub(crate) fn is_line_local(text: &str, masked: &str, mask: &str, multiline_known: bool) -> bool {
-    !multiline_known
-        && !mask.contains('\n')
-        && !text.contains("PRIVATE KEY")
-        && !masked.contains("PRIVATE KEY")
+/// Can the repeated scan be limited to touched lines? `text_has_pem`: the text holds
+/// `PRIVATE KEY`; `masked_has_pem` tells whether the masked text does (asked only when the
+/// rest allows a windowed scan).
+pub(crate) fn is_line_local(
+    text_has_pem: bool,
+    masked_has_pem: impl FnOnce() -> bool,
+    mask: &str,
+    multiline_known: bool,
+) -> bool {
+    !multiline_known && !mask.contains('\n') && !text_has_pem && !masked_has_pem()
 }
 
 /// The runs of whole lines of `masked` that hold one of `masks` (sorted, disjoint byte
-/// ranges of `masked`), as sorted, disjoint `(start, end)` byte ranges; `end` is the
-/// position of the line break (or the text end).
+/// ranges of `masked`), as sorted, disjoint `(start, end)` byte ranges in `windows`
+/// (cleared first); `end` is the position of the line break (or the text end).
 pub(crate) fn touched_lines(
     masked: &str,
     masks: impl IntoIterator<Item = (usize, usize)>,
-) -> Vec<(usize, usize)> {
+    windows: &mut Vec<(usize, usize)>,
+) {
+    windows.clear();
     let bytes = masked.as_bytes();
-    let mut windows: Vec<(usize, usize)> = Vec::new();
     let mut covered = 0usize;
     for (ms, me) in masks {
         if let Some(last) = windows.last_mut() {
@@ -49,17 +54,18 @@ pub(crate) fn touched_lines(
         }
         let start = bytes
             .get(covered..ms)
-            .and_then(|b| b.iter().rposition(|&c| c == b'\n'))
+            .and_then(|b| memchr::memrchr(b'\n', b))
             .map_or(covered, |i| covered + i + 1);
         let end = line_end(bytes, me);
         windows.push((start, end));
         covered = end;
     }
-    windows
 }
 
 /// The touched lines joined by line breaks into one text, so that one scan covers them all
 /// (a scan has a fixed cost; most texts have several touched lines).
+/// No `Debug`: the buffers hold pieces of scanned text.
+#[derive(Default)]
 pub(crate) struct Joined {
     pub(crate) text: String,
     /// `(start in text, start in the masked text)` per line run, sorted.
@@ -67,17 +73,25 @@ pub(crate) struct Joined {
 }
 
 impl Joined {
-    pub(crate) fn new(masked: &str, windows: &[(usize, usize)]) -> Self {
-        let mut text = String::new();
-        let mut pieces = Vec::with_capacity(windows.len());
+    /// Rebuild from `windows` of `masked`, reusing the buffers.
+    pub(crate) fn rebuild(&mut self, masked: &str, windows: &[(usize, usize)]) {
+        self.text.clear();
+        self.pieces.clear();
         for &(ws, we) in windows {
-            if !text.is_empty() {
-                text.push('\n');
+            if !self.text.is_empty() {
+                self.text.push('\n');
             }
-            pieces.push((text.len(), ws));
-            text.push_str(masked.get(ws..we).unwrap_or_default());
+            self.pieces.push((self.text.len(), ws));
+            self.text.push_str(masked.get(ws..we).unwrap_or_default());
         }
-        Self { text, pieces }
+    }
+
+    /// Heap bytes held.
+    pub(crate) fn capacity_bytes(&self) -> usize {
+        self.pieces
+            .capacity()
+            .saturating_mul(std::mem::size_of::<(usize, usize)>())
+            .saturating_add(self.text.capacity())
     }
 
     /// A finding in [`Joined::text`] as a finding in the masked text. Findings never cross
@@ -96,7 +110,7 @@ impl Joined {
 fn line_end(bytes: &[u8], from: usize) -> usize {
     bytes
         .get(from..)
-        .and_then(|b| b.iter().position(|&c| c == b'\n'))
+        .and_then(|b| memchr::memchr(b'\n', b))
         .map_or(bytes.len(), |i| from + i)
 }
 
@@ -104,21 +118,29 @@ fn line_end(bytes: &[u8], from: usize) -> usize {
 mod tests {
     use super::*;
 
+    fn touched(masked: &str, masks: &[(usize, usize)]) -> Vec<(usize, usize)> {
+        let mut windows = vec![(9, 9)];
+        touched_lines(masked, masks.iter().copied(), &mut windows);
+        windows
+    }
+
     #[test]
     fn windows_are_whole_touched_lines() {
         let t = "a\nb *** c *** d\ne\n***\nf";
         let masks = [(4, 7), (10, 13), (18, 21)];
-        assert_eq!(touched_lines(t, masks), vec![(2, 15), (18, 21)]);
-        assert_eq!(touched_lines("***", [(0, 3)]), vec![(0, 3)]);
-        assert_eq!(touched_lines("x\n***\n", [(2, 5)]), vec![(2, 5)]);
-        assert!(touched_lines("abc", []).is_empty());
+        assert_eq!(touched(t, &masks), vec![(2, 15), (18, 21)]);
+        assert_eq!(touched("***", &[(0, 3)]), vec![(0, 3)]);
+        assert_eq!(touched("x\n***\n", &[(2, 5)]), vec![(2, 5)]);
+        assert!(touched("abc", &[]).is_empty());
     }
 
     #[test]
     fn joined_lines_map_back() {
         let masked = "a\nb *** c\nd\n***\ne";
-        let windows = touched_lines(masked, [(4, 7), (12, 15)]);
-        let j = Joined::new(masked, &windows);
+        let windows = touched(masked, &[(4, 7), (12, 15)]);
+        let mut j = Joined::default();
+        j.rebuild("stale", &[(0, 5)]);
+        j.rebuild(masked, &windows);
         assert_eq!(j.text, "b *** c\n***");
         let kind = crate::FindingKind::KnownValue;
         assert_eq!(
@@ -133,15 +155,11 @@ mod tests {
 
     #[test]
     fn line_local_only_without_line_breaks_in_masks_or_keys() {
-        assert!(is_line_local("a", "a", "***", false));
-        assert!(!is_line_local("a", "a", "*\n*", false));
-        assert!(!is_line_local("a", "a", "***", true));
-        assert!(!is_line_local(
-            "-----BEGIN PRIVATE KEY-----",
-            "x",
-            "***",
-            false
-        ));
+        assert!(is_line_local(false, || false, "***", false));
+        assert!(!is_line_local(false, || false, "*\n*", false));
+        assert!(!is_line_local(false, || false, "***", true));
+        assert!(!is_line_local(true, || false, "***", false));
+        assert!(!is_line_local(false, || true, "***", false));
     }
 
     /// The windowed rescan finds exactly what a full rescan finds, on random texts built

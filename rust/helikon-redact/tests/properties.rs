@@ -217,6 +217,19 @@ fn adversarial_inputs_scale_linearly() {
         "--api-key=KEY ",
         "self.a_token = a_token.",
         "a_token: ${{ ",
+        // Token candidates inside one long run of a token's character class.
+        "-eyJ",
+        "-eyJ.aaaaaaaa.",
+        "-xoxb",
+        "-xapp-1-",
+        "/hooks.slack.com/services/",
+        ".glpat-",
+        "-sk-ant-",
+        "-sk-proj-",
+        "-AIza",
+        "-pypi-AgEIcHlwaS5vcmc",
+        "-ghp_",
+        " sk-",
     ];
     for unit in units {
         let small = unit.repeat(1_000);

@@ -30,6 +30,13 @@ fuzz_target!(|data: &[u8]| {
     spliced.push_str(&text[at..]);
     let once = r.redact(text);
     assert_eq!(once, spliced);
+    // The borrowing form agrees, and borrows exactly when nothing was found.
+    let cow = r.redact_cow(text);
+    assert_eq!(cow, once);
+    assert_eq!(
+        matches!(cow, std::borrow::Cow::Borrowed(_)),
+        found.is_empty()
+    );
 
     // Char offsets are monotone and within the char count.
     let chars = to_char_offsets(text, &found);
@@ -37,7 +44,8 @@ fuzz_target!(|data: &[u8]| {
     assert!(chars.iter().all(|f| f.start < f.end && f.end <= n));
 
     // An alphanumeric known secret never survives (the mask breaks any alnum run).
-    if helikon_redact::is_usable_secret(secret) && secret.bytes().all(|b| b.is_ascii_alphanumeric()) {
+    if helikon_redact::is_usable_secret(secret) && secret.bytes().all(|b| b.is_ascii_alphanumeric())
+    {
         let lower = once.to_ascii_lowercase();
         assert!(!lower.contains(&secret.to_ascii_lowercase()));
     }
