@@ -29,9 +29,9 @@ def test_runs_the_budget_assistant_example() -> None:
     out = proc.stdout
     assert "Let me check your dining spending and budget." in out
     assert '→ lookup_spending({"category": "Dining", "month": "2026-11"})' in out
-    assert '← {"total":312.4,"count":18}' in out
+    assert '← lookup_spending: {"total":312.4,"count":18}' in out
     assert '→ budget_status({"category": "Dining"})' in out
-    assert '← {"budget":250.0,"spent":312.4,"remaining":-62.4}' in out
+    assert '← budget_status: {"budget":250.0,"spent":312.4,"remaining":-62.4}' in out
     assert "so you're $62.40 over." in out
     assert "usage: 950 input, 119 output, 1069 total tokens" in proc.stderr
 
@@ -182,3 +182,75 @@ def test_model_override_errors_name_the_flag(value: str, expected: str) -> None:
     assert proc.returncode == 2
     assert expected in proc.stderr
     assert "agents.toml" not in proc.stderr
+
+
+def _write(tmp_path: Path, toml: str, module: str = "") -> Path:
+    (tmp_path / "s.json").write_text('{"default": [[{"token": "hi"}]]}')
+    if module:
+        (tmp_path / "mod.py").write_text(module)
+    sidecar = tmp_path / "agents.toml"
+    sidecar.write_text(toml)
+    return sidecar
+
+
+def _one_error_line(proc: subprocess.CompletedProcess[str]) -> str:
+    assert proc.returncode == 2, proc.stderr
+    assert "Traceback" not in proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1, proc.stderr
+    return lines[0]
+
+
+AGENT_WITH_F = '[agents.a]\nmodel = { provider = "mock", script = "s.json" }\ntools = ["f"]\n'
+
+
+def test_a_typo_in_a_tool_table_names_the_key(tmp_path: Path) -> None:
+    sidecar = _write(tmp_path, AGENT_WITH_F + '[tools.f]\npyhton = "mod:f"\n')
+    err = _one_error_line(_helikon("run", str(sidecar), "hi"))
+    assert f"{sidecar}: tools.f: unknown keys ['pyhton']" in err
+    assert "Fix: use only ['inline', 'python', 'script'], e.g. python = \"module:f\"" in err
+
+
+def test_a_tool_without_python_gets_a_fix_for_its_own_name(tmp_path: Path) -> None:
+    sidecar = _write(tmp_path, AGENT_WITH_F + "[tools.f]\n")
+    err = _one_error_line(_helikon("run", str(sidecar), "hi"))
+    assert "tools.f.python: missing or not module:function" in err
+    assert 'Fix: python = "module:f"' in err
+
+
+def test_a_missing_function_suggests_the_closest_name(tmp_path: Path) -> None:
+    module = "def budget_status(category: str) -> str:\n    return category\n"
+    toml = (
+        '[agents.a]\nmodel = { provider = "mock", script = "s.json" }\ntools = ["budget_stat"]\n'
+        '[tools.budget_stat]\npython = "mod:budget_stat"\n'
+    )
+    err = _one_error_line(_helikon("run", str(_write(tmp_path, toml, module)), "hi"))
+    assert "mod has no 'budget_stat'. Fix: did you mean 'budget_status'?" in err
+    far = _write(tmp_path, AGENT_WITH_F + '[tools.f]\npython = "mod:f"\n', module)
+    err = _one_error_line(_helikon("run", str(far), "hi"))
+    assert "mod has no 'f'. Fix: use one of ['budget_status']" in err
+
+
+def test_a_missing_script_names_the_resolved_path(tmp_path: Path) -> None:
+    sidecar = _write(tmp_path, '[agents.a]\nmodel = { provider = "mock", script = "nope.json" }\n')
+    err = _one_error_line(_helikon("run", str(sidecar), "hi", cwd=tmp_path.parent))
+    assert f"Fix: create {(tmp_path / 'nope.json').resolve()} or point script at" in err
+    proc = _helikon("run", str(sidecar), "hi", "--model", "mock:nope.json", cwd=tmp_path)
+    assert f"Fix: create {(tmp_path / 'nope.json').resolve()} or pass the path" in proc.stderr
+
+
+def test_a_missing_openai_extra_says_how_to_install_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from helikon.cli.sidecar import SidecarError, load_sidecar
+
+    monkeypatch.setitem(sys.modules, "helikon.providers.openai", None)  # import fails
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    sidecar = _write(tmp_path, '[agents.a]\nmodel = { provider = "openai", id = "gpt-5-mini" }\n')
+    with pytest.raises(SidecarError) as exc:
+        load_sidecar(sidecar).build("a")
+    assert "the openai provider is not installed" in str(exc.value)
+    assert str(exc.value).endswith("Fix: pip install 'helikon[cli,openai]'")
+    with pytest.raises(SidecarError) as exc:
+        load_sidecar(sidecar).build("a", model_override="openai:gpt-5-mini")
+    assert str(exc.value).endswith("Fix: pip install 'helikon[cli,openai]'")

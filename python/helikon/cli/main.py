@@ -55,6 +55,7 @@ def _short(value: Any, limit: int = 200) -> str:
 
 async def _stream(agent: Agent, prompt: str, out: Console, err: Console) -> int:
     mid_line = False
+    names: dict[str, str] = {}  # call id -> tool name, so parallel results are labelled
     async for ev in agent.stream(prompt):
         if isinstance(ev, TokenDelta):
             out.print(ev.text, end="", markup=False, highlight=False, soft_wrap=True)
@@ -64,11 +65,13 @@ async def _stream(agent: Agent, prompt: str, out: Console, err: Console) -> int:
             out.print()
             mid_line = False
         if isinstance(ev, ToolCallItem):
+            names[ev.item.call_id] = ev.item.name
             out.print(f"[cyan]→ {escape(ev.item.name)}[/cyan]({escape(_short(ev.item.args))})")
         elif isinstance(ev, ToolOutputItem):
             text = text_of(ev.item.content)
             style = "red" if ev.item.is_error else "green"
-            out.print(f"[{style}]← {escape(_short(text))}[/{style}]")
+            label = names.get(ev.item.call_id, ev.item.call_id)
+            out.print(f"[{style}]← {escape(label)}: {escape(_short(text))}[/{style}]")
         elif isinstance(ev, HandoffItem):
             out.print(
                 f"[magenta]⇢ handoff {escape(ev.from_agent)} → {escape(ev.to_agent)}[/magenta]"

@@ -18,6 +18,7 @@ Every problem raises :class:`SidecarError` naming the file, the key and the fix.
 
 from __future__ import annotations
 
+import difflib
 import importlib
 import inspect
 import sys
@@ -34,6 +35,7 @@ from helikon.errors import ConfigError
 __all__ = ["Sidecar", "SidecarError", "load_sidecar"]
 
 _AGENT_KEYS = {"description", "instructions", "model", "tools", "handoffs"}
+_TOOL_KEYS = {"python", "script", "inline"}
 
 
 _MODEL_KEYS = {"mock": {"provider", "script"}, "openai": {"provider", "id", "base_url"}}
@@ -45,11 +47,19 @@ def _mock(path: Path) -> Model:
     return MockModel.from_script_file(path)
 
 
+class _MissingExtra(ConfigError):
+    """A provider's optional dependency is not installed."""
+
+
+_OPENAI_EXTRA_FIX = "pip install 'helikon[cli,openai]'"
+_OPENAI_KEY_FIX = "export OPENAI_API_KEY=... before running"
+
+
 def _openai(model_id: str, base_url: str | None) -> Model:
     try:
         from helikon.providers.openai import OpenAIModel
     except ImportError as exc:
-        raise ConfigError(
+        raise _MissingExtra(
             f"the openai provider is not installed ({exc}); install the 'openai' extra"
         ) from None
     import os
@@ -172,10 +182,16 @@ class Sidecar:
                     "mock model needs script",
                     'model = { provider = "mock", script = "script.json" }',
                 )
+            resolved = (self.path.parent / script).resolve()
             try:
-                return _mock(self.path.parent / script)
+                return _mock(resolved)
             except ConfigError as exc:
-                raise self._err(f"{key}.script", str(exc), "fix the script file") from None
+                raise self._err(
+                    f"{key}.script",
+                    str(exc),
+                    f"create {resolved} or point script at an existing file (paths are "
+                    "relative to the sidecar's folder)",
+                ) from None
         model_id, base_url = value.get("id"), value.get("base_url")
         if not isinstance(model_id, str) or not model_id:
             raise self._err(
@@ -191,8 +207,10 @@ class Sidecar:
             )
         try:
             return _openai(model_id, base_url)
+        except _MissingExtra as exc:
+            raise self._err(key, str(exc), _OPENAI_EXTRA_FIX) from None
         except ConfigError as exc:
-            raise self._err(key, str(exc), "export OPENAI_API_KEY=... before running") from None
+            raise self._err(key, str(exc), _OPENAI_KEY_FIX) from None
 
     def _override_model(self, override: str) -> Model:
         provider, sep, ident = override.partition(":")
@@ -202,10 +220,17 @@ class Sidecar:
                 f"{where}: expected PROVIDER:ID with PROVIDER openai or mock. "
                 "Fix: e.g. --model openai:gpt-5-mini or --model mock:script.json"
             )
+        script = Path(ident).resolve()
         try:
-            return _mock(Path(ident)) if provider == "mock" else _openai(ident, None)
+            return _mock(script) if provider == "mock" else _openai(ident, None)
+        except _MissingExtra as exc:
+            raise SidecarError(f"{where}: {exc}. Fix: {_OPENAI_EXTRA_FIX}") from None
         except ConfigError as exc:
-            fix = "check the script file" if provider == "mock" else "export OPENAI_API_KEY=..."
+            fix = (
+                f"create {script} or pass the path of an existing script"
+                if provider == "mock"
+                else _OPENAI_KEY_FIX
+            )
             raise SidecarError(f"{where}: {exc}. Fix: {fix}") from None
 
     def _tool(self, key: str, name: str) -> Tool:
@@ -217,6 +242,15 @@ class Sidecar:
                 key, f"unknown tool {name!r}", f'add [tools.{name}] with python = "module:function"'
             )
         tkey = f"tools.{name}"
+        if not isinstance(spec, dict):
+            raise self._err(tkey, "must be a table", f'[tools.{name}] python = "module:{name}"')
+        extra = set(spec) - _TOOL_KEYS
+        if extra:
+            raise self._err(
+                tkey,
+                f"unknown keys {sorted(extra)}",
+                f'use only {sorted(_TOOL_KEYS)}, e.g. python = "module:{name}"',
+            )
         if "script" in spec or "inline" in spec:
             raise self._err(
                 tkey,
@@ -228,7 +262,7 @@ class Sidecar:
             raise self._err(
                 f"{tkey}.python",
                 "missing or not module:function",
-                'python = "tools:lookup_spending"',
+                f'python = "module:{name}" (a module next to the sidecar, a function in it)',
             )
         module_name, _, attr = ref.partition(":")
         folder = str(self.path.parent.resolve())
@@ -257,7 +291,7 @@ class Sidecar:
         obj = getattr(module, attr, None)
         if obj is None:
             raise self._err(
-                f"{tkey}.python", f"{module_name} has no {attr!r}", "check the function name"
+                f"{tkey}.python", f"{module_name} has no {attr!r}", _name_fix(module, attr)
             )
         if isinstance(obj, FunctionTool) or hasattr(obj, "invoke"):
             built: Tool = obj
@@ -275,6 +309,25 @@ class Sidecar:
             )
         self._built_tools[name] = built
         return built
+
+
+def _name_fix(module: Any, attr: str) -> str:
+    """The fix for a missing function: the closest name, or the functions the module has."""
+    names = sorted(
+        n
+        for n, v in vars(module).items()
+        if not n.startswith("_")
+        and (
+            isinstance(v, FunctionTool)
+            or (inspect.isfunction(v) and v.__module__ == module.__name__)
+        )
+    )
+    close = difflib.get_close_matches(attr, names, n=1)
+    if close:
+        return f"did you mean {close[0]!r}?"
+    if names:
+        return f"use one of {names}"
+    return f"define {attr}() in {module.__name__}"
 
 
 def load_sidecar(path: str | Path) -> Sidecar:
