@@ -326,8 +326,12 @@ def test_best_available_backend_prefers_the_os_sandbox(ws: dict[str, Path]) -> N
 
 
 @pytest.mark.skipif(not IS_ROOT, reason="needs a refusal: root without run_as")
-def test_best_available_backend_states_the_fallback(ws: dict[str, Path]) -> None:
-    choice = best_available_backend(Sandbox.open(ws["root"]), timeout=5)
+def test_best_available_backend_states_the_fallback(
+    ws: dict[str, Path], caplog: pytest.LogCaptureFixture
+) -> None:
+    with caplog.at_level("WARNING", logger="helikon.tools"):
+        choice = best_available_backend(Sandbox.open(ws["root"]), timeout=5)
+    assert caplog.messages == [f"best_available_backend fell back to {choice.reason}"]
     assert isinstance(choice.backend, HostBackend)
     assert choice.backend.timeout == 5
     assert choice.reason.startswith(

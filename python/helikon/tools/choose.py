@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import sys
 from typing import Any, NamedTuple
 
@@ -12,6 +13,8 @@ from helikon.tools.os_sandbox import OsSandboxBackend
 from helikon.tools.sandbox import Sandbox
 
 __all__ = ["BackendChoice", "best_available_backend"]
+
+log = logging.getLogger("helikon.tools")
 
 
 class BackendChoice(NamedTuple):
@@ -33,7 +36,8 @@ def best_available_backend(
     Tries :class:`OsSandboxBackend` (probe + self-test, fail-closed). If the OS refuses it,
     this returns a :class:`HostBackend` and a reason that starts with
     ``"host (no containment)"`` and quotes the refusal; calling this function is the
-    explicit opt-in to that fallback. Check ``choice.backend.guarantees().contained`` (or
+    explicit opt-in to that fallback (it is also logged as a warning on ``helikon.tools``).
+    Check ``choice.backend.guarantees().contained`` (or
     log ``choice.reason``) before trusting commands to it; call
     :class:`OsSandboxBackend` directly when a fallback is not acceptable.
 
@@ -60,25 +64,24 @@ def best_available_backend(
                 "not restricted on macOS",
             )
         except SandboxUnavailable as exc:
-            return BackendChoice(
-                HostBackend(sandbox, **extra),
-                f"host (no containment): Seatbelt is unavailable: {exc}",
-            )
+            return _fallback(sandbox, extra, f"Seatbelt is unavailable: {exc}")
     if not sys.platform.startswith("linux"):
-        return BackendChoice(
-            HostBackend(sandbox, **extra),
-            f"host (no containment): this build has an OS sandbox for Linux only "
-            f"(platform {sys.platform})",
+        return _fallback(
+            sandbox, extra, f"this build has an OS sandbox for Linux only (platform {sys.platform})"
         )
     try:
         backend = OsSandboxBackend(sandbox, run_as=run_as, **extra, **os_options)
     except SandboxUnavailable as exc:
-        return BackendChoice(
-            HostBackend(sandbox, **extra),
-            f"host (no containment): the OS sandbox is unavailable: {exc}",
-        )
+        return _fallback(sandbox, extra, f"the OS sandbox is unavailable: {exc}")
     g = backend.guarantees()
     reason = f"{g.summary()}: the kernel probe and self-test passed"
     if g.landlock_abi is not None:
         reason += f" (Landlock ABI {g.landlock_abi})"
     return BackendChoice(backend, reason)
+
+
+def _fallback(sandbox: Sandbox, extra: dict[str, Any], why: str) -> BackendChoice:
+    """The host backend, with the reason; logged as a warning, since nothing is contained."""
+    reason = f"host (no containment): {why}"
+    log.warning("best_available_backend fell back to %s", reason)
+    return BackendChoice(HostBackend(sandbox, **extra), reason)
