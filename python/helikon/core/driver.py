@@ -15,27 +15,30 @@ OpenTelemetry spans (:mod:`helikon.tracing`).
 from __future__ import annotations
 
 import asyncio
-import functools
 import json
 from collections.abc import AsyncIterator
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 from helikon import _native
+from helikon.core._native_step import (
+    call_of,
+    dump_items,
+    event_of,
+    native_usage,
+    plan_of,
+    run_started,
+    usage_of,
+)
 from helikon.core.context import RunConfig, RunContext
 from helikon.core.events import (
     AgentEvent,
     AgentUpdated,
     GuardrailTriggered,
     HandoffItem,
-    MessageOutput,
-    RunCompleted,
     RunFailed,
     RunStarted,
-    ToolCallItem,
     ToolOutputItem,
-    TurnStarted,
-    event_adapter,
 )
 from helikon.core.guardrails import GuardrailInput, Tripwire, run_guardrails
 from helikon.core.hooks import (
@@ -93,76 +96,6 @@ class _Stop(Exception):
         self.events = events
 
 
-def _dump(items: list[Item]) -> list[dict[str, Any]]:
-    return [i.model_dump(mode="json", exclude_none=True) for i in items]
-
-
-_ZERO_USAGE = Usage()
-_NO_USAGE = (0, 0, 0, 0, 0, 0)
-
-
-def _usage(native: tuple[int, int, int, int, int, int] | None) -> Usage:
-    """A native usage tuple (see ``LoopRun.usage``) as :class:`Usage`."""
-    if native is None or native == _NO_USAGE:
-        return _ZERO_USAGE
-    i, o, c, r, t, w = native
-    return Usage(
-        input_tokens=i,
-        output_tokens=o,
-        cached_input_tokens=c,
-        reasoning_tokens=r,
-        total_tokens=t,
-        cache_write_input_tokens=w,
-    )
-
-
-def _native_usage(u: Usage) -> tuple[int, int, int, int, int, int]:
-    return (
-        u.input_tokens,
-        u.output_tokens,
-        u.cached_input_tokens,
-        u.reasoning_tokens,
-        u.total_tokens,
-        u.cache_write_input_tokens,
-    )
-
-
-# Events without per-run content are immutable, so runs share them.
-_turn_started: list[TurnStarted] = []
-
-
-def _turn(turn: int) -> TurnStarted:
-    if turn < len(_turn_started):
-        return _turn_started[turn]
-    ev = TurnStarted(turn=turn)
-    if turn == len(_turn_started) and turn < 1024:
-        _turn_started.append(ev)
-    return ev
-
-
-_run_started_by_agent: dict[str, RunStarted] = {}
-
-
-def _run_started(agent: str) -> RunStarted:
-    ev = _run_started_by_agent.get(agent)
-    if ev is None:
-        if len(_run_started_by_agent) >= 256:
-            _run_started_by_agent.clear()
-        ev = _run_started_by_agent[agent] = RunStarted(agent=agent)
-    return ev
-
-
-def _as_machine_sees(call: ToolCall) -> ToolCall:
-    """``call`` as the machine holds it: missing (``None``) arguments read as ``{}``."""
-    return call if call.args is not None else call.model_copy(update={"args": {}})
-
-
-@functools.lru_cache(maxsize=64)
-def _plan(plan_json: str) -> dict[str, Any]:
-    plan: dict[str, Any] = json.loads(plan_json)
-    return plan
-
-
 class _Run:
     """One agent's loop within a run (a handoff starts a new ``_Run`` for the target)."""
 
@@ -198,7 +131,7 @@ class _Run:
         """The run's usage: the machine's total, unless a failure path set it."""
         if self._usage is not None:
             return self._usage
-        return _usage(self.machine.usage)
+        return usage_of(self.machine.usage)
 
     @usage.setter
     def usage(self, value: Usage) -> None:
@@ -228,7 +161,7 @@ class _Run:
             or cached[0] is not agent.model_settings
             or cached[1] is not agent.output_type
         ):
-            tools, settings = self._plan_request(_plan(plan_json))
+            tools, settings = self._plan_request(plan_of(plan_json))
             cached = (agent.model_settings, agent.output_type, tools, settings)
             self._requests[plan_json] = cached
         messages = list(conversation)
@@ -409,7 +342,7 @@ class _Run:
         while True:
             kind, events, payload, appends = step
             for ref in events:
-                ev = _event(ref, items, results)
+                ev = event_of(ref, items, results)
                 if ev.type == "tool_call_item" and ev.item.name in self.handoffs:
                     self.handoff_calls.append(ev.item.call_id)
                 if ev.type == "turn_started":
@@ -440,7 +373,7 @@ class _Run:
                 step, items = self._pending
                 self._pending = None
             elif kind == "ExecuteTools":
-                calls = [_call(items, c) for c in payload]
+                calls = [call_of(items, c) for c in payload]
                 del step, payload
                 outcomes = await self._run_tools(calls)
                 for o in outcomes:
@@ -484,7 +417,7 @@ class _Run:
         if self.handoffs and any(
             isinstance(i, ToolCall) and i.name in self.handoffs for i in items
         ):
-            conv = json.dumps(_dump(conversation[: len(conversation) - len(items)]))
+            conv = json.dumps(dump_items(conversation[: len(conversation) - len(items)]))
         self._pending = (self._model_step(items, acc, validate, validation, conv), items)
 
     def _model_step(
@@ -501,11 +434,11 @@ class _Run:
         exact = [i.model_dump(exclude_none=True) for i in items]
         try:
             return self.machine.model_response(
-                exact, _native_usage(acc.usage), acc.finish.value, validation, conv
+                exact, native_usage(acc.usage), acc.finish.value, validation, conv
             )
         except TypeError:  # a value without an exact JSON form: the text path decides
             response: dict[str, Any] = {
-                "items": _dump(items),
+                "items": dump_items(items),
                 "usage": acc.usage.model_dump(),
                 "finish_reason": acc.finish.value,
             }
@@ -549,7 +482,7 @@ class _Run:
         conversation = _with_instructions(target, self.ctx, transcript)
         spans = RunSpans.start(target.name, self.ctx.tracer, self.spans)
         sub = _Run(target, self.ctx.nested(), self.config, self.token, spans)
-        base = _usage(self.machine.usage)
+        base = usage_of(self.machine.usage)
         error: str | None = None
         try:
             async for ev in sub.drive(conversation):
@@ -578,29 +511,6 @@ def _abandon(fut: asyncio.Future[Any]) -> None:
 def _retrieve(fut: asyncio.Future[Any]) -> None:
     if not fut.cancelled():
         fut.exception()
-
-
-def _call(items: list[Item], ref: int | str) -> ToolCall:
-    """A call of an ``ExecuteTools`` step: a response item's position, or its JSON."""
-    if isinstance(ref, int):
-        return _as_machine_sees(cast(ToolCall, items[ref]))
-    return ToolCall.model_validate_json(ref)
-
-
-def _event(ref: tuple[str, Any], items: list[Item], results: list[ToolResult]) -> AgentEvent:
-    """The event a native step reference stands for (see ``LoopRun`` in ``_native.pyi``)."""
-    tag, value = ref
-    if tag == "turn_started":
-        return _turn(value)
-    if tag == "tool_call_item":
-        return ToolCallItem(item=_as_machine_sees(cast(ToolCall, items[value])))
-    if tag == "tool_output_item":
-        return ToolOutputItem(item=results[value])
-    if tag == "message_output":
-        return MessageOutput(item=cast(AssistantMessage, items[value]))
-    if tag == "run_completed":
-        return RunCompleted(usage=_usage(value))
-    return event_adapter.validate_json(value)
 
 
 def _with_instructions(agent: Agent, ctx: RunContext[Any], items: list[Item]) -> list[Item]:
@@ -634,7 +544,7 @@ async def run_agent(
         )
         return
     input_items = normalize(input)
-    yield _run_started(agent.name)
+    yield run_started(agent.name)
     token = ctx.cancel.child()
     timer: asyncio.TimerHandle | None = None
     if config.timeout is not None:

@@ -1,0 +1,131 @@
+"""Glue between the driver and the native ``LoopRun``: what a native step's tuples stand for.
+
+``LoopRun`` (see ``_native.pyi``) answers each step with small tuples that point at the
+driver's own items (an index into this turn's response items or results) instead of copies.
+This module turns those references back into items and events, converts usage tuples, and
+shares the immutable events every run emits (``TurnStarted``, ``RunStarted``).
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from typing import Any, cast
+
+from helikon.core.events import (
+    AgentEvent,
+    MessageOutput,
+    RunCompleted,
+    RunStarted,
+    ToolCallItem,
+    ToolOutputItem,
+    TurnStarted,
+    event_adapter,
+)
+from helikon.core.items import AssistantMessage, Item, ToolCall, ToolResult
+from helikon.core.usage import Usage
+
+__all__ = [
+    "as_machine_sees",
+    "call_of",
+    "dump_items",
+    "event_of",
+    "native_usage",
+    "plan_of",
+    "run_started",
+    "turn_started",
+    "usage_of",
+]
+
+
+def dump_items(items: list[Item]) -> list[dict[str, Any]]:
+    return [i.model_dump(mode="json", exclude_none=True) for i in items]
+
+
+_ZERO_USAGE = Usage()
+_NO_USAGE = (0, 0, 0, 0, 0, 0)
+
+
+def usage_of(native: tuple[int, int, int, int, int, int] | None) -> Usage:
+    """A native usage tuple (see ``LoopRun.usage``) as :class:`Usage`."""
+    if native is None or native == _NO_USAGE:
+        return _ZERO_USAGE
+    i, o, c, r, t, w = native
+    return Usage(
+        input_tokens=i,
+        output_tokens=o,
+        cached_input_tokens=c,
+        reasoning_tokens=r,
+        total_tokens=t,
+        cache_write_input_tokens=w,
+    )
+
+
+def native_usage(u: Usage) -> tuple[int, int, int, int, int, int]:
+    return (
+        u.input_tokens,
+        u.output_tokens,
+        u.cached_input_tokens,
+        u.reasoning_tokens,
+        u.total_tokens,
+        u.cache_write_input_tokens,
+    )
+
+
+# Events without per-run content are immutable, so runs share them.
+_turn_started: list[TurnStarted] = []
+
+
+def turn_started(turn: int) -> TurnStarted:
+    if turn < len(_turn_started):
+        return _turn_started[turn]
+    ev = TurnStarted(turn=turn)
+    if turn == len(_turn_started) and turn < 1024:
+        _turn_started.append(ev)
+    return ev
+
+
+_run_started_by_agent: dict[str, RunStarted] = {}
+
+
+def run_started(agent: str) -> RunStarted:
+    ev = _run_started_by_agent.get(agent)
+    if ev is None:
+        if len(_run_started_by_agent) >= 256:
+            _run_started_by_agent.clear()
+        ev = _run_started_by_agent[agent] = RunStarted(agent=agent)
+    return ev
+
+
+def as_machine_sees(call: ToolCall) -> ToolCall:
+    """``call`` as the machine holds it: missing (``None``) arguments read as ``{}``."""
+    return call if call.args is not None else call.model_copy(update={"args": {}})
+
+
+@functools.lru_cache(maxsize=64)
+def plan_of(plan_json: str) -> dict[str, Any]:
+    plan: dict[str, Any] = json.loads(plan_json)
+    return plan
+
+
+def call_of(items: list[Item], ref: int | str) -> ToolCall:
+    """A call of an ``ExecuteTools`` step: a response item's position, or its JSON."""
+    if isinstance(ref, int):
+        return as_machine_sees(cast(ToolCall, items[ref]))
+    return ToolCall.model_validate_json(ref)
+
+
+def event_of(ref: tuple[str, Any], items: list[Item], results: list[ToolResult]) -> AgentEvent:
+    """The event a native step reference stands for (see ``LoopRun`` in ``_native.pyi``)."""
+    tag, value = ref
+    if tag == "turn_started":
+        return turn_started(value)
+    if tag == "tool_call_item":
+        return ToolCallItem(item=as_machine_sees(cast(ToolCall, items[value])))
+    if tag == "tool_output_item":
+        return ToolOutputItem(item=results[value])
+    if tag == "message_output":
+        return MessageOutput(item=cast(AssistantMessage, items[value]))
+    if tag == "run_completed":
+        return RunCompleted(usage=usage_of(value))
+    return event_adapter.validate_json(value)
