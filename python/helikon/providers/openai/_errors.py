@@ -29,8 +29,8 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Awaitable
-from typing import TypeVar
+from collections.abc import Awaitable, Mapping
+from typing import Any, TypeVar
 
 import openai
 
@@ -51,7 +51,7 @@ from helikon.providers._errors import (
     provider_message,
 )
 
-__all__ = ["guarded", "map_openai_error", "parse_retry_after"]
+__all__ = ["guarded", "map_inband_error", "map_openai_error", "parse_retry_after"]
 
 _T = TypeVar("_T")
 
@@ -92,9 +92,29 @@ def map_openai_error(exc: BaseException) -> ModelError:
     envelope = error_envelope(exc.body)
     response = exc.response if isinstance(exc, openai.APIStatusError) else None
     message = provider_message(envelope, response, exc.message, _mask)
+    status = exc.status_code if isinstance(exc, openai.APIStatusError) else None
+    return _classify(envelope, message, status, response)
+
+
+def map_inband_error(envelope: Mapping[str, Any], fallback: str) -> ModelError:
+    """The :class:`~helikon.errors.ModelError` for an error reported inside a 200 response.
+
+    Args:
+        envelope: the error object (``code``, ``type``, ``message``) of a
+            ``response.failed`` or ``error`` stream event.
+        fallback: the message when the envelope has none.
+
+    It maps like an HTTP error without a status (the table above, ``status`` absent).
+    """
+    message = provider_message(envelope, None, fallback, _mask)
+    return _classify(envelope, message, None, None)
+
+
+def _classify(
+    envelope: Mapping[str, Any], message: str, status: int | None, response: Any
+) -> ModelError:
     code = "" if envelope.get("code") is None else str(envelope.get("code"))
     kind = str(envelope.get("type") or "")
-    status = exc.status_code if isinstance(exc, openai.APIStatusError) else None
 
     if status == 429 or code == "rate_limit_exceeded" or kind == "rate_limit_error":
         headers = response.headers if response is not None else None

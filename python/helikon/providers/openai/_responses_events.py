@@ -36,8 +36,6 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, cast
 
-import openai
-
 from helikon.core.model import (
     Finish,
     FinishReason,
@@ -49,7 +47,7 @@ from helikon.core.model import (
 )
 from helikon.core.usage import Usage
 from helikon.errors import ModelError, Refused, TransportError
-from helikon.providers.openai._errors import map_openai_error
+from helikon.providers.openai._errors import map_inband_error
 from helikon.providers.openai._responses_output import Output
 from helikon.providers.openai._responses_replay import PROVIDER_DATA_KEY
 
@@ -96,18 +94,9 @@ def _usage(raw: Any) -> Usage | None:
 
 
 def _inband_error(error: Any, fallback: str) -> ModelError:
-    """Map an error reported inside a 200 response (``response.failed``, ``error`` events).
-
-    The error envelope goes through the same mapping as an HTTP error without a status.
-    """
+    """Map an error reported inside a 200 response (``response.failed``, ``error`` events)."""
     envelope: dict[str, Any] = dict(error) if isinstance(error, Mapping) else {}
-    message = envelope.get("message")
-    if not isinstance(message, str) or not message:
-        message = fallback
-        envelope["message"] = message
-    # ``APIError`` only stores ``request``; the mapping reads the body, never the request.
-    exc = openai.APIError(message, cast("Any", None), body=envelope)
-    return map_openai_error(exc)
+    return map_inband_error(envelope, fallback)
 
 
 @dataclass
