@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -254,3 +255,18 @@ def test_a_missing_openai_extra_says_how_to_install_it(
     with pytest.raises(SidecarError) as exc:
         load_sidecar(sidecar).build("a", model_override="openai:gpt-5-mini")
     assert str(exc.value).endswith("Fix: pip install 'helikon[cli,openai]'")
+
+
+def test_a_repair_before_a_model_call_is_reported(tmp_path: Path) -> None:
+    script = tmp_path / "cut.json"
+    cut = {"call_id": "c1", "name": "budget_status", "args": '{"category": "Din'}
+    script.write_text(
+        json.dumps({"default": [[{"tool_call": cut}], [{"token": "Could not look it up."}]]})
+    )
+    proc = _helikon("run", str(EXAMPLE / "agents.toml"), "hi", "--model", f"mock:{script}")
+    assert proc.returncode == 0, proc.stderr
+    assert "Could not look it up." in proc.stdout
+    assert (
+        "! conversation repaired (tool_args_replaced): arguments were not valid JSON "
+        """(truncated?): '{"category": "Din'"""
+    ) in proc.stderr

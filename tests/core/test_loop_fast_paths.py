@@ -105,7 +105,13 @@ async def test_null_arguments_reach_the_tool_as_an_empty_object() -> None:
     assert got == [{}]
     item = next(e for e in result.events if e.type == "tool_call_item").item
     assert item.args == {}
-    assert model.requests[1].messages[-2].args is None  # the conversation keeps the model's
+    # the request after it carries an object too (providers reject a null input), and the
+    # fix is reported like any other repair
+    assert model.requests[1].messages[-2].args == {}
+    repairs = [e for e in result.events if e.type == "conversation_repaired"]
+    assert [(r.repair, r.call_id, r.detail) for r in repairs] == [
+        ("tool_args_replaced", "c1", "arguments were null, not a JSON object")
+    ]
 
 
 async def test_values_json_would_change_take_the_json_path() -> None:

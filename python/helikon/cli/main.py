@@ -20,6 +20,7 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
 from helikon.cli.sidecar import load_sidecar
 from helikon.core.agent import Agent
 from helikon.core.events import (
+    ConversationRepaired,
     HandoffItem,
     ReasoningDelta,
     RunCompleted,
@@ -76,6 +77,9 @@ async def _stream(agent: Agent, prompt: str, out: Console, err: Console) -> int:
             out.print(
                 f"[magenta]⇢ handoff {escape(ev.from_agent)} → {escape(ev.to_agent)}[/magenta]"
             )
+        elif isinstance(ev, ConversationRepaired):
+            note = f"! conversation repaired ({ev.repair}): {ev.detail}"
+            err.print(f"[yellow]{escape(note)}[/yellow]")
         elif isinstance(ev, RunCompleted):
             u = ev.usage
             err.print(

@@ -6,6 +6,9 @@ does what the machine asks — call the model, run tools, hand off — and feeds
 back. Python owns every message body: per turn only the turn's own items cross the native
 boundary, never the whole conversation, so a run is O(turns), not O(turns²).
 
+Before every model call the conversation is checked and, where providers would reject it,
+repaired in place (:mod:`helikon.core.repair`), each fix yielded as ``ConversationRepaired``.
+
 Around the machine it runs the governance seams: lifecycle hooks, input guardrails
 (concurrently with the first model call; no tool runs before they pass), output guardrails
 (before ``RunCompleted``), the per-call pipeline in :mod:`helikon.core.tool_exec`, and
@@ -61,6 +64,7 @@ from helikon.core.items import (
     text_of,
 )
 from helikon.core.model import JsonSchemaFormat, ModelRequest, ModelSettings, ToolDef
+from helikon.core.repair import ConversationCheck
 from helikon.core.tool import Tool
 from helikon.core.tool_exec import CallOutcome, ToolCallRunner
 from helikon.core.turn import TurnAccumulator
@@ -125,6 +129,7 @@ class _Run:
         self._caller: ToolCallRunner | None = None
         self._requests: dict[str, tuple[Any, Any, list[ToolDef], ModelSettings]] = {}
         self._pending: tuple[Any, list[Item]] | None = None
+        self.check = ConversationCheck()
 
     @property
     def usage(self) -> Usage:
@@ -166,7 +171,9 @@ class _Run:
             self._requests[plan_json] = cached
         messages = list(conversation)
         if self.injected:
-            messages.extend(SystemMessage(content=[TextPart(text=t)]) for t in self.injected)
+            messages.extend(
+                SystemMessage(content=[TextPart(text=t)]) for t in self.injected if t.strip()
+            )
             self.injected = []
         return ModelRequest(messages=messages, tools=list(cached[2]), settings=cached[3])
 
@@ -367,6 +374,8 @@ class _Run:
                 await self._await_input_guard()
                 raise _Stop(self._cancel_error())
             if kind == "CallModel":
+                for ev in self.check.repair(conversation):
+                    yield ev
                 async for ev in self._call_model(conversation, payload):
                     yield ev
                 assert self._pending is not None
@@ -515,7 +524,7 @@ def _retrieve(fut: asyncio.Future[Any]) -> None:
 
 def _with_instructions(agent: Agent, ctx: RunContext[Any], items: list[Item]) -> list[Item]:
     text = agent.render_instructions(ctx)
-    head: list[Item] = [SystemMessage(content=[TextPart(text=text)])] if text else []
+    head: list[Item] = [SystemMessage(content=[TextPart(text=text)])] if text.strip() else []
     return head + items
 
 

@@ -7,7 +7,7 @@ Variants (the spec's ``AgentEvent``), tagged by ``type``:
 * semantic items: ``message_output``, ``tool_call_item``, ``tool_output_item``, ``handoff_item``
 * transitions: ``agent_updated``
 * control: ``guardrail_triggered``, ``approval_requested``, ``permission_denied``,
-  ``repair_started``, ``structured_output_failed``
+  ``repair_started``, ``structured_output_failed``, ``conversation_repaired``
 * terminal: ``run_completed``, ``run_failed``
 
 Raw deltas arrive as the provider streams them; the semantic items carry the same content
@@ -20,18 +20,20 @@ from typing import Annotated, Any, Literal, TypeAlias
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
-from helikon.core.items import AssistantMessage, ToolCall, ToolResult
+from helikon.core.items import AssistantMessage, ContentPart, ToolCall, ToolResult
 from helikon.core.usage import Usage
 
 __all__ = [
     "AgentEvent",
     "AgentUpdated",
     "ApprovalRequested",
+    "ConversationRepaired",
     "GuardrailTriggered",
     "HandoffItem",
     "MessageOutput",
     "PermissionDenied",
     "ReasoningDelta",
+    "RepairKind",
     "RepairStarted",
     "RunCompleted",
     "RunFailed",
@@ -169,6 +171,38 @@ class StructuredOutputFailed(_Event):
     final_text: str
 
 
+RepairKind: TypeAlias = Literal[
+    "tool_result_synthesized",
+    "tool_result_dropped",
+    "tool_args_replaced",
+    "empty_text_dropped",
+]
+"""The fixes :mod:`helikon.core.repair` makes to keep a conversation valid for providers."""
+
+
+class ConversationRepaired(_Event):
+    """The conversation was fixed before a model call so providers accept it (helikon's own).
+
+    * ``tool_result_synthesized``: tool call ``call_id`` had no result; ``content`` is the
+      error result placed after the call's block of results.
+    * ``tool_result_dropped``: a result for ``call_id`` answered no call right before it; it
+      is removed.
+    * ``tool_args_replaced``: call ``call_id``'s arguments were not a JSON object (e.g.
+      truncated JSON); they became ``args``.
+    * ``empty_text_dropped``: blank text parts were removed, and messages left empty.
+
+    ``detail`` says what was wrong. A session records the same fix as
+    :class:`helikon.sessions.ConversationRepaired`, so it holds on every later load.
+    """
+
+    type: Literal["conversation_repaired"] = "conversation_repaired"
+    repair: RepairKind
+    call_id: str | None = None
+    content: list[ContentPart] | None = None
+    args: Any = None
+    detail: str = ""
+
+
 class RunCompleted(_Event):
     """Terminal success; ``usage`` is the run's total."""
 
@@ -205,6 +239,7 @@ AgentEvent: TypeAlias = Annotated[
     | PermissionDenied
     | RepairStarted
     | StructuredOutputFailed
+    | ConversationRepaired
     | RunCompleted
     | RunFailed,
     Field(discriminator="type"),

@@ -15,7 +15,7 @@ The first six are the spec's variants. ``tool_returned`` also keeps the result's
 ``is_error`` flag and the message/call variants keep the provider's opaque
 ``provider_data``, so a resumed conversation is the one the model saw.
 ``conversation_repaired`` is helikon's own: it records a fix that keeps the projected
-conversation valid for providers (see :mod:`helikon.sessions.repair`).
+conversation valid for providers (see :mod:`helikon.core.repair`).
 
 A position in one log is a :data:`SequenceId` (0 for the first event).
 """
@@ -37,6 +37,7 @@ from pydantic import (
     model_serializer,
 )
 
+from helikon.core.events import RepairKind
 from helikon.core.items import ContentPart, TextPart
 
 __all__ = [
@@ -141,14 +142,6 @@ class Compacted(_Event):
     type: Literal["compacted"] = "compacted"
     summary: str
     original_count: int = Field(ge=0)
-
-
-RepairKind: TypeAlias = Literal[
-    "tool_result_synthesized",
-    "tool_result_dropped",
-    "tool_args_replaced",
-    "empty_text_dropped",
-]
 
 
 class ConversationRepaired(_Event):

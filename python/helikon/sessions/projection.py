@@ -10,7 +10,7 @@
   itself is tracked as contributing that item, so ``n`` counts *events*, a later compaction
   can swallow an earlier summary, and ``n = 0`` only appends the summary.
 * ``conversation_repaired`` -> the recorded fix is applied to the items so far
-  (:mod:`helikon.sessions.repair`); the event contributes no item of its own.
+  (:mod:`helikon.core.repair`); the event contributes no item of its own.
 
 Content parts and tool arguments are copied verbatim; timestamps play no part.
 """
@@ -28,6 +28,7 @@ from helikon.core.items import (
     ToolResult,
     UserMessage,
 )
+from helikon.core.repair import Entry, apply_repair
 from helikon.sessions.events import (
     AssistantMessageEvent,
     Compacted,
@@ -37,7 +38,6 @@ from helikon.sessions.events import (
     ToolReturned,
     UserMessageEvent,
 )
-from helikon.sessions.repair import Entry, apply_repair
 
 __all__ = ["event_item", "project"]
 

@@ -7,6 +7,7 @@ from collections.abc import Iterable
 from helikon.core.events import (
     AgentEvent,
     AgentUpdated,
+    ConversationRepaired,
     HandoffItem,
     MessageOutput,
     RunStarted,
@@ -29,6 +30,8 @@ from helikon.sessions.events import (
     ToolReturned,
     UserMessageEvent,
 )
+from helikon.sessions.events import ConversationRepaired as SessionRepair
+from helikon.sessions.repair import to_session_event
 
 __all__ = ["DID_NOT_COMPLETE", "SessionRecorder"]
 
@@ -45,10 +48,11 @@ class SessionRecorder:
     * :meth:`record_input` records the run's new input items first (system items are
       skipped: instructions are not conversation; an assistant item without an agent is
       attributed to the tracked agent).
-    * :meth:`observe` turns ``MessageOutput``, ``ToolCallItem``, ``ToolOutputItem`` and
-      ``HandoffItem`` into events; ``RunStarted`` and ``AgentUpdated`` only change the
-      tracked agent (initially ``root_agent``). Other events are ignored.
-    * :meth:`record` adds any other event (e.g. a repair made before a model call).
+    * :meth:`observe` turns ``MessageOutput``, ``ToolCallItem``, ``ToolOutputItem``,
+      ``HandoffItem`` and ``ConversationRepaired`` (a fix the loop made before a model
+      call) into events; ``RunStarted`` and ``AgentUpdated`` only change the tracked agent
+      (initially ``root_agent``). Other events are ignored.
+    * :meth:`record` adds any other event.
     * :meth:`drain` returns the events and clears the buffer, first synthesizing an error
       ``tool_returned`` for every call without a result, so the log always projects to a
       provider-valid conversation even when the run was cancelled mid-tool.
@@ -96,11 +100,13 @@ class SessionRecorder:
             self._add(_returned(event.item))
         elif isinstance(event, HandoffItem):
             self._add(HandoffOccurred(from_agent=event.from_agent, to_agent=event.to_agent))
+        elif isinstance(event, ConversationRepaired):
+            self._add(to_session_event(event))
         elif isinstance(event, RunStarted | AgentUpdated):
             self.agent = event.agent
 
     def record(self, event: SessionEvent) -> None:
-        """Record an event the agent stream does not carry (e.g. a repair)."""
+        """Record an event the agent stream does not carry."""
         self._add(event)
 
     def pending(self) -> list[SessionEvent]:
@@ -128,8 +134,10 @@ class SessionRecorder:
     def _add(self, event: SessionEvent) -> None:
         if isinstance(event, ToolCalled):
             self._open_calls[event.call_id] = None
-        elif isinstance(event, ToolReturned):
-            self._open_calls.pop(event.call_id, None)
+        elif isinstance(event, ToolReturned) or (
+            isinstance(event, SessionRepair) and event.repair == "tool_result_synthesized"
+        ):
+            self._open_calls.pop(event.call_id or "", None)
         self._events.append(event)
 
 
