@@ -17,7 +17,7 @@ import pytest
 
 from helikon.errors import SessionBackendError
 from helikon.sessions import SessionEvent, user_message
-from helikon.sessions import sqlite as sqlite_backend
+from helikon.sessions import _sqlite_writer as sqlite_writer
 from helikon.sessions.sqlite import SqlitePool, SqliteSession
 from helikon.sessions.testkit import numbered
 from tests.sessions.test_conformance import REPO
@@ -174,8 +174,8 @@ async def test_a_reader_in_the_log_defers_the_rewind_to_a_worker_thread(
 ) -> None:
     """A reader keeps the log from being rewound; the loop thread's next append, which
     could be the write that rewinds it (and syncs its header), goes to a worker."""
-    monkeypatch.setattr(sqlite_backend, "_CHECKPOINT_PAGES", 30)
-    monkeypatch.setattr(sqlite_backend, "_REWIND_WAIT_MS", 20)
+    monkeypatch.setattr(sqlite_writer, "_CHECKPOINT_PAGES", 30)
+    monkeypatch.setattr(sqlite_writer, "_REWIND_WAIT_MS", 20)
     path = tmp_path / "s.db"
     async with await SqlitePool.connect(path) as pool:
         session = await SqliteSession.open(pool, "s")
@@ -219,7 +219,7 @@ async def test_worker_appends_count_towards_checkpoints(tmp_path: Path) -> None:
 
 
 async def test_closing_during_a_checkpoint(tmp_path: Path, monkeypatch: Any) -> None:
-    monkeypatch.setattr(sqlite_backend, "_CHECKPOINT_PAGES", 20)
+    monkeypatch.setattr(sqlite_writer, "_CHECKPOINT_PAGES", 20)
     pool = await SqlitePool.connect(tmp_path / "s.db")
     session = await SqliteSession.open(pool, "s")
     for i in range(10):
