@@ -54,8 +54,8 @@ __all__ = [
 ]
 
 INTERRUPTED_RESULT = (
-    "Tool call interrupted: the run stopped before this call returned a result. "
-    "The call may or may not have taken effect."
+    "Tool call interrupted or never run: the run stopped before this call returned a "
+    "result, or went on without running it. The call may or may not have taken effect."
 )
 """Text of a synthesized result for a call that never returned."""
 
