@@ -160,6 +160,26 @@ async def test_invalid_args_are_fed_back_once_then_fail() -> None:
     assert calls == []
 
 
+async def test_several_bad_calls_to_one_tool_in_one_turn_are_one_feedback_round() -> None:
+    calls.clear()
+    model = MockModel(
+        [
+            [Call("c1", "lookup", {"query": "x"}), Call("c2", "lookup", {})],
+            [Call("c3", "lookup", {"q": "fixed"})],
+            [Text("ok")],
+        ]
+    )
+    result = await Agent(name="a", model=model, tools=[lookup]).run("go")
+    outputs = [e.item for e in result.events if e.type == "tool_output_item"]
+    assert [(o.call_id, o.is_error) for o in outputs] == [
+        ("c1", True),
+        ("c2", True),
+        ("c3", False),
+    ]
+    assert result.final_output == "ok"
+    assert calls == [{"q": "fixed"}]
+
+
 async def test_tool_errors_are_results_not_crashes() -> None:
     @tool
     def boom() -> str:

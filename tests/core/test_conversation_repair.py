@@ -242,3 +242,27 @@ async def test_a_tool_call_instead_of_a_final_answer_is_answered_before_the_repa
         "tool_result:x",
         "user_message",
     ], "the repair request answers the call, or providers reject it"
+
+
+@pytest.mark.parametrize("given", ["", "  \n", [UserMessage.text(" ")]])
+async def test_an_empty_input_fails_the_run_instead_of_sending_nothing(given: Any) -> None:
+    from helikon import RunError
+
+    model = MockModel([[Text("never")]])
+    agent = Agent(name="a", model=model, instructions="be brief")
+    with pytest.raises(RunError) as exc:
+        await agent.run(given)
+    assert str(exc.value.error) == (
+        "nothing to send to the model: the conversation holds no message (the input was empty "
+        "or blank and there is no history); pass the user's message as the input"
+    )
+    assert model.requests == [], "no request without messages reaches the provider"
+
+
+async def test_resuming_an_empty_session_fails_clearly() -> None:
+    from helikon import RunError
+
+    model = MockModel([[Text("never")]])
+    with pytest.raises(RunError, match="nothing to send to the model"):
+        await Runner().resume(Agent(name="a", model=model), session=MemorySession())
+    assert model.requests == []

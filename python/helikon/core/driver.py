@@ -244,6 +244,9 @@ class _Run:
             outcomes = [await self._run_one(calls[0])]
         else:
             outcomes = await self._run_many(calls)
+        # one feedback round per tool: a tool whose arguments were invalid in an earlier turn
+        # ends the run when they are invalid again (several bad calls in one turn are one round)
+        invalid: set[str] = set()
         for call, outcome in zip(calls, outcomes, strict=True):
             if outcome.invalid_args is None:
                 continue
@@ -255,7 +258,8 @@ class _Run:
                         f"back once: {'; '.join(outcome.invalid_args)}"
                     )
                 )
-            self.invalid_args_seen.add(name)
+            invalid.add(name)
+        self.invalid_args_seen |= invalid
         return outcomes
 
     async def _run_one(self, call: ToolCall) -> CallOutcome:
@@ -376,6 +380,9 @@ class _Run:
             if kind == "CallModel":
                 for ev in self.check.repair(conversation):
                     yield ev
+                if _nothing_to_send(conversation):
+                    await self._await_input_guard()
+                    raise _Stop(AgentOther(_EMPTY_CONVERSATION))
                 async for ev in self._call_model(conversation, payload):
                     yield ev
                 assert self._pending is not None
@@ -520,6 +527,17 @@ def _abandon(fut: asyncio.Future[Any]) -> None:
 def _retrieve(fut: asyncio.Future[Any]) -> None:
     if not fut.cancelled():
         fut.exception()
+
+
+_EMPTY_CONVERSATION = (
+    "nothing to send to the model: the conversation holds no message (the input was empty "
+    "or blank and there is no history); pass the user's message as the input"
+)
+
+
+def _nothing_to_send(conversation: list[Item]) -> bool:
+    """True when only instructions are left (providers reject a request without messages)."""
+    return all(isinstance(item, SystemMessage) for item in conversation)
 
 
 def _with_instructions(agent: Agent, ctx: RunContext[Any], items: list[Item]) -> list[Item]:
