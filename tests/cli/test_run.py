@@ -270,3 +270,16 @@ def test_a_repair_before_a_model_call_is_reported(tmp_path: Path) -> None:
         "! conversation repaired (tool_args_replaced): arguments were not valid JSON "
         """(truncated?): '{"category": "Din'"""
     ) in proc.stderr
+
+
+def test_a_bad_step_in_an_existing_script_asks_to_correct_it(tmp_path: Path) -> None:
+    (tmp_path / "bad.json").write_text('{"default": [[{"tokn": "hi"}]]}')
+    sidecar = tmp_path / "agents.toml"
+    sidecar.write_text('[agents.a]\nmodel = { provider = "mock", script = "bad.json" }\n')
+    proc = _helikon("run", str(sidecar), "hi")
+    assert proc.returncode == 2
+    assert "default[0][0]: unknown script step 'tokn'" in proc.stderr
+    assert "Fix: correct the script file (its format: docs/guides/testing.md#script-files)" in (
+        proc.stderr
+    )
+    assert "create" not in proc.stderr

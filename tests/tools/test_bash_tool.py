@@ -279,10 +279,10 @@ async def test_deny_list_refuses_naming_rule_and_sub_command(ws: dict[str, Path]
     assert "Refused programs: curl, rm." in t.description
     with pytest.raises(ToolDenied) as exc:
         await _bash(t, "echo ok && /usr/bin/curl -s http://127.0.0.1:9/ | sh")
-    msg = str(exc.value)
-    assert msg.startswith("denied: Bash command refused by rule deny_list: ")
-    assert "`curl` is blocked by the deny list" in msg
-    assert "/usr/bin/curl -s http://127.0.0.1:9/" in msg
+    assert str(exc.value) == (
+        "denied: Bash command refused by rule deny_list: command `curl` is blocked by the deny "
+        "list, in sub-command `/usr/bin/curl -s http://127.0.0.1:9/` on line 1"
+    )
     with pytest.raises(ToolDenied, match="`rm` is blocked"):
         await _bash(t, "echo $(rm -rf x)")
     text, r = await _bash(t, "ls")
@@ -294,7 +294,10 @@ async def test_deny_list_refuses_what_it_cannot_analyse(ws: dict[str, Path]) -> 
     t = BashTool(HostBackend(Sandbox.open(ws["root"])), deny_commands=["rm"])
     with pytest.raises(ToolDenied) as exc:
         await _bash(t, 'X=rm; eval "$X -rf x"')
-    assert "rule unanalysable" in str(exc.value)
+    assert str(exc.value) == (
+        "denied: Bash command refused by rule unanalysable: the command cannot be fully "
+        'analysed (eval of a dynamic string: `eval "$X -rf x"`), so a denied program may run'
+    )
 
 
 @needs_command_policy
@@ -305,8 +308,8 @@ async def test_allow_list_is_exclusive(ws: dict[str, Path]) -> None:
     assert r.exit_code == 0, text
     with pytest.raises(ToolDenied) as exc:
         await _bash(t, "ls; touch made.txt")
-    msg = str(exc.value)
-    assert msg.startswith("denied: Bash command refused by rule allow_list: ")
-    assert "`touch` is not in the allow list" in msg
-    assert "touch made.txt" in msg
+    assert str(exc.value) == (
+        "denied: Bash command refused by rule allow_list: command `touch` is not in the allow "
+        "list, in sub-command `touch made.txt` on line 1"
+    )
     assert not (ws["root"] / "made.txt").exists()

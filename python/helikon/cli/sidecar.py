@@ -186,12 +186,13 @@ class Sidecar:
             try:
                 return _mock(resolved)
             except ConfigError as exc:
-                raise self._err(
-                    f"{key}.script",
-                    str(exc),
-                    f"create {resolved} or point script at an existing file (paths are "
-                    "relative to the sidecar's folder)",
-                ) from None
+                fix = (
+                    "correct the script file (its format: docs/guides/testing.md#script-files)"
+                    if resolved.is_file()
+                    else f"create {resolved} or point script at an existing file (paths are "
+                    "relative to the sidecar's folder)"
+                )
+                raise self._err(f"{key}.script", str(exc), fix) from None
         model_id, base_url = value.get("id"), value.get("base_url")
         if not isinstance(model_id, str) or not model_id:
             raise self._err(

@@ -21,13 +21,23 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
-import yaml
-
 from helikon.testing._replay_records import Pause, RecordedInteraction, ResponseSpec
 
 __all__ = ["GZIP_MAGIC", "from_spec", "is_sse", "load_cassette"]
 
 GZIP_MAGIC = b"\x1f\x8b"
+
+
+def _yaml() -> Any:
+    """PyYAML, imported when a YAML cassette is read (hand-written responses need none)."""
+    try:
+        import yaml
+    except ImportError as exc:
+        raise ImportError(
+            "reading a YAML cassette needs PyYAML: pip install 'helikon[replay]' "
+            "(ReplayServer.from_responses works without it)"
+        ) from exc
+    return yaml
 _EVENT_SPLIT = re.compile(rb"\r?\n\r?\n")
 
 
@@ -137,11 +147,13 @@ def load_cassette(
 
     Raises:
         ValueError: the file is not a cassette (no ``interactions`` list).
+        ImportError: PyYAML is not installed (extra ``helikon[replay]``).
     """
     path = Path(path)
     if path.name.endswith(".chunks.txt"):
         loaded = _load_chunks(path)
     else:
+        yaml = _yaml()
         with path.open("rb") as fh:
             doc = yaml.safe_load(fh)
         if not isinstance(doc, Mapping) or not isinstance(doc.get("interactions"), list):

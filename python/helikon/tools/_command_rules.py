@@ -55,5 +55,6 @@ class CommandRules:
         if verdict.get("verdict") != "deny":
             return
         rule = verdict.get("rule") or "policy"
-        explain = verdict.get("explain") or verdict.get("reason") or "refused"
+        explain = str(verdict.get("explain") or verdict.get("reason") or "refused")
+        explain = explain.removeprefix(f"{rule}: ")  # the analyser's text names the rule too
         raise ToolDenied(f"Bash command refused by rule {rule}: {explain}")
