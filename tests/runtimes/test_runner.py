@@ -223,3 +223,31 @@ async def test_a_handoff_run_reloads_without_repairs() -> None:
     next_model = MockModel([[Text("ok")]])
     await Runner().run(Agent(name="front", model=next_model), "thanks", session=session)
     assert "conversation_repaired" not in [e.type for e in await session.events()]
+
+
+async def test_a_session_of_the_wrong_type_is_a_clear_error() -> None:
+    from helikon import ConfigError
+
+    agent = Agent(name="a", model=MockModel([[Text("ok")]]))
+    with pytest.raises(ConfigError) as exc:
+        await Runner().run(agent, "hi", session="my-session")  # type: ignore[arg-type]
+    assert str(exc.value) == (
+        "Runner.run(session=...) must be a Session (MemorySession, SqliteSession, "
+        "RedisSession, PostgresSession, ...), got str; e.g. session=MemorySession()"
+    )
+    assert agent.model.requests == []  # type: ignore[attr-defined]
+
+
+async def test_an_unawaited_session_open_is_named(tmp_path: Path) -> None:
+    from helikon import ConfigError
+
+    pool = await SqlitePool.connect(tmp_path / "s.db")
+    try:
+        agent = Agent(name="a", model=MockModel([[Text("ok")]]))
+        unopened = SqliteSession.open(pool, "s")
+        with pytest.raises(ConfigError, match=r"got coroutine; did you forget to await the open"):
+            await Runner().run(agent, "hi", session=unopened)  # type: ignore[arg-type]
+        with pytest.raises(ConfigError, match=r"Runner\.resume\(ctx=\.\.\.\) must be a RunContext"):
+            await Runner().resume(agent, session=MemorySession(), ctx={"user": 1})  # type: ignore[arg-type]
+    finally:
+        await pool.close()

@@ -5,8 +5,10 @@ from __future__ import annotations
 import asyncio
 import inspect
 import json
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from typing import Any
+
+import pydantic
 
 from helikon import _native
 from helikon.core.context import RunConfig, RunContext
@@ -28,20 +30,55 @@ from helikon.core.items import (
 from helikon.core.model import Model, ModelSettings
 from helikon.core.output import OutputType
 from helikon.core.result import RunResult, RunResultStreaming
-from helikon.core.tool import Tool
+from helikon.core.tool import Tool, ToolEffect
 from helikon.errors import AgentOther, ConfigError, RunError
 
-__all__ = ["Agent", "AgentInput", "Instructions", "input_items"]
+__all__ = ["Agent", "AgentInput", "Instructions", "check_run_args", "input_items"]
 
 Instructions = str | Callable[[RunContext[Any]], str]
 AgentInput = str | UserMessage | Sequence[Item] | Sequence[dict[str, Any]]
+
+
+_ITEM_TYPES = (SystemMessage, UserMessage, AssistantMessage, ToolCall, ToolResult)
+
+_TEXT = '[{"type": "text", "text": "hi"}]'
+_ITEM_SHAPES = {
+    "system": '{"type": "system", "content": ' + _TEXT + "}",
+    "user_message": '{"type": "user_message", "content": ' + _TEXT + "}",
+    "assistant_message": '{"type": "assistant_message", "content": ' + _TEXT + "}",
+    "tool_call": '{"type": "tool_call", "call_id": "c1", "name": "lookup", "args": {"q": "x"}}',
+    "tool_result": '{"type": "tool_result", "call_id": "c1", "content": ' + _TEXT + "}",
+}
+
+
+def _item_error(i: int, raw: dict[str, Any], exc: pydantic.ValidationError) -> ConfigError:
+    """The :class:`ConfigError` for a dict input item pydantic rejected."""
+    kind = raw.get("type")
+    if not (isinstance(kind, str) and kind in _ITEM_SHAPES):
+        got = f"'type': {kind!r}, not an item type" if "type" in raw else "no 'type' key"
+        return ConfigError(
+            f"agent input[{i}] has {got}; 'type' must be one of "
+            f"{', '.join(repr(k) for k in _ITEM_SHAPES)}, e.g. {_ITEM_SHAPES['user_message']}"
+        )
+    problems = []
+    for e in exc.errors(include_url=False)[:3]:
+        loc = [str(x) for x in e["loc"]]
+        if loc and loc[0] == kind:  # pydantic prefixes the discriminator's tag
+            loc = loc[1:]
+        problems.append(f"{'.'.join(loc) or '<item>'}: {e['msg']}")
+    return ConfigError(
+        f"agent input[{i}] is not a valid {kind} item ({'; '.join(problems)}); expected e.g. "
+        f"{_ITEM_SHAPES[kind]}"
+    )
 
 
 def input_items(input: AgentInput) -> list[Item]:
     """Normalize an agent input (text, a message, items or their dicts) to items.
 
     Raises:
-        ConfigError: an element is not an item.
+        ConfigError: an element is not an item, or a dict element does not have an item's
+            shape; the message gives the index, the reason and the expected shape, e.g.
+            ``{"type": "user_message", "content": [{"type": "text", "text": "hi"}]}``.
     """
     if isinstance(input, str):
         return [UserMessage(content=[TextPart(text=input)])]
@@ -51,10 +88,11 @@ def input_items(input: AgentInput) -> list[Item]:
         items: list[Item] = []
         for i, raw in enumerate(input):
             if isinstance(raw, dict):
-                items.append(item_adapter.validate_python(raw))
-            elif isinstance(
-                raw, SystemMessage | UserMessage | AssistantMessage | ToolCall | ToolResult
-            ):
+                try:
+                    items.append(item_adapter.validate_python(raw))
+                except pydantic.ValidationError as exc:
+                    raise _item_error(i, raw, exc) from None
+            elif isinstance(raw, _ITEM_TYPES):
                 items.append(raw)
             else:
                 raise ConfigError(
@@ -62,8 +100,81 @@ def input_items(input: AgentInput) -> list[Item]:
                     f"got {type(raw).__name__}"
                 )
         return items
+    hint = (
+        "; wrap a single item in a list: [item]" if isinstance(input, (dict, *_ITEM_TYPES)) else ""
+    )
     raise ConfigError(
-        f"agent input must be a str, a UserMessage or a list of items, got {type(input).__name__}"
+        f"agent input must be a str, a UserMessage or a list of items, got "
+        f"{type(input).__name__}{hint}"
+    )
+
+
+def check_run_args(where: str, ctx: Any, run_config: Any) -> None:
+    """Check the ``ctx`` and ``run_config`` arguments of a run method (``where`` names it).
+
+    Raises:
+        ConfigError: ``ctx`` is not a :class:`RunContext` or ``run_config`` not a
+            :class:`RunConfig` (``None`` is fine for both).
+    """
+    if ctx is not None and not isinstance(ctx, RunContext):
+        raise ConfigError(
+            f"{where}(ctx=...) must be a RunContext, got {type(ctx).__name__}; to hand your own "
+            "data to tools and hooks pass RunContext.ephemeral(deps) (or "
+            "RunContext(user_ctx=deps))"
+        )
+    if run_config is not None and not isinstance(run_config, RunConfig):
+        raise ConfigError(
+            f"{where}(run_config=...) must be a RunConfig, got {type(run_config).__name__}; "
+            f"pass run_config={_run_config_hint(run_config)}"
+        )
+
+
+def _run_config_hint(value: Any) -> str:
+    """``RunConfig(max_turns=2)`` for ``{"max_turns": 2}``; ``RunConfig(...)`` otherwise."""
+    if isinstance(value, dict) and value and all(isinstance(k, str) for k in value):
+        return "RunConfig(" + ", ".join(f"{k}={v!r}" for k, v in value.items()) + ")"
+    return "RunConfig(...)"
+
+
+def _is_guardrail(value: Any) -> bool:
+    return callable(getattr(value, "check", None))
+
+
+def _is_tool(value: Any) -> bool:
+    return all(hasattr(value, a) for a in ("name", "description", "parameters", "invoke"))
+
+
+def _as_list(arg: str, value: Any, one: str, is_one: Callable[[Any], bool]) -> list[Any]:
+    """``value`` as a list, or a :class:`ConfigError` when it is a single item or no list."""
+    if is_one(value):
+        name = getattr(value, "name", None)
+        label = f"{one} {name!r}" if isinstance(name, str) else f"{one} ({type(value).__name__})"
+        ref = name if isinstance(name, str) and name.isidentifier() else one
+        raise ConfigError(
+            f"Agent({arg}=...) must be a list of {one}s; got a single {label}: pass {arg}=[{ref}]"
+        )
+    if isinstance(value, str | bytes | dict) or not isinstance(value, Iterable):
+        raise ConfigError(f"Agent({arg}=...) must be a list of {one}s, got {type(value).__name__}")
+    return list(value)
+
+
+def _check_tool(i: int, t: Any) -> None:
+    if _is_tool(t):
+        effect = getattr(t, "effect", ToolEffect.SIDE_EFFECT)
+        if not isinstance(effect, ToolEffect):
+            raise ConfigError(
+                f"Agent(tools=...): tool {t.name!r} has effect {effect!r}; it must be a "
+                f"ToolEffect ({', '.join(f'ToolEffect.{e.name}' for e in ToolEffect)})"
+            )
+        return
+    if inspect.isroutine(t):
+        raise ConfigError(
+            f"Agent(tools=...): tools[{i}] is the plain function {t.__name__!r}, not a tool; "
+            "decorate the function with @tool"
+        )
+    raise ConfigError(
+        f"Agent(tools=...): tools[{i}] is a {type(t).__name__} ({t!r}), not a tool; pass @tool "
+        "functions or helikon.Tool objects"
     )
 
 
@@ -73,7 +184,8 @@ class Agent:
     Args:
         name: the agent's name (shown in events and traces; the handoff tool slug).
         model: any :class:`helikon.Model` (``OpenAIModel.chat(...)``, ``MockModel(...)``).
-        instructions: the system prompt: text, or ``fn(ctx) -> str`` rendered per run.
+        instructions: the system prompt: text, or a plain (not async) function
+            ``fn(ctx) -> str`` rendered per run.
         description: what the agent does; shown to a parent choosing a handoff.
         tools: tools the model may call (``@tool`` functions or any :class:`helikon.Tool`).
         handoffs: agents this one may delegate to (each becomes a ``transfer_to_<slug>`` tool).
@@ -86,8 +198,13 @@ class Agent:
 
     Raises:
         TypeError: ``name`` or ``model`` is missing.
-        ConfigError: a bad value (empty name, duplicate tool names, an object that is not a
-            model or tool); the message names the argument and the fix.
+        ConfigError: a bad value; the message names the argument and the fix. E.g. an empty
+            name; instructions that are neither a str nor a function; ``tools`` (or
+            ``handoffs``, ``hooks``, guardrails) given a single item instead of a list, or
+            holding something that is not a tool (a plain function needs ``@tool``); a tool
+            whose ``effect`` is not a :class:`ToolEffect`; duplicate tool names;
+            ``output_type`` given an instance instead of a type; ``run_config`` that is not a
+            :class:`RunConfig`.
 
     Example:
         >>> from helikon.testing import MockModel, Text
@@ -119,21 +236,36 @@ class Agent:
                 f"Agent(model=...) must implement helikon.Model (an invoke() method); got "
                 f"{type(model).__name__}"
             )
+        if instructions is not None and not isinstance(instructions, str):
+            if not callable(instructions):
+                raise ConfigError(
+                    "Agent(instructions=...) must be a str or a function fn(ctx) -> str, got "
+                    f"{type(instructions).__name__} {instructions!r}"
+                )
+            if inspect.iscoroutinefunction(instructions):
+                raise ConfigError(
+                    "Agent(instructions=...) must return str synchronously; got the async "
+                    f"function {getattr(instructions, '__name__', '?')!r}: make it a plain def"
+                )
         self.name = name
         self.model = model
         self.instructions = instructions
         self.description = description
-        self.tools: list[Tool] = list(tools)
+        if inspect.isfunction(tools):
+            raise ConfigError(
+                f"Agent(tools=...) must be a list of tools; got the plain function "
+                f"{tools.__name__!r}: decorate it with @tool and pass tools=[{tools.__name__}]"
+            )
+        self.tools: list[Tool] = _as_list("tools", tools, "tool", _is_tool)
         seen: set[str] = set()
-        for t in self.tools:
-            if not all(hasattr(t, a) for a in ("name", "description", "parameters", "invoke")):
-                raise ConfigError(
-                    f"Agent(tools=...): {t!r} is not a tool; decorate the function with @tool"
-                )
+        for i, t in enumerate(self.tools):
+            _check_tool(i, t)
             if t.name in seen:
                 raise ConfigError(f"Agent(tools=...): two tools are named {t.name!r}")
             seen.add(t.name)
-        self.handoffs: list[Agent] = list(handoffs)
+        self.handoffs: list[Agent] = _as_list(
+            "handoffs", handoffs, "handoff", lambda h: isinstance(h, Agent)
+        )
         for h in self.handoffs:
             if not isinstance(h, Agent):
                 raise ConfigError(f"Agent(handoffs=...): {h!r} is not an Agent")
@@ -141,11 +273,23 @@ class Agent:
             self.output_type: OutputType[Any] | None = output_type
         else:
             self.output_type = OutputType(output_type)
+        if model_settings is not None and not isinstance(model_settings, ModelSettings):
+            raise ConfigError(
+                "Agent(model_settings=...) must be a ModelSettings, got "
+                f"{type(model_settings).__name__}"
+            )
         self.model_settings = model_settings or ModelSettings()
+        check_run_args("Agent", None, run_config)
         self.run_config = run_config or RunConfig()
-        self.hooks: list[Hook] = list(hooks)
-        self.input_guardrails: list[Guardrail] = list(input_guardrails)
-        self.output_guardrails: list[Guardrail] = list(output_guardrails)
+        self.hooks: list[Hook] = _as_list(
+            "hooks", hooks, "hook", lambda h: callable(getattr(h, "on_event", None))
+        )
+        self.input_guardrails: list[Guardrail] = _as_list(
+            "input_guardrails", input_guardrails, "guardrail", _is_guardrail
+        )
+        self.output_guardrails: list[Guardrail] = _as_list(
+            "output_guardrails", output_guardrails, "guardrail", _is_guardrail
+        )
         for name, seq in (
             ("input_guardrails", self.input_guardrails),
             ("output_guardrails", self.output_guardrails),
@@ -245,10 +389,16 @@ class Agent:
         ``RunFailed``; failures never raise out of the iterator. Nothing runs until the
         first event is requested; a bad ``input`` raises :class:`ConfigError` then.
 
+        Raises:
+            ConfigError: ``ctx`` is not a :class:`RunContext` (pass
+                ``RunContext.ephemeral(deps)``) or ``run_config`` not a :class:`RunConfig`
+                (raised by this call, before any event).
+
         Example:
             >>> # async for event in agent.stream("How am I doing?"):
             >>> #     if event.type == "token_delta": print(event.text, end="")
         """
+        check_run_args("Agent.stream", ctx, run_config)
         ctx = ctx if ctx is not None else RunContext.ephemeral(None)
         return run_agent(self, input, ctx, run_config or self.run_config)
 
@@ -268,7 +418,11 @@ class Agent:
         Raises:
             RunError: the run failed; ``.error`` is the cause (``MaxTurnsExceeded``,
                 ``InvalidStructuredOutput``, ``Cancelled``, ``RunTimeout``, ...).
+            ConfigError: a bad argument: ``input`` is not text or items, ``ctx`` is not a
+                :class:`RunContext` (pass ``RunContext.ephemeral(deps)``), ``run_config``
+                is not a :class:`RunConfig` (pass ``RunConfig(max_turns=...)``).
         """
+        check_run_args("Agent.run", ctx, run_config)
         stream = RunResultStreaming(self.stream(input, ctx, run_config=run_config))
         return self.typed_result(await stream.collect())
 
@@ -298,12 +452,17 @@ class Agent:
 
         Raises:
             RunError: as :meth:`run`.
+            ConfigError: as :meth:`run`.
             RuntimeError: called from a running event loop (use ``await agent.run``).
         """
+        check_run_args("Agent.run_sync", ctx, run_config)
         try:
             asyncio.get_running_loop()
         except RuntimeError:
-            return asyncio.run(self.run(input, ctx, run_config=run_config))
-        raise RuntimeError(
-            "Agent.run_sync() cannot run inside an event loop; use await agent.run()"
-        )
+            pass  # no loop running: the normal case
+        else:
+            raise RuntimeError(
+                "Agent.run_sync() cannot run inside an event loop; use await agent.run()"
+            )
+        # outside the except block, so a failure does not chain the RuntimeError above
+        return asyncio.run(self.run(input, ctx, run_config=run_config))

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import re
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
 import pydantic
-from pydantic import TypeAdapter
+from pydantic import BaseModel, TypeAdapter
 
 from helikon.errors import ConfigError, SchemaError
 
@@ -25,13 +27,21 @@ class OutputType(Generic[T]):
     schema must be expressible in OpenAI strict mode; construction fails otherwise, naming the
     field, so nothing is silently loosened. Pass ``strict=False`` to send the schema as-is.
 
+    A derived name has every character outside ``[a-zA-Z0-9_-]`` replaced by ``_`` and is cut
+    to 64 characters (a generic model's title ``Page[int]`` becomes ``Page_int``), because
+    providers reject other response-format names.
+
     Args:
-        type_: a pydantic model, dataclass, TypedDict or any type pydantic can validate.
+        type_: a pydantic model, dataclass, TypedDict or any type pydantic can validate (the
+            type itself, ``output_type=M``, not an instance ``M(...)``).
         strict: request provider-enforced strict structured output.
-        name: overrides the schema name.
+        name: overrides the schema name; must match ``^[a-zA-Z0-9_-]{1,64}$`` (OpenAI's rule
+            for response-format names).
 
     Raises:
-        ConfigError: ``type_`` has no JSON Schema, or ``strict`` and a field cannot be strict.
+        ConfigError: ``type_`` is an instance rather than a type, or has no JSON Schema;
+            ``name`` breaks the ``^[a-zA-Z0-9_-]{1,64}$`` rule; or ``strict`` and a field
+            cannot be strict.
 
     Example:
         >>> from pydantic import BaseModel
@@ -48,12 +58,18 @@ class OutputType(Generic[T]):
     _adapter: TypeAdapter[Any] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        adapter: TypeAdapter[Any] = TypeAdapter(self.type_)
+        _check_is_type(self.type_)
+        if self.name and not _NAME.fullmatch(self.name):
+            raise ConfigError(
+                f"OutputType(name={self.name!r}): a response-format name must match "
+                "^[a-zA-Z0-9_-]{1,64}$ (letters, digits, '_' and '-', at most 64 characters)"
+            )
         try:
+            adapter: TypeAdapter[Any] = TypeAdapter(self.type_)
             schema = adapter.json_schema()
         except pydantic.PydanticUserError as exc:
             raise ConfigError(f"output_type {self.type_!r} has no JSON Schema: {exc}") from exc
-        name = self.name or str(schema.get("title") or "StructuredOutput")
+        name = self.name or _derived_name(schema.get("title"))
         object.__setattr__(self, "_adapter", adapter)
         object.__setattr__(self, "schema", schema)
         object.__setattr__(self, "name", name)
@@ -63,24 +79,37 @@ class OutputType(Generic[T]):
     def _check_strict(self) -> None:
         from helikon import schema as schema_mod
 
+        label = _type_label(self.type_)
         try:
             report = schema_mod.strict_report(self.schema)
         except SchemaError as exc:
             raise ConfigError(
-                f"output_type {self.name}: {exc}; pass OutputType({self.name}, strict=False) "
-                "to send the schema without strict mode"
+                f"output_type {label}: {exc}; pass output_type=OutputType({label}, "
+                "strict=False) to send the schema without strict mode"
             ) from exc
         if report.non_strict:
-            problems = "; ".join(f"{self._field(i.path)}: {i.reason}" for i in report.non_strict)
+            problems = "; ".join(
+                f"{self._field(i.path, label)}: {i.reason}" for i in report.non_strict
+            )
+            at_root = any(not self._field_parts(i.path) for i in report.non_strict)
+            fix = (
+                "Wrap the value in a pydantic model (e.g. a field `items: ...`)"
+                if at_root
+                else "Give the field a fixed shape"
+            )
             raise ConfigError(
-                f"output_type {self.name} cannot use OpenAI strict mode: {problems}. Give the "
-                f"field a fixed shape, or pass output_type=OutputType({self.name}, strict=False) "
-                "to send the schema without strict mode"
+                f"output_type {label} cannot use OpenAI strict mode: {problems}. {fix}, or "
+                f"pass output_type=OutputType({label}, strict=False) to send the schema "
+                "without strict mode"
             )
 
-    def _field(self, pointer: str) -> str:
-        parts = [p for p in pointer.split("/") if p and p not in ("properties", "#")]
-        return ".".join([self.name, *parts]) if parts else self.name
+    @staticmethod
+    def _field_parts(pointer: str) -> list[str]:
+        return [p for p in pointer.split("/") if p and p not in ("properties", "#")]
+
+    def _field(self, pointer: str, label: str) -> str:
+        parts = self._field_parts(pointer)
+        return ".".join([self.name, *parts]) if parts else label
 
     def validate_text(self, text: str) -> tuple[Any, list[str]]:
         """Parse and validate the final answer text.
@@ -115,6 +144,41 @@ class OutputType(Generic[T]):
 
 
 _MAX_NULL_PASSES = 8
+
+_NAME = re.compile(r"[a-zA-Z0-9_-]{1,64}")
+
+
+def _type_label(type_: Any) -> str:
+    """How the user wrote ``type_``: ``Ticket`` for a class, ``list[int]`` for an alias."""
+    if isinstance(type_, type) and not getattr(type_, "__args__", None):
+        return type_.__name__
+    return repr(type_).replace("typing.", "")
+
+
+def _derived_name(title: Any) -> str:
+    """The schema title made a valid response-format name (``"StructuredOutput"`` if none)."""
+    name = re.sub(r"[^a-zA-Z0-9_-]", "_", str(title or ""))[:64].strip("_")
+    return name or "StructuredOutput"
+
+
+def _check_is_type(value: Any) -> None:
+    """Reject the usual not-a-type mistakes before pydantic reports them obscurely.
+
+    Raises:
+        ConfigError: ``value`` is an instance of a model or dataclass, a string or a number.
+    """
+    if isinstance(value, BaseModel) or (
+        dataclasses.is_dataclass(value) and not isinstance(value, type)
+    ):
+        cls = type(value).__name__
+        raise ConfigError(
+            f"output_type must be a type, e.g. output_type={cls}, not an instance ({value!r})"
+        )
+    if isinstance(value, str | bytes | int | float | dict | list | tuple | set):
+        raise ConfigError(
+            "output_type must be a type (a pydantic model, dataclass, TypedDict, list[int], "
+            f"...), not the {type(value).__name__} value {value!r}"
+        )
 
 
 def _drop_rejected_nulls(data: Any, errors: list[Any], dropped: dict[tuple[Any, ...], Any]) -> bool:

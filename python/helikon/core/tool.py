@@ -46,6 +46,27 @@ class ToolEffect(enum.StrEnum):
     SIDE_EFFECT = "side_effect"
 
 
+def _as_effect(effect: ToolEffect | str, *, where: str = "@tool") -> ToolEffect:
+    """``effect`` as a :class:`ToolEffect`; its value string (``"read_only"``) is accepted.
+
+    Raises:
+        ConfigError: ``effect`` is neither a :class:`ToolEffect` nor one of its values.
+
+    Example:
+        >>> _as_effect("read_only")
+        <ToolEffect.READ_ONLY: 'read_only'>
+    """
+    if isinstance(effect, ToolEffect):
+        return effect
+    if isinstance(effect, str):
+        try:
+            return ToolEffect(effect)
+        except ValueError:
+            pass
+    valid = ", ".join(f"ToolEffect.{e.name} ({e.value!r})" for e in ToolEffect)
+    raise ConfigError(f"{where}: effect={effect!r} is not a ToolEffect; use one of {valid}")
+
+
 @dataclass(frozen=True, slots=True)
 class ToolOutput:
     """A successful tool result: content parts for the model and the raw returned value."""
@@ -116,7 +137,7 @@ class FunctionTool:
         *,
         name: str | None = None,
         description: str | None = None,
-        effect: ToolEffect = ToolEffect.SIDE_EFFECT,
+        effect: ToolEffect | str = ToolEffect.SIDE_EFFECT,
     ) -> None:
         if not callable(fn):
             raise ConfigError(f"@tool needs a function, got {type(fn).__name__}")
@@ -128,7 +149,7 @@ class FunctionTool:
             )
         doc_desc, arg_docs = parse_docstring(inspect.getdoc(fn))
         self.description = description if description is not None else doc_desc
-        self.effect = effect
+        self.effect: ToolEffect = _as_effect(effect, where=f"tool {self.name!r}")
         self._is_async = inspect.iscoroutinefunction(fn)
         sig = inspect.signature(fn)
         try:
@@ -234,7 +255,7 @@ def tool(
     *,
     name: str | None = None,
     description: str | None = None,
-    effect: ToolEffect = ToolEffect.SIDE_EFFECT,
+    effect: ToolEffect | str = ToolEffect.SIDE_EFFECT,
 ) -> Callable[[Callable[..., Any]], FunctionTool]: ...
 
 
@@ -244,7 +265,7 @@ def tool(
     *,
     name: str | None = None,
     description: str | None = None,
-    effect: ToolEffect = ToolEffect.SIDE_EFFECT,
+    effect: ToolEffect | str = ToolEffect.SIDE_EFFECT,
 ) -> FunctionTool | Callable[[Callable[..., Any]], FunctionTool]:
     """Make a tool from a function (bare ``@tool`` or ``@tool(name=..., effect=...)``).
 
@@ -252,13 +273,15 @@ def tool(
         fn: the function (sync or async).
         name: the tool name; defaults to the function name.
         description: overrides the docstring summary.
-        effect: a :class:`ToolEffect`; defaults to ``SIDE_EFFECT``.
+        effect: a :class:`ToolEffect` or its value (``"read_only"``, ``"write"``,
+            ``"side_effect"``); defaults to ``SIDE_EFFECT``.
 
     Returns:
         A :class:`FunctionTool`.
 
     Raises:
-        ConfigError: the signature cannot be described to a model (``*args``, bad name).
+        ConfigError: the signature cannot be described to a model (``*args``, bad name), or
+            ``effect`` is not a :class:`ToolEffect` or one of its values.
 
     Example:
         >>> @tool(effect=ToolEffect.READ_ONLY)

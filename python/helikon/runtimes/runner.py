@@ -18,15 +18,17 @@ model in :class:`~helikon.RetryingModel` for retries; the runner itself never re
 
 from __future__ import annotations
 
+import inspect
 import logging
 from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
-from helikon.core.agent import Agent, AgentInput, input_items
+from helikon.core.agent import Agent, AgentInput, check_run_args, input_items
 from helikon.core.context import RunConfig, RunContext
 from helikon.core.events import AgentEvent, RunCompleted, RunFailed
 from helikon.core.items import Item
 from helikon.core.result import RunResult, RunResultStreaming
+from helikon.errors import ConfigError
 from helikon.sessions import MemorySession, Session, SessionRecorder, load_conversation
 from helikon.sessions._shield import complete
 
@@ -65,7 +67,11 @@ class Runner:
         Raises:
             SessionError: the session could not be read before the run.
             RunError: the run failed (its events are still recorded in the session).
+            ConfigError: ``session`` is not a :class:`~helikon.sessions.Session`, ``ctx``
+                not a :class:`RunContext` or ``run_config`` not a :class:`RunConfig`
+                (nothing runs).
         """
+        _check_args("Runner.run", session, ctx, run_config)
         stream = self.run_streamed(agent, input, session=session, ctx=ctx, run_config=run_config)
         result: RunResult[Any] = await RunResultStreaming(stream).collect()
         return agent.typed_result(result)
@@ -83,7 +89,9 @@ class Runner:
 
         Raises:
             SessionError: the session could not be read (raised at the first iteration).
+            ConfigError: as :meth:`run` (raised at the first iteration).
         """
+        _check_args("Runner.run_streamed", session, ctx, run_config)
         session = session if session is not None else MemorySession()
         new_items = input_items(input)
         history = await load_conversation(session)
@@ -105,7 +113,9 @@ class Runner:
         Raises:
             SessionError: the session could not be read.
             RunError: the run failed.
+            ConfigError: as :meth:`run`.
         """
+        _check_args("Runner.resume", session, ctx, run_config)
         return await self.run(agent, [], session=session, ctx=ctx, run_config=run_config)
 
     async def _drive(
@@ -130,6 +140,24 @@ class Runner:
         finally:
             if not persisted:
                 await _persist(session, recorder)
+
+
+def _check_args(where: str, session: Any, ctx: Any, run_config: Any) -> None:
+    """Reject arguments of the wrong type before anything runs.
+
+    Raises:
+        ConfigError: the message names the argument and what to pass instead.
+    """
+    if session is not None and not isinstance(session, Session):
+        hint = "e.g. session=MemorySession()"
+        if inspect.iscoroutine(session):
+            session.close()  # never awaited: close it so Python does not warn
+            hint = "did you forget to await the open call (await SqliteSession.open(...))?"
+        raise ConfigError(
+            f"{where}(session=...) must be a Session (MemorySession, SqliteSession, "
+            f"RedisSession, PostgresSession, ...), got {type(session).__name__}; {hint}"
+        )
+    check_run_args(where, ctx, run_config)
 
 
 async def _persist(session: Session, recorder: SessionRecorder) -> None:

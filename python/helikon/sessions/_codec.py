@@ -4,24 +4,66 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import UTC, datetime
+from typing import Any, get_args
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 from pydantic_core import PydanticSerializationError
 
 from helikon.errors import ConfigError, SessionOther
 from helikon.sessions.events import SequenceId, SessionEvent, event_from_json, event_to_json
 
-__all__ = ["EPOCH", "check_since", "decode", "encode_all", "ts_nanos"]
+_EVENT_TYPES: tuple[type[BaseModel], ...] = get_args(get_args(SessionEvent)[0])
+_EXPECTED = (
+    "a SessionEvent (UserMessageEvent, AssistantMessageEvent, ToolCalled, ...; build one with "
+    'helikon.sessions.user_message("..."), assistant_message(...), tool_called(...), ...)'
+)
+
+__all__ = ["EPOCH", "check_events", "check_since", "decode", "encode_all", "ts_nanos"]
 
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+def check_events(events: Any) -> None:
+    """Check that ``events`` is a list of session events (every backend's ``append``).
+
+    Raises:
+        ConfigError: ``events`` is not a list, or an element is not a :data:`SessionEvent`;
+            the message names the position and the expected type.
+    """
+    if isinstance(events, _EVENT_TYPES):
+        raise ConfigError(
+            f"append(events) takes a list of events; got a single {type(events).__name__}: "
+            "pass [event]"
+        )
+    if isinstance(events, str | bytes) or not isinstance(events, Sequence):
+        raise ConfigError(
+            f"append(events) takes a list of session events, got {type(events).__name__}"
+        )
+    for i, event in enumerate(events):
+        if not isinstance(event, _EVENT_TYPES):
+            hint = ""
+            if isinstance(event, BaseModel) and getattr(event, "type", None) in (
+                "user_message",
+                "assistant_message",
+                "tool_call",
+                "tool_result",
+                "system",
+            ):
+                hint = " (that is a conversation item; sessions store events)"
+            raise ConfigError(
+                f"append(events): events[{i}] is a {type(event).__name__}{hint}, not a "
+                f"session event; expected {_EXPECTED}"
+            )
 
 
 def encode_all(events: Sequence[SessionEvent]) -> list[str]:
     """Serialize every event up front, so a bad one fails the append before any write.
 
     Raises:
+        ConfigError: ``events`` is not a list of session events (see :func:`check_events`).
         SessionOther: an event cannot be serialized (e.g. ``args`` holds a non-JSON value).
     """
+    check_events(events)
     out: list[str] = []
     for i, event in enumerate(events):
         try:

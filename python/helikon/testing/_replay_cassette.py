@@ -38,6 +38,8 @@ def _yaml() -> Any:
             "(ReplayServer.from_responses works without it)"
         ) from exc
     return yaml
+
+
 _EVENT_SPLIT = re.compile(rb"\r?\n\r?\n")
 
 

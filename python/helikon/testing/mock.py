@@ -21,6 +21,7 @@ from helikon.core.model import (
 )
 from helikon.core.usage import Usage as UsageModel
 from helikon.errors import (
+    ConfigError,
     ContextLengthExceeded,
     ModelError,
     ModelOther,
@@ -61,8 +62,13 @@ class MockModel:
     :attr:`requests`; :meth:`assert_exhausted` checks that every script was used.
 
     Args:
-        scripts: one list of steps per model call (see :mod:`helikon.testing.script`).
+        scripts: a list of turns, one per model call, each a list of steps (see
+            :mod:`helikon.testing.script`): ``MockModel([[Text("x")]])`` answers ``x`` once.
         model: the model id reported to traces (default ``"mock"``).
+
+    Raises:
+        ConfigError: ``scripts`` is not a list of lists of steps (e.g. ``[Text("x")]``
+            without the inner list); the message shows the expected nesting.
 
     Example:
         >>> from helikon.testing import Call, MockModel, Text
@@ -72,7 +78,14 @@ class MockModel:
     """
 
     def __init__(self, scripts: Iterable[Script] = (), *, model: str = "mock") -> None:
-        self._queue: deque[Script] = deque(list(s) for s in scripts)
+        if isinstance(scripts, (str, bytes, *_STEP_TYPES)) or not isinstance(scripts, Iterable):
+            raise ConfigError(
+                f"MockModel(scripts) must be a list of turns, each a list of steps, got "
+                f"{type(scripts).__name__}: {_NESTING}"
+            )
+        self._queue: deque[Script] = deque(
+            _check_script(s, f"scripts[{i}]") for i, s in enumerate(scripts)
+        )
         self._model = model
         self._calls = 0
         self.requests: list[ModelRequest] = []
@@ -109,8 +122,12 @@ class MockModel:
         )
 
     def push(self, script: Script) -> None:
-        """Queue one more script."""
-        self._queue.append(list(script))
+        """Queue one more script.
+
+        Raises:
+            ConfigError: ``script`` is not a list of steps.
+        """
+        self._queue.append(_check_script(script, "push(script)"))
 
     def assert_exhausted(self) -> None:
         """Raise ``AssertionError`` if scripts are left over."""
@@ -154,6 +171,39 @@ class MockModel:
         if not finished and not cancel.cancelled:
             reason = FinishReason.TOOL_CALLS if made_call else FinishReason.STOP
             yield FinishEvent(reason=reason, raw=reason.value)
+
+
+_STEP_TYPES = (Text, Reasoning, Call, Usage, Finish, Delay, Fail)
+_NESTING = (
+    'MockModel([[Text("x")]]) plays one turn answering x; '
+    'MockModel([[Call("c1", "tool", {})], [Text("done")]]) plays two'
+)
+
+
+def _check_script(script: Any, where: str) -> Script:
+    """``script`` as a list of steps.
+
+    Raises:
+        ConfigError: ``script`` is a single step, not a list, or holds a non-step.
+    """
+    if isinstance(script, _STEP_TYPES):
+        raise ConfigError(
+            f"MockModel {where} is a single {type(script).__name__} step, but each turn must "
+            f"be a list of steps (scripts are a list of turns, each a list of steps): {_NESTING}"
+        )
+    if isinstance(script, str | bytes) or not isinstance(script, Iterable):
+        raise ConfigError(
+            f"MockModel {where} must be a list of steps, got {type(script).__name__} "
+            f"{script!r} (scripts are a list of turns, each a list of steps): {_NESTING}"
+        )
+    steps = list(script)
+    for j, step in enumerate(steps):
+        if not isinstance(step, _STEP_TYPES):
+            raise ConfigError(
+                f"MockModel {where}[{j}] is a {type(step).__name__}, not a step; use Text, "
+                f"Call, Reasoning, Usage, Finish, Delay or Fail from helikon.testing: {_NESTING}"
+            )
+    return steps
 
 
 def _event(step: Step) -> Any:

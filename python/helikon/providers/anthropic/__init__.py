@@ -17,6 +17,14 @@ Example:
     ('anthropic', True)
 """
 
+try:  # checked first, so importing any part of this package names the missing extra
+    import anthropic as _sdk  # noqa: F401
+except ImportError as exc:  # pragma: no cover - depends on the environment
+    raise ImportError(
+        "helikon.providers.anthropic needs the 'anthropic' extra (the anthropic SDK is missing): "
+        "pip install 'helikon[anthropic]'"
+    ) from exc
+
 from helikon.providers.anthropic.messages import AnthropicModel
 from helikon.providers.anthropic.settings import CacheStrategy, ExtendedThinking
 

@@ -13,7 +13,7 @@ from typing import Any
 
 __all__ = ["EXTRA_HINT", "boto3", "botocore_config", "botocore_exceptions"]
 
-EXTRA_HINT = 'pip install "helikon[bedrock]"'
+EXTRA_HINT = "pip install 'helikon[bedrock]'"
 
 
 def _load(name: str) -> ModuleType:
@@ -21,7 +21,8 @@ def _load(name: str) -> ModuleType:
         return importlib.import_module(name)
     except ImportError as exc:
         raise ImportError(
-            f"helikon.providers.bedrock needs AWS's SDK ({name} is missing): {EXTRA_HINT}"
+            f"helikon.providers.bedrock needs the 'bedrock' extra (AWS's SDK: {name} is "
+            f"missing): {EXTRA_HINT}"
         ) from exc
 
 

@@ -10,6 +10,14 @@ Example:
     'openai'
 """
 
+try:  # checked first, so importing any part of this package names the missing extra
+    import openai as _sdk  # noqa: F401
+except ImportError as exc:  # pragma: no cover - depends on the environment
+    raise ImportError(
+        "helikon.providers.openai needs the 'openai' extra (the openai SDK is missing): "
+        "pip install 'helikon[openai]'"
+    ) from exc
+
 from helikon.providers.openai.chat import OpenAIModel
 
 __all__ = ["OpenAIModel"]
