@@ -404,3 +404,22 @@ def test_strict_nulls_for_optional_fields_mean_absent() -> None:
     assert errors == ["a: Input should be a valid integer"]
     _, errors = OutputType(WithDefaults, strict=False).validate_text('{"a": 1, "b": null}')
     assert errors == ["b: Input should be a valid integer"]
+
+
+async def test_structured_output_in_a_code_block_needs_no_repair_turn() -> None:
+    model = MockModel(
+        [[Text('Here it is:\n```json\n{"value": 3}\n```')], [Text('```\n{"value": 4}\n```')]]
+    )
+    # text around the block is not one code block: a repair turn, answered with a bare block
+    result = await Agent(name="a", model=model, output_type=Answer).run("go")
+    assert result.final_output == Answer(value=4)
+    assert [e.type for e in result.events].count("repair_started") == 1
+
+    model = MockModel([[Text('```json\n{"value": 5}\n```')]])
+    result = await Agent(name="a", model=model, output_type=Answer).run("go")
+    assert result.final_output == Answer(value=5)
+    assert "repair_started" not in [e.type for e in result.events]
+    typed = await RunResultStreaming(
+        Agent(name="a", model=MockModel([[Text('```JSON\n{"value": 6}\n```')]])).stream("go")
+    ).collect_typed(Answer)
+    assert typed.final_output == Answer(value=6)

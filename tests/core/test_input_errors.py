@@ -333,3 +333,15 @@ def test_strict_mode_errors_name_the_type_as_written() -> None:
         "strict=False) to send the schema without strict mode"
     )
     assert OutputType(list[int], strict=False).validate_text("[1, 2]") == ([1, 2], [])
+
+
+def test_answer_json_reads_one_whole_code_block() -> None:
+    from helikon.core.output import answer_json
+
+    assert answer_json('  ```json\n{"a": 1}\n```  ') == '{"a": 1}'
+    assert answer_json("```\n[1]\n```") == "[1]"
+    assert answer_json('{"a": 1}') == '{"a": 1}'
+    # text around the block, or two blocks: left as is (and so not valid JSON)
+    assert answer_json("see ```json\n{}\n```") == "see ```json\n{}\n```"
+    two = "```json\n{}\n```\nand\n```json\n{}\n```"
+    assert OutputType(dict[str, int], strict=False).validate_text(two)[0] is None

@@ -13,7 +13,7 @@ from pydantic import BaseModel, TypeAdapter
 
 from helikon.errors import ConfigError, SchemaError
 
-__all__ = ["OutputType"]
+__all__ = ["OutputType", "answer_json"]
 
 T = TypeVar("T")
 
@@ -118,13 +118,16 @@ class OutputType(Generic[T]):
         optional properties), so a ``null`` the type itself rejects is read as "absent" and
         the field's default applies.
 
+        An answer that is exactly one Markdown code block (```` ```json ... ``` ````) is read
+        as the block's content: models answering in plain text (no native structured output)
+        often fence their JSON, and a repair turn for that would be wasted.
+
         Returns:
             ``(value, [])`` on success, ``(None, errors)`` on failure; a non-JSON answer gives
             one error containing ``"not valid JSON"``.
         """
-        stripped = text.strip()
         try:
-            data = json.loads(stripped)
+            data = json.loads(answer_json(text))
         except json.JSONDecodeError as exc:
             return None, [f"response was not valid JSON: {exc.msg} at position {exc.pos}"]
         dropped: dict[tuple[Any, ...], Any] = {}
@@ -146,6 +149,21 @@ class OutputType(Generic[T]):
 _MAX_NULL_PASSES = 8
 
 _NAME = re.compile(r"[a-zA-Z0-9_-]{1,64}")
+# one Markdown code block, optionally tagged (```json), holding the whole answer
+_FENCED = re.compile(r"```[A-Za-z0-9_+-]*[ \t]*\r?\n(.*?)\r?\n?```", re.DOTALL)
+
+
+def answer_json(text: str) -> str:
+    """The JSON text of a final answer: ``text`` stripped, or, when the whole answer is one
+    Markdown code block (```` ```json ... ``` ````, any or no language tag), the block's content.
+
+    Example:
+        >>> answer_json('```json\\n{"a": 1}\\n```')
+        '{"a": 1}'
+    """
+    stripped = text.strip()
+    fenced = _FENCED.fullmatch(stripped)
+    return fenced.group(1).strip() if fenced else stripped
 
 
 def _type_label(type_: Any) -> str:

@@ -19,6 +19,7 @@ from helikon.core.events import (
     ToolOutputItem,
 )
 from helikon.core.items import AssistantMessage, ToolCall, ToolResult, text_of
+from helikon.core.output import answer_json
 from helikon.core.usage import Usage
 from helikon.errors import (
     AgentError,
@@ -234,6 +235,9 @@ class RunResultStreaming:
     async def collect_typed(self, type_: type[T]) -> RunResult[T]:
         """Drain the stream and parse the final text as ``type_`` (pydantic validation).
 
+        An answer that is one Markdown code block is read as the block's content
+        (:func:`helikon.core.output.answer_json`).
+
         Raises:
             RunError: the run failed, or the final text does not parse as ``type_``
                 (``.error`` is an ``AgentOther`` naming the problem).
@@ -241,7 +245,7 @@ class RunResultStreaming:
         recorded, usage = await self._drain()
         text = recorded.final_text()
         try:
-            value = TypeAdapter(type_).validate_json(text.strip())
+            value = TypeAdapter(type_).validate_json(answer_json(text))
         except ValidationError as exc:
             raise RunError(
                 AgentOther(f"final output does not parse as {type_!r}: {exc}"),
