@@ -17,15 +17,12 @@ Example:
     ('anthropic', True)
 """
 
-try:  # checked first, so importing any part of this package names the missing extra
-    import anthropic as _sdk  # noqa: F401
-except ImportError as exc:  # pragma: no cover - depends on the environment
-    raise ImportError(
-        "helikon.providers.anthropic needs the 'anthropic' extra (the anthropic SDK is missing): "
-        "pip install 'helikon[anthropic]'"
-    ) from exc
+from helikon.providers._extras import require_extra
 
-from helikon.providers.anthropic.messages import AnthropicModel
-from helikon.providers.anthropic.settings import CacheStrategy, ExtendedThinking
+# checked first, so importing any part of this package names the missing extra
+require_extra("helikon.providers.anthropic", "anthropic", "anthropic", "the anthropic SDK")
+
+from helikon.providers.anthropic.messages import AnthropicModel  # noqa: E402
+from helikon.providers.anthropic.settings import CacheStrategy, ExtendedThinking  # noqa: E402
 
 __all__ = ["AnthropicModel", "CacheStrategy", "ExtendedThinking"]

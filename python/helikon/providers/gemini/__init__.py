@@ -11,15 +11,12 @@ Example:
     'gcp.gemini'
 """
 
-try:  # checked first, so importing any part of this package names the missing extra
-    import httpx as _sdk  # noqa: F401
-except ImportError as exc:  # pragma: no cover - depends on the environment
-    raise ImportError(
-        "helikon.providers.gemini needs the 'gemini' extra (httpx is missing): "
-        "pip install 'helikon[gemini]'"
-    ) from exc
+from helikon.providers._extras import require_extra
 
-from helikon.providers.gemini._request import build_gemini_body
-from helikon.providers.gemini.model import GeminiModel, TokenProvider
+# checked first, so importing any part of this package names the missing extra
+require_extra("helikon.providers.gemini", "gemini", "httpx", "httpx")
+
+from helikon.providers.gemini._request import build_gemini_body  # noqa: E402
+from helikon.providers.gemini.model import GeminiModel, TokenProvider  # noqa: E402
 
 __all__ = ["GeminiModel", "TokenProvider", "build_gemini_body"]

@@ -10,14 +10,11 @@ Example:
     'openai'
 """
 
-try:  # checked first, so importing any part of this package names the missing extra
-    import openai as _sdk  # noqa: F401
-except ImportError as exc:  # pragma: no cover - depends on the environment
-    raise ImportError(
-        "helikon.providers.openai needs the 'openai' extra (the openai SDK is missing): "
-        "pip install 'helikon[openai]'"
-    ) from exc
+from helikon.providers._extras import require_extra
 
-from helikon.providers.openai.chat import OpenAIModel
+# checked first, so importing any part of this package names the missing extra
+require_extra("helikon.providers.openai", "openai", "openai", "the openai SDK")
+
+from helikon.providers.openai.chat import OpenAIModel  # noqa: E402
 
 __all__ = ["OpenAIModel"]
