@@ -206,3 +206,54 @@ async def test_passing_guardrails_change_nothing() -> None:
     ).run("go")
     assert result.final_output == "done"
     assert [i.source for i in g.inputs] == ["user_text", "model_output"]
+
+
+async def test_an_answer_given_after_handoffs_passes_every_agents_output_guardrails() -> None:
+    """BANANA comes from the last agent of front -> triage -> billing; front's guard sees it."""
+    front_guard = Block("BANANA", GuardrailKind.OUTPUT_POLICY)
+    billing_guard = Block("never", GuardrailKind.OUTPUT_POLICY)
+    billing = Agent(
+        name="billing",
+        model=MockModel([[Text("BANANA refund done")]]),
+        output_guardrails=[billing_guard],
+    )
+    triage = Agent(
+        name="triage",
+        model=MockModel([[Call("h2", "transfer_to_billing", {})]]),
+        handoffs=[billing],
+    )
+    front = Agent(
+        name="front",
+        model=MockModel([[Call("h1", "transfer_to_triage", {})]]),
+        handoffs=[triage],
+        output_guardrails=[front_guard],
+    )
+    with pytest.raises(RunError) as exc:
+        await front.run("refund me")
+    assert exc.value.error.guardrail_kind == "output_policy"  # type: ignore[attr-defined]
+    assert billing_guard.inputs == [GuardrailInput("model_output", "BANANA refund done")]
+    assert front_guard.inputs == [GuardrailInput("model_output", "BANANA refund done")]
+    assert "run_completed" not in [e.type for e in exc.value.events]
+
+    # a passing answer goes through once per guardrail, the answering agent's first
+    order: list[str] = []
+
+    class Tag:
+        def __init__(self, name: str) -> None:
+            self.name = name
+
+        async def check(self, ctx: RunContext[Any], input: GuardrailInput) -> Pass:
+            order.append(f"{self.name}:{input.text}")
+            return Pass()
+
+    billing = Agent(
+        name="billing", model=MockModel([[Text("ok")]]), output_guardrails=[Tag("billing")]
+    )
+    front = Agent(
+        name="front",
+        model=MockModel([[Call("h1", "transfer_to_billing", {})]]),
+        handoffs=[billing],
+        output_guardrails=[Tag("front")],
+    )
+    assert (await front.run("refund me")).final_output == "ok"
+    assert order == ["billing:ok", "front:ok"]

@@ -194,7 +194,9 @@ class Agent:
         run_config: default :class:`RunConfig` for runs of this agent.
         hooks: agent-level lifecycle hooks (fire before the run-level ones).
         input_guardrails: checks on the user's text, run alongside the first model call.
-        output_guardrails: checks on the final answer before it is returned.
+        output_guardrails: checks on the final answer before it is returned. An answer given
+            after a handoff passes the answering agent's output guardrails, then those of
+            every agent that handed off on the way (this one's included).
 
     Raises:
         TypeError: ``name`` or ``model`` is missing.

@@ -130,6 +130,7 @@ class _Run:
         self._requests: dict[str, tuple[Any, Any, list[ToolDef], ModelSettings]] = {}
         self._pending: tuple[Any, list[Item]] | None = None
         self.check = ConversationCheck()
+        self.final_text = ""  # the run's answer once run_completed is reached (via handoffs too)
 
     @property
     def usage(self) -> Usage:
@@ -324,11 +325,15 @@ class _Run:
             )
 
     async def _check_output(self) -> None:
+        """This agent's output guardrails on :attr:`final_text` (its own answer, or the
+        answer of the agent it handed off to: an answer leaves through every agent on the
+        handoff chain, so each one's output guardrails see it, the answering agent's first)."""
         guards = self.agent.output_guardrails
         if not guards:
             return
-        text = self.machine.output_text or ""
-        trip = await run_guardrails(guards, self.ctx, GuardrailInput("model_output", text))
+        trip = await run_guardrails(
+            guards, self.ctx, GuardrailInput("model_output", self.final_text)
+        )
         if trip is not None:
             raise _Stop(
                 GuardrailTripwire(trip.kind.value, trip.info),
@@ -364,6 +369,7 @@ class _Run:
                         self.injected.extend(turn.inject)
                 elif ev.type == "run_completed":
                     await self._await_input_guard()
+                    self.final_text = self.machine.output_text or ""
                     await self._check_output()
                     if self.hooks:
                         await fire(self.hooks, self.ctx, OnRunComplete(self.agent.name))
@@ -503,6 +509,8 @@ class _Run:
         try:
             async for ev in sub.drive(conversation):
                 if ev.type == "run_completed":
+                    self.final_text = sub.final_text
+                    await self._check_output()
                     yield ev.model_copy(update={"usage": base + ev.usage})
                     continue
                 yield ev
