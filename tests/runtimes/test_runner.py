@@ -251,3 +251,41 @@ async def test_an_unawaited_session_open_is_named(tmp_path: Path) -> None:
             await Runner().resume(agent, session=MemorySession(), ctx={"user": 1})  # type: ignore[arg-type]
     finally:
         await pool.close()
+
+
+async def test_closing_a_stream_early_records_the_run_before_the_next_one() -> None:
+    import contextlib
+
+    session = MemorySession()
+    model = MockModel([[Call("c1", "echo", {"x": 1})], [Text("answer two")]])
+    agent = Agent(name="a", model=model, tools=[echo])
+    async with contextlib.aclosing(
+        Runner().run_streamed(agent, "FIRST", session=session)
+    ) as stream:
+        async for ev in stream:
+            if ev.type == "tool_call_item":
+                break  # the client went away before the tool ran
+    # recorded on leaving the block: the input and the call, with a "did not complete" result
+    events = await session.events()
+    assert [e.type for e in events] == ["user_message", "tool_called", "tool_returned"]
+    assert events[2].is_error  # type: ignore[union-attr]
+    assert events[2].content[0].text.startswith("Tool call did not complete")  # type: ignore[union-attr]
+
+    await Runner().run(agent, "SECOND", session=session)
+    texts = [
+        (e.type, e.content[0].text)
+        for e in await session.events()
+        if e.type in ("user_message", "assistant_message")
+    ]
+    assert texts == [
+        ("user_message", "FIRST"),
+        ("user_message", "SECOND"),
+        ("assistant_message", "answer two"),
+    ]
+    # the second run saw the first one's history
+    assert [m.type for m in model.requests[-1].messages][:4] == [
+        "user_message",
+        "tool_call",
+        "tool_result",
+        "user_message",
+    ]

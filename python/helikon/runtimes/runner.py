@@ -18,6 +18,7 @@ model in :class:`~helikon.RetryingModel` for retries; the runner itself never re
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 import logging
 from collections.abc import AsyncIterator, Sequence
@@ -87,6 +88,17 @@ class Runner:
     ) -> AsyncIterator[AgentEvent]:
         """Run, yielding every event; the session is written before the terminal event.
 
+        To stop early, close the stream: leave an ``async with contextlib.aclosing(...)``
+        block or call ``await stream.aclose()``. Closing records what the run did so far
+        (an unfinished tool call gets an "interrupted" result) before it returns. A bare
+        ``break`` without closing leaves the stream suspended; Python closes it only when it
+        is garbage-collected, so its events may reach the session after a later run's.
+
+        Example:
+            >>> # async with contextlib.aclosing(runner.run_streamed(agent, q, session=s)) as st:
+            >>> #     async for event in st:
+            >>> #         if event.type == "token_delta": break   # recorded on leaving the block
+
         Raises:
             SessionError: the session could not be read (raised at the first iteration).
             ConfigError: as :meth:`run` (raised at the first iteration).
@@ -95,8 +107,12 @@ class Runner:
         session = session if session is not None else MemorySession()
         new_items = input_items(input)
         history = await load_conversation(session)
-        async for ev in self._drive(agent, history, new_items, session, ctx, run_config):
-            yield ev
+        # closed explicitly: a GeneratorExit here does not reach a nested generator by itself
+        async with contextlib.aclosing(
+            self._drive(agent, history, new_items, session, ctx, run_config)
+        ) as events:
+            async for ev in events:
+                yield ev
 
     async def resume(
         self,
@@ -130,16 +146,22 @@ class Runner:
         recorder = SessionRecorder(agent.name)
         recorder.record_input(new_items)
         persisted = False
+        stream = agent.stream([*history, *new_items], ctx, run_config=run_config)
         try:
-            async for ev in agent.stream([*history, *new_items], ctx, run_config=run_config):
+            async for ev in stream:
                 recorder.observe(ev)
                 if isinstance(ev, RunCompleted | RunFailed):
                     persisted = True
                     await _persist(session, recorder)
                 yield ev
         finally:
-            if not persisted:
-                await _persist(session, recorder)
+            try:
+                aclose = getattr(stream, "aclose", None)
+                if aclose is not None:  # ends the run (its timer, its spans) before recording
+                    await aclose()
+            finally:
+                if not persisted:
+                    await _persist(session, recorder)
 
 
 def _check_args(where: str, session: Any, ctx: Any, run_config: Any) -> None:
