@@ -363,7 +363,17 @@ async def test_handoff_name_collision_fails_at_run_start() -> None:
     agent = Agent(name="a", model=MockModel([]), tools=[transfer_to_x], handoffs=[x])
     events = [e async for e in agent.stream("go")]
     assert [e.type for e in events] == ["run_started", "run_failed"]
-    assert "collision" in events[-1].message
+    assert events[-1].message == (
+        "handoff tool name collision: transfer_to_x (tool 'transfer_to_x' and handoff 'X'); "
+        "rename an agent or tool (a transfer tool is transfer_to_ + the agent name's ASCII "
+        "letters and digits)"
+    )
+
+    # names without ASCII letters or digits all give transfer_to_: both agents are named
+    ja, zh = Agent(name="日本", model=MockModel([])), Agent(name="投资专家", model=MockModel([]))
+    agent = Agent(name="a", model=MockModel([]), handoffs=[ja, zh])
+    events = [e async for e in agent.stream("go")]
+    assert "transfer_to_ (handoff '日本' and handoff '投资专家')" in events[-1].message
 
 
 def test_agent_construction_errors() -> None:

@@ -324,13 +324,16 @@ class Agent:
         raise ConfigError(f"agent {self.name!r} has no handoff target {name!r}")
 
     def collisions(self) -> list[str]:
-        """Transfer-tool names that clash with each other or with a real tool."""
-        names = [t.name for t in self.tools]
+        """Transfer-tool names that clash with each other or with a real tool, each with
+        what clashes, e.g. ``"transfer_to_ (handoff '投资专家' and handoff '日本')"``."""
+        owners: dict[str, str] = {t.name: f"tool {t.name!r}" for t in self.tools}
         out: list[str] = []
         for spec in self.handoff_specs:
-            if spec.tool_name in names:
-                out.append(spec.tool_name)
-            names.append(spec.tool_name)
+            mine = f"handoff {spec.target!r}"
+            if spec.tool_name in owners:
+                out.append(f"{spec.tool_name} ({owners[spec.tool_name]} and {mine})")
+            else:
+                owners[spec.tool_name] = mine
         return out
 
     def native_config(self, max_turns: int) -> Any:

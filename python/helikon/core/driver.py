@@ -574,7 +574,8 @@ async def run_agent(
         yield RunStarted(agent=agent.name)
         yield RunFailed(
             error=AgentOther(
-                f"handoff tool name collision: {', '.join(clashes)}; rename an agent or tool"
+                f"handoff tool name collision: {'; '.join(clashes)}; rename an agent or tool "
+                "(a transfer tool is transfer_to_ + the agent name's ASCII letters and digits)"
             ).to_dict()
         )
         return
