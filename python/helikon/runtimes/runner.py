@@ -21,7 +21,7 @@ from __future__ import annotations
 import contextlib
 import inspect
 import logging
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Sequence
 from typing import Any
 
 from helikon.core.agent import Agent, AgentInput, check_run_args, input_items
@@ -142,7 +142,7 @@ class Runner:
         session: Session,
         ctx: RunContext[Any] | None,
         run_config: RunConfig | None,
-    ) -> AsyncIterator[AgentEvent]:
+    ) -> AsyncGenerator[AgentEvent, None]:
         recorder = SessionRecorder(agent.name)
         recorder.record_input(new_items)
         persisted = False
