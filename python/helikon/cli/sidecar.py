@@ -25,7 +25,7 @@ import sys
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, overload
 
 from helikon.core.agent import Agent
 from helikon.core.model import Model
@@ -93,17 +93,29 @@ class Sidecar:
     def build(self, name: str | None = None, *, model_override: str | None = None) -> Agent:
         """Build agent ``name`` (default: the alphabetically first) with its handoffs.
 
+        ``model_override`` (``PROVIDER:ID``) replaces the model of every agent the call
+        builds, handoff targets included; they share one model instance, so a
+        ``mock:script.json`` override plays one script across the handoffs. Every other
+        agent of the file is checked too (without creating live provider clients), so a
+        broken file fails here whichever agent is chosen.
+
         Raises:
-            SidecarError: unknown agent, bad model, bad tool reference, handoff cycle.
+            SidecarError: unknown agent, bad model, bad tool reference, handoff cycle, in
+                any agent of the file.
         """
         name = name or self.default_agent
         if name not in self.agents:
             raise SidecarError(
                 f"{self.path}: no agent {name!r}. Fix: use one of {sorted(self.agents)}"
             )
-        return self._build(name, model_override, ())
+        override = self._override_model(model_override) if model_override is not None else None
+        built = self._build(name, override, ())
+        for other in sorted(self.agents):
+            if other != name:
+                self._check(other, override)
+        return built
 
-    def _build(self, name: str, model_override: str | None, chain: tuple[str, ...]) -> Agent:
+    def _build(self, name: str, override: Model | None, chain: tuple[str, ...]) -> Agent:
         if name in chain:
             raise self._err(
                 f"agents.{chain[-1]}.handoffs",
@@ -113,7 +125,7 @@ class Sidecar:
         spec = self.agents[name]
         key = f"agents.{name}"
         instructions = self._instructions(key, spec.get("instructions"))
-        model = self._model(f"{key}.model", spec.get("model"), model_override)
+        model = override if override is not None else self._model(f"{key}.model", spec.get("model"))
         tools = [self._tool(f"{key}.tools", t) for t in self._names(f"{key}.tools", spec, "tools")]
         handoffs = []
         for h in self._names(f"{key}.handoffs", spec, "handoffs"):
@@ -121,18 +133,36 @@ class Sidecar:
                 raise self._err(
                     f"{key}.handoffs", f"unknown agent {h!r}", "define [agents." + h + "]"
                 )
-            handoffs.append(self._build(h, None, (*chain, name)))
-        description = spec.get("description", "")
-        if not isinstance(description, str):
-            raise self._err(f"{key}.description", "must be a string", 'description = "..."')
+            handoffs.append(self._build(h, override, (*chain, name)))
         return Agent(
             name=name,
             model=model,
             instructions=instructions,
-            description=description,
+            description=self._description(key, spec),
             tools=tools,
             handoffs=handoffs,
         )
+
+    def _check(self, name: str, override: Model | None) -> None:
+        """Check agent ``name`` as :meth:`_build` would, without building the agent.
+
+        An openai model's table is checked but no client is made, so a missing
+        ``OPENAI_API_KEY`` only matters for the agents a run uses.
+        """
+        spec = self.agents[name]
+        key = f"agents.{name}"
+        self._instructions(key, spec.get("instructions"))
+        if override is None:
+            self._model(f"{key}.model", spec.get("model"), live=False)
+        for t in self._names(f"{key}.tools", spec, "tools"):
+            self._tool(f"{key}.tools", t)
+        self._description(key, spec)
+
+    def _description(self, key: str, spec: dict[str, Any]) -> str:
+        description = spec.get("description", "")
+        if not isinstance(description, str):
+            raise self._err(f"{key}.description", "must be a string", 'description = "..."')
+        return description
 
     def _names(self, key: str, spec: dict[str, Any], field_name: str) -> list[str]:
         value = spec.get(field_name, [])
@@ -154,9 +184,12 @@ class Sidecar:
                 ) from None
         raise self._err(key, f"unsupported value {value!r}", 'use a string or { file = "path.md" }')
 
-    def _model(self, key: str, value: Any, override: str | None) -> Model:
-        if override is not None:
-            return self._override_model(override)
+    @overload
+    def _model(self, key: str, value: Any) -> Model: ...
+    @overload
+    def _model(self, key: str, value: Any, *, live: bool) -> Model | None: ...
+    def _model(self, key: str, value: Any, *, live: bool = True) -> Model | None:
+        """The model of a ``model = {...}`` table (``None`` for openai when not ``live``)."""
         if not isinstance(value, dict) or "provider" not in value:
             raise self._err(
                 key, "missing or not a table", 'model = { provider = "openai", id = "gpt-5-mini" }'
@@ -206,6 +239,8 @@ class Sidecar:
                 f"not an http(s) URL: {base_url!r}",
                 'base_url = "https://host/v1"',
             )
+        if not live:
+            return None
         try:
             return _openai(model_id, base_url)
         except _MissingExtra as exc:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import logging
 import math
 from collections.abc import Sequence
@@ -27,6 +28,30 @@ DEFAULT_COMPACTION_PROMPT = (
     "without losing those details. Reply with the summary only."
 )
 """The instruction sent (as a trailing user message) with the conversation to summarise."""
+
+
+def _check_inner(inner: object) -> None:
+    """Reject an ``inner`` that is not a session, before anything is appended.
+
+    Raises:
+        ConfigError: the message says what to pass instead.
+    """
+    if isinstance(inner, Session):
+        return
+    hint = "e.g. CompactingSession(MemorySession(), model, threshold=...)"
+    if inspect.iscoroutine(inner):
+        inner.close()  # never awaited: close it so Python does not warn
+        hint = f"did you forget to await {inner.__qualname__}(...)?"
+    raise ConfigError(
+        "CompactingSession(inner=...) must be a Session (MemorySession, SqliteSession, "
+        f"RedisSession, PostgresSession, ...), got {type(inner).__name__}; {hint}"
+    )
+
+
+def _describe(value: object) -> str:
+    if isinstance(value, str):
+        return f"the str {value!r}"
+    return type(value).__name__
 
 
 class CompactingSession:
@@ -61,7 +86,9 @@ class CompactingSession:
         model_settings: settings for the summarisation call.
 
     Raises:
-        ConfigError: ``threshold`` is not a positive integer.
+        ConfigError: ``inner`` is not a :class:`Session` (e.g. an un-awaited
+            ``SqliteSession.open(...)``), ``model`` has no ``invoke()`` method (e.g. a model
+            name), or ``threshold`` is not a positive integer.
 
     Example:
         >>> import asyncio
@@ -83,6 +110,13 @@ class CompactingSession:
         prompt: str = DEFAULT_COMPACTION_PROMPT,
         model_settings: ModelSettings | None = None,
     ) -> None:
+        _check_inner(inner)
+        if not callable(getattr(model, "invoke", None)):
+            raise ConfigError(
+                "CompactingSession(model=...) must be a helikon Model (an object with an "
+                f"invoke() method), got {_describe(model)}; pass a model "
+                'instance, e.g. OpenAIModel.chat("gpt-5-mini") or MockModel([...])'
+            )
         if isinstance(threshold, bool) or not isinstance(threshold, int) or threshold <= 0:
             raise ConfigError(
                 f"CompactingSession(threshold=...) must be a positive token count, got "

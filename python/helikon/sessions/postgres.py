@@ -31,6 +31,7 @@ Example:
 
 from __future__ import annotations
 
+import inspect
 import json
 import re
 from collections.abc import Sequence
@@ -114,6 +115,26 @@ def _pg_json(row: str) -> str:
     return json.dumps(_strip_nul(json.loads(row)), separators=(",", ":"), ensure_ascii=False)
 
 
+def _check_pool(where: str, pool: object) -> None:
+    """Reject a DSN, a coroutine or anything else that is not a pool, before any I/O.
+
+    Raises:
+        ConfigError: the message says how to make a pool (never echoing a DSN's password).
+    """
+    if callable(getattr(pool, "acquire", None)):
+        return
+    if isinstance(pool, str | bytes):
+        hint = "pass a pool: pool = await asyncpg.create_pool(dsn)"
+    elif inspect.iscoroutine(pool):
+        pool.close()  # never awaited: close it so Python does not warn
+        hint = f"did you forget to await {pool.__qualname__}(...)?"
+    else:
+        hint = "pass a pool: pool = await asyncpg.create_pool(dsn)"
+    raise ConfigError(
+        f"{where}(pool=...) must be an asyncpg pool, got {type(pool).__name__}; {hint}"
+    )
+
+
 class PostgresSession:
     """One session's log in PostgreSQL, through a shared ``asyncpg`` pool.
 
@@ -130,6 +151,7 @@ class PostgresSession:
     """
 
     def __init__(self, pool: Any, session_id: str, *, schema: str = "public") -> None:
+        _check_pool("PostgresSession", pool)
         if not isinstance(session_id, str) or not session_id:
             raise ConfigError(
                 f"PostgresSession: session_id must be a non-empty str, got {session_id!r}"
@@ -153,8 +175,9 @@ class PostgresSession:
 
         Raises:
             SessionError: the database cannot be reached or refused a statement.
-            ConfigError: a bad ``schema``.
+            ConfigError: a bad ``schema``, or ``pool`` is not a pool (a DSN, say).
         """
+        _check_pool("PostgresSession.migrate", pool)
         schema = _check_schema(schema)
         try:
             async with pool.acquire() as conn, conn.transaction():
@@ -189,8 +212,10 @@ class PostgresSession:
 
         Raises:
             SessionError: the migrations failed.
-            ConfigError: an empty ``session_id`` or a bad ``schema``.
+            ConfigError: an empty ``session_id``, a bad ``schema``, or ``pool`` is not a
+                pool (a DSN, say: pass ``await asyncpg.create_pool(dsn)``).
         """
+        _check_pool("PostgresSession.open", pool)
         await cls.migrate(pool, schema=schema)
         return cls(pool, session_id, schema=schema)
 

@@ -89,10 +89,19 @@ class RedisSession:
         prefix: the key namespace (default ``"helikon"``).
 
     Raises:
-        ConfigError: an empty ``session_id`` or ``prefix``.
+        ConfigError: ``client`` is not a Redis client (a URL, say), or an empty
+            ``session_id`` or ``prefix``.
     """
 
     def __init__(self, client: aioredis.Redis, session_id: str, *, prefix: str = "helikon") -> None:
+        if not callable(getattr(client, "register_script", None)):
+            hint = "pass a client: RedisSession(redis.asyncio.Redis.from_url(url), session_id)"
+            if isinstance(client, str | bytes):
+                hint += ", or use await RedisSession.connect(url, session_id)"
+            raise ConfigError(
+                "RedisSession(client=...) must be a redis.asyncio.Redis client, got "
+                f"{type(client).__name__}; {hint}"
+            )
         if not isinstance(session_id, str) or not session_id:
             raise ConfigError(
                 f"RedisSession: session_id must be a non-empty str, got {session_id!r}"

@@ -70,12 +70,13 @@ Example:
 from __future__ import annotations
 
 import asyncio
+import inspect
 import logging
 import sqlite3
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager, suppress
 from functools import cache
-from os import PathLike
+from os import PathLike, fspath
 from types import TracebackType
 from typing import Any, Literal
 
@@ -375,6 +376,24 @@ class SqlitePool:
             self._writer.wrote(n, size)
 
 
+def _check_pool(where: str, pool: object) -> None:
+    """Reject a path, a coroutine or anything else that is not a pool, before any I/O.
+
+    Raises:
+        ConfigError: the message says how to make a pool.
+    """
+    if callable(getattr(pool, "acquire", None)):
+        return
+    if isinstance(pool, str | PathLike):
+        hint = f"pass a pool: pool = await SqlitePool.connect({fspath(pool)!r})"
+    elif inspect.iscoroutine(pool):
+        pool.close()  # never awaited: close it so Python does not warn
+        hint = f"did you forget to await {pool.__qualname__}(...)?"
+    else:
+        hint = "pass a pool: pool = await SqlitePool.connect(path)"
+    raise ConfigError(f"{where}(pool=...) must be a SqlitePool, got {type(pool).__name__}; {hint}")
+
+
 class SqliteSession:
     """One session's log in a SQLite database shared through a :class:`SqlitePool`.
 
@@ -390,6 +409,7 @@ class SqliteSession:
     """
 
     def __init__(self, pool: SqlitePool, session_id: str) -> None:
+        _check_pool("SqliteSession", pool)
         if not isinstance(session_id, str) or not session_id:
             raise ConfigError(
                 f"SqliteSession: session_id must be a non-empty str, got {session_id!r}"
@@ -411,7 +431,9 @@ class SqliteSession:
 
         Raises:
             SessionError: the database cannot be read or written.
+            ConfigError: ``pool`` is not a :class:`SqlitePool`.
         """
+        _check_pool("SqliteSession.migrate", pool)
         try:
             async with pool.acquire() as conn:
                 try:
@@ -448,8 +470,10 @@ class SqliteSession:
 
         Raises:
             SessionError: the migrations failed.
-            ConfigError: an empty ``session_id``.
+            ConfigError: ``pool`` is not a :class:`SqlitePool` (a path, say) or an empty
+                ``session_id``.
         """
+        _check_pool("SqliteSession.open", pool)
         await cls.migrate(pool)
         return cls(pool, session_id)
 
