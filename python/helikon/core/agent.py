@@ -14,9 +14,9 @@ from helikon import _native
 from helikon.core.context import RunConfig, RunContext
 from helikon.core.driver import run_agent
 from helikon.core.events import AgentEvent
-from helikon.core.guardrails import Guardrail
+from helikon.core.guardrails import Guardrail, check_guardrail
 from helikon.core.handoff import HandoffSpec, handoff_tool_name
-from helikon.core.hooks import Hook
+from helikon.core.hooks import Hook, check_hook
 from helikon.core.items import (
     AssistantMessage,
     Item,
@@ -296,12 +296,10 @@ class Agent:
             ("input_guardrails", self.input_guardrails),
             ("output_guardrails", self.output_guardrails),
         ):
-            for g in seq:
-                if not callable(getattr(g, "check", None)):
-                    raise ConfigError(f"Agent({name}=...): {g!r} has no async check() method")
-        for hook in self.hooks:
-            if not callable(getattr(hook, "on_event", None)):
-                raise ConfigError(f"Agent(hooks=...): {hook!r} has no async on_event() method")
+            for i, g in enumerate(seq):
+                check_guardrail(f"Agent({name}=...): {name}[{i}]", g)
+        for i, hook in enumerate(self.hooks):
+            check_hook(f"Agent(hooks=...): hooks[{i}]", hook)
         self._native_configs: dict[int, Any] = {}
 
     def __repr__(self) -> str:

@@ -9,6 +9,7 @@ match), allow rules only when EVERY sub-command does, and guards see every write
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
@@ -17,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from helikon import _native
 from helikon.core.permissions import (
     AllowRule,
+    ApprovalAllow,
     ApprovalDeny,
     AskUser,
     DenyRule,
@@ -33,6 +35,8 @@ if TYPE_CHECKING:
     from helikon.core.context import RunContext
 
 __all__ = ["Explanation", "authorize", "explain"]
+
+_log = logging.getLogger("helikon.permissions")
 
 _BASH = "Bash"
 _READ_TOOLS = ("Read",)
@@ -201,7 +205,12 @@ async def explain(
         return Explanation(mode_decision, "mode", p.mode.value, f"mode {p.mode.value}")
     if p.policy is None:
         return Explanation("allow", "default", None, "no policy installed")
-    d = await p.policy.check(ctx, tool, args)
+    try:
+        d = await p.policy.check(ctx, tool, args)
+    except Exception as exc:
+        return Explanation(
+            "deny", "policy", type(p.policy).__name__, _raised("permission policy", p.policy, exc)
+        )
     if isinstance(d, PermissionDeny):
         return Explanation("deny", "policy", type(p.policy).__name__, d.reason)
     if isinstance(d, AskUser):
@@ -234,6 +243,10 @@ async def authorize(
     Ask guards and AskUser go to the approval handler (``on_ask`` is told first, so the
     driver can emit ``ApprovalRequested``); without a handler they are Deny. An approving
     handler clears only that guard and evaluation continues with the next stage.
+
+    Fail closed: a policy or handler that raises denies the call, and so does a handler that
+    returns anything but ``ApprovalAllow``/``ApprovalDeny``; the reason names the object
+    (``permission policy MyPolicy raised ValueError: db down``).
     """
     p = ctx.permissions
     for rule in p.deny_rules:
@@ -258,7 +271,13 @@ async def authorize(
         return PermissionDeny(f"mode {p.mode.value} does not allow {tool} ({effect.value})")
     if p.policy is None:
         return PermissionAllow()
-    d = await p.policy.check(ctx, tool, args)
+    try:
+        d = await p.policy.check(ctx, tool, args)
+    except Exception as exc:  # fail closed: a policy that cannot decide denies the call
+        _log.warning(
+            "permission policy %s raised on %s", type(p.policy).__name__, tool, exc_info=True
+        )
+        return PermissionDeny(_raised("permission policy", p.policy, exc))
     if isinstance(d, AskUser):
         return await _ask(ctx, tool, d.prompt, args, on_ask)
     if isinstance(d, ReplaceArgs | PermissionDeny | PermissionAllow):
@@ -278,7 +297,23 @@ async def _ask(
         return PermissionDeny(f"{prompt} (approval required; no approval handler installed)")
     if on_ask is not None:
         on_ask(prompt)
-    outcome = await handler.decide(tool, prompt, args)
+    try:
+        outcome = await handler.decide(tool, prompt, args)
+    except Exception as exc:  # fail closed: no answer is no approval
+        _log.warning(
+            "approval handler %s raised on %s", type(handler).__name__, tool, exc_info=True
+        )
+        return PermissionDeny(f"{prompt}: {_raised('approval handler', handler, exc)}")
     if isinstance(outcome, ApprovalDeny):
         return PermissionDeny(f"{prompt}: {outcome.reason}")
-    return PermissionAllow()
+    if isinstance(outcome, ApprovalAllow):
+        return PermissionAllow()
+    return PermissionDeny(
+        f"{prompt}: approval handler {type(handler).__name__} returned an unknown outcome "
+        f"{outcome!r} (return ApprovalAllow() or ApprovalDeny(reason))"
+    )
+
+
+def _raised(what: str, obj: object, exc: BaseException) -> str:
+    """``permission policy MyPolicy raised ValueError: db down``."""
+    return f"{what} {type(obj).__name__} raised {type(exc).__name__}: {exc}"

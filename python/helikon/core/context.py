@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Generic, TypeVar
@@ -17,6 +18,11 @@ from helikon.core.permissions import (
     PermissionPolicy,
     Permissions,
     RedactionSettings,
+    check_approval_handler,
+    check_policy,
+    check_rules,
+    check_secrets,
+    coerce_mode,
 )
 from helikon.errors import ConfigError
 from helikon.tracing import TracerHandle
@@ -24,6 +30,71 @@ from helikon.tracing import TracerHandle
 __all__ = ["RunConfig", "RunContext", "ToolContext"]
 
 C = TypeVar("C")
+
+_log = logging.getLogger("helikon.redaction")
+
+# Mirrors helikon-redact's ``is_usable_secret`` (rust/helikon-redact/src/known.rs): values
+# the known-value scan drops. Only used to warn; the scanner itself decides.
+_MIN_SECRET_BYTES = 8
+_COMMON_WORDS = frozenset(
+    [
+        "true",
+        "false",
+        "dev",
+        "prod",
+        "test",
+        "none",
+        "null",
+        "password",
+        "development",
+        "production",
+        "localhost",
+        "undefined",
+        "disabled",
+        "anonymous",
+        "optional",
+        "required",
+        "placeholder",
+    ]
+)
+
+
+def _unusable_reason(value: str) -> str | None:
+    """Why the scanner would ignore ``value`` (checked as given and trimmed), or ``None``."""
+    reasons = []
+    for candidate in (value, value.strip()):
+        if len(candidate.encode("utf-8", "replace")) < _MIN_SECRET_BYTES:
+            reasons.append(f"shorter than {_MIN_SECRET_BYTES} bytes")
+        elif all("0" <= ch <= "9" for ch in candidate):
+            reasons.append("all digits")
+        elif candidate.lower() in _COMMON_WORDS:
+            reasons.append("a common word")
+        else:
+            return None
+    return reasons[-1]
+
+
+def _warn_ignored_secrets(secrets: tuple[str, ...]) -> None:
+    """Log how many of ``secrets`` the scanner will ignore, and why (never the values)."""
+    ignored: dict[str, list[int]] = {}
+    for i, value in enumerate(secrets):
+        reason = _unusable_reason(value)
+        if reason is not None:
+            ignored.setdefault(reason, []).append(i)
+    if not ignored:
+        return
+    total = sum(len(v) for v in ignored.values())
+    parts = "; ".join(
+        f"{len(idx)} {reason} (at index {', '.join(map(str, idx[:10]))}"
+        f"{', ...' if len(idx) > 10 else ''})"
+        for reason, idx in ignored.items()
+    )
+    _log.warning(
+        "with_extra_secrets: %d of %d secrets will NOT be redacted: %s",
+        total,
+        len(secrets),
+        parts,
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,46 +185,114 @@ class RunContext(Generic[C]):
         return replace(self, tracer=tracer)
 
     def with_hooks(self, hooks: HookRegistry) -> RunContext[C]:
-        """A copy with ``hooks`` as the run-level hook registry."""
+        """A copy with ``hooks`` as the run-level hook registry.
+
+        Raises:
+            ConfigError: ``hooks`` is not a :class:`HookRegistry` (pass
+                ``HookRegistry([hook, ...])``).
+        """
+        if not isinstance(hooks, HookRegistry):
+            raise ConfigError(
+                f"RunContext.with_hooks(...) takes a HookRegistry, got {type(hooks).__name__}; "
+                "pass with_hooks(HookRegistry([hook, ...]))"
+            )
         return replace(self, hooks=hooks)
 
-    def with_permission_mode(self, mode: PermissionMode) -> RunContext[C]:
+    def with_permission_mode(self, mode: PermissionMode | str) -> RunContext[C]:
         """A copy with ``mode``, if the change tightens (see :meth:`PermissionMode.tighten`).
 
         A refused loosening keeps the current mode: from ``BYPASS`` only ``DONT_ASK`` is
-        accepted, and ``DONT_ASK`` is terminal.
+        accepted, and ``DONT_ASK`` is terminal. A mode's value (``"plan"``) is accepted.
+
+        Raises:
+            ConfigError: ``mode`` is neither a :class:`PermissionMode` nor one's value.
         """
+        new = coerce_mode("RunContext.with_permission_mode(...)", mode)
         p = self.permissions
-        return replace(self, permissions=replace(p, mode=p.mode.tighten(mode)))
+        return replace(self, permissions=replace(p, mode=p.mode.tighten(new)))
 
     def with_deny_rules(self, rules: Sequence[DenyRule]) -> RunContext[C]:
-        """A copy with ``rules`` as the deny rules (evaluated first, even under Bypass)."""
-        return replace(self, permissions=replace(self.permissions, deny_rules=tuple(rules)))
+        """A copy with ``rules`` as the deny rules (evaluated first, even under Bypass).
+
+        The list REPLACES the current deny rules; to extend them pass
+        ``[*ctx.permissions.deny_rules, DenyRule...]``.
+
+        Raises:
+            ConfigError: ``rules`` is not a list of :class:`DenyRule` (the message names the
+                index and the fix).
+        """
+        checked = check_rules("RunContext.with_deny_rules(...)", rules, DenyRule)
+        return replace(self, permissions=replace(self.permissions, deny_rules=checked))
 
     def with_allow_rules(self, rules: Sequence[AllowRule]) -> RunContext[C]:
-        """A copy with ``rules`` as the allow rules (pre-approvals in every mode)."""
-        return replace(self, permissions=replace(self.permissions, allow_rules=tuple(rules)))
+        """A copy with ``rules`` as the allow rules (pre-approvals in every mode).
+
+        The list REPLACES the current allow rules; to extend them pass
+        ``[*ctx.permissions.allow_rules, AllowRule...]``.
+
+        Raises:
+            ConfigError: ``rules`` is not a list of :class:`AllowRule` (a :class:`DenyRule`
+                here is an error, never an approval).
+        """
+        checked = check_rules("RunContext.with_allow_rules(...)", rules, AllowRule)
+        return replace(self, permissions=replace(self.permissions, allow_rules=checked))
 
     def with_guard_rules(self, rules: Sequence[GuardRule]) -> RunContext[C]:
-        """A copy with ``rules`` as the user guard rules (after the built-in guards)."""
-        return replace(self, permissions=replace(self.permissions, guard_rules=tuple(rules)))
+        """A copy with ``rules`` as the user guard rules (after the built-in guards).
+
+        The list REPLACES the current guard rules; to extend them pass
+        ``[*ctx.permissions.guard_rules, GuardRule(...)]``.
+
+        Raises:
+            ConfigError: ``rules`` is not a list of :class:`GuardRule`.
+        """
+        checked = check_rules("RunContext.with_guard_rules(...)", rules, GuardRule)
+        return replace(self, permissions=replace(self.permissions, guard_rules=checked))
 
     def without_default_guards(self) -> RunContext[C]:
         """A copy without the built-in destructive-command guards."""
         return replace(self, permissions=replace(self.permissions, default_guards=False))
 
     def with_permission_policy(self, policy: PermissionPolicy | None) -> RunContext[C]:
-        """A copy consulting ``policy`` (canUseTool) after the mode."""
+        """A copy consulting ``policy`` (canUseTool) after the mode.
+
+        A policy whose ``check`` raises denies that call (the model reads the error).
+
+        Raises:
+            ConfigError: ``policy`` has no ``async def check(self, ctx, tool, args)``.
+        """
+        if policy is not None:
+            check_policy("RunContext.with_permission_policy(...)", policy)
         return replace(self, permissions=replace(self.permissions, policy=policy))
 
     def with_approval_handler(self, handler: ApprovalHandler | None) -> RunContext[C]:
-        """A copy resolving AskUser decisions with ``handler`` (none = deny)."""
+        """A copy resolving AskUser decisions with ``handler`` (none = deny).
+
+        A handler whose ``decide`` raises, or returns anything but :class:`ApprovalAllow`,
+        denies that call.
+
+        Raises:
+            ConfigError: ``handler`` has no ``async def decide(self, tool, prompt, args)``.
+        """
+        if handler is not None:
+            check_approval_handler("RunContext.with_approval_handler(...)", handler)
         return replace(self, permissions=replace(self.permissions, approval_handler=handler))
 
     def with_extra_secrets(self, secrets: Sequence[str]) -> RunContext[C]:
-        """A copy that also redacts these literal values from tool output."""
+        """A copy that also redacts these literal values from tool output (appends).
+
+        Values the scanner ignores (shorter than 8 bytes, all digits, blank or a common word
+        such as ``"password"``) are logged as a warning on the ``helikon.redaction`` logger,
+        by count and index only.
+
+        Raises:
+            ConfigError: ``secrets`` is a single string (pass a list: ``[secret]``) or holds
+                a non-string.
+        """
+        added = check_secrets("RunContext.with_extra_secrets(...)", secrets)
+        _warn_ignored_secrets(added)
         r = self.redaction
-        return replace(self, redaction=replace(r, extra_secrets=(*r.extra_secrets, *secrets)))
+        return replace(self, redaction=replace(r, extra_secrets=(*r.extra_secrets, *added)))
 
     def without_output_redaction(self) -> RunContext[C]:
         """A copy that does not redact tool output."""

@@ -45,6 +45,7 @@ from helikon.core.events import (
 )
 from helikon.core.guardrails import GuardrailInput, Tripwire, run_guardrails
 from helikon.core.hooks import (
+    HookError,
     OnHandoff,
     OnRunComplete,
     OnRunStart,
@@ -613,6 +614,9 @@ async def run_agent(
         for ev in stop.events:
             yield ev
         yield RunFailed(error=stop.error.to_dict(), usage=run.usage)
+    except HookError as exc:  # user code: name the hook, not "internal error"
+        error = type(exc).__name__
+        yield RunFailed(error=AgentOther(str(exc)).to_dict(), usage=run.usage)
     except Exception as exc:  # an agent bug must still end the stream with RunFailed
         error = type(exc).__name__
         yield RunFailed(

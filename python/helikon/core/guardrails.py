@@ -2,8 +2,8 @@
 
 Input guardrails see the user's text and run concurrently with the first model call; output
 guardrails see the final answer before it is returned. A ``Tripwire`` halts the run with a
-``GuardrailTriggered`` event and a ``RunFailed``; a guardrail that raises counts as a tripwire
-of kind ``other``.
+``GuardrailTriggered`` event and a ``RunFailed``; a guardrail that raises, or returns anything
+but ``Pass``/``Tripwire``, counts as a tripwire of kind ``other``.
 """
 
 from __future__ import annotations
@@ -11,6 +11,9 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeAlias, runtime_checkable
+
+from helikon.core.permissions import require_async_method
+from helikon.errors import ConfigError
 
 if TYPE_CHECKING:
     from helikon.core.context import RunContext
@@ -22,6 +25,7 @@ __all__ = [
     "GuardrailVerdict",
     "Pass",
     "Tripwire",
+    "check_guardrail",
     "run_guardrails",
 ]
 
@@ -49,10 +53,33 @@ class Pass:
 
 @dataclass(frozen=True, slots=True)
 class Tripwire:
-    """Halt the run. ``info`` is free-form JSON-serializable data."""
+    """Halt the run. ``info`` is free-form JSON-serializable data.
+
+    ``kind`` may be given as a :class:`GuardrailKind` value (``"input_policy"``).
+
+    Raises:
+        ConfigError: ``kind`` is neither a :class:`GuardrailKind` nor one's value.
+
+    Example:
+        >>> Tripwire("input_policy").kind
+        <GuardrailKind.INPUT_POLICY: 'input_policy'>
+    """
 
     kind: GuardrailKind = GuardrailKind.OTHER
     info: Any = None
+
+    def __post_init__(self) -> None:
+        kind = self.kind
+        if isinstance(kind, GuardrailKind):
+            return
+        if isinstance(kind, str):
+            try:
+                object.__setattr__(self, "kind", GuardrailKind(kind))
+                return
+            except ValueError:
+                pass
+        valid = ", ".join(f"GuardrailKind.{k.name} ({k.value!r})" for k in GuardrailKind)
+        raise ConfigError(f"Tripwire(kind=...): unknown kind {kind!r}; use one of {valid}")
 
 
 GuardrailVerdict: TypeAlias = Pass | Tripwire
@@ -67,6 +94,14 @@ class Guardrail(Protocol):
         ...
 
 
+def check_guardrail(where: str, guardrail: object) -> None:
+    """Raise :class:`ConfigError` unless ``guardrail`` has ``async def check(self, ctx, input)``.
+
+    ``where`` names the argument in the message, e.g. ``"Agent(input_guardrails=...)[0]"``.
+    """
+    require_async_method(where, guardrail, "check", "self, ctx, input", "a guardrail")
+
+
 async def run_guardrails(
     guards: list[Guardrail],
     ctx: RunContext[Any],
@@ -74,7 +109,9 @@ async def run_guardrails(
 ) -> Tripwire | None:
     """Run ``guards`` concurrently; the first tripwire (in list order) or ``None``.
 
-    A guardrail that raises is a tripwire of kind ``other`` whose ``info`` names the error.
+    A guardrail that raises is a tripwire of kind ``other`` whose ``info`` names the error;
+    so is one that returns anything but :class:`Pass` or :class:`Tripwire` (``True``,
+    ``None``, a string): ``info["error"]`` names the guardrail and the value (fail closed).
     """
     import asyncio
 
@@ -83,7 +120,20 @@ async def run_guardrails(
             verdict = await g.check(ctx, input)
         except Exception as exc:
             return Tripwire(GuardrailKind.OTHER, {"error": f"{type(exc).__name__}: {exc}"})
-        return verdict if isinstance(verdict, Tripwire) else None
+        if isinstance(verdict, Tripwire):
+            return verdict
+        if isinstance(verdict, Pass):
+            return None
+        shown = repr(verdict)
+        if len(shown) > 200:
+            shown = shown[:200] + "..."
+        return Tripwire(
+            GuardrailKind.OTHER,
+            {
+                "error": f"guardrail {type(g).__name__} returned {shown}, not Pass() or "
+                "Tripwire(...)"
+            },
+        )
 
     results = await asyncio.gather(*(one(g) for g in guards))
     return next((r for r in results if r is not None), None)

@@ -16,6 +16,9 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, TypeAlias, runtime_checkable
 
+from helikon.core.permissions import require_async_method
+from helikon.errors import ConfigError
+
 if TYPE_CHECKING:
     from helikon.core.context import RunContext
 
@@ -25,6 +28,7 @@ __all__ = [
     "FoldedDecision",
     "Hook",
     "HookDecision",
+    "HookError",
     "HookEvent",
     "HookRegistry",
     "InjectSystemMessage",
@@ -37,6 +41,8 @@ __all__ = [
     "PreToolUse",
     "ReplaceInput",
     "ReplaceOutput",
+    "check_hook",
+    "check_hooks",
     "fold_decisions",
 ]
 
@@ -196,10 +202,15 @@ class HookRegistry:
     """
 
     def __init__(self, hooks: Iterable[Hook] = ()) -> None:
-        self._hooks: list[Hook] = list(hooks)
+        self._hooks: list[Hook] = check_hooks("HookRegistry(...)", hooks)
 
     def push(self, hook: Hook) -> None:
-        """Append a hook (fires after those already registered)."""
+        """Append a hook (fires after those already registered).
+
+        Raises:
+            ConfigError: ``hook`` has no ``async def on_event(self, ctx, event)``.
+        """
+        check_hook("HookRegistry.push(...)", hook)
         self._hooks.append(hook)
 
     def is_empty(self) -> bool:
@@ -213,11 +224,67 @@ class HookRegistry:
         return len(self._hooks)
 
 
+def check_hook(where: str, hook: object) -> None:
+    """Raise :class:`ConfigError` unless ``hook`` has ``async def on_event(self, ctx, event)``.
+
+    ``where`` names the argument in the message, e.g. ``"Agent(hooks=...): hooks[0]"``.
+
+    Example:
+        >>> check_hook("Agent(hooks=...): hooks[0]", lambda ctx, event: None)
+        Traceback (most recent call last):
+        ...
+        helikon.errors.ConfigError: Agent(hooks=...): hooks[0]: got the function '<lambda>'; ...
+    """
+    require_async_method(where, hook, "on_event", "self, ctx, event", "a hook")
+
+
+def check_hooks(where: str, hooks: object) -> list[Hook]:
+    """``hooks`` as a list, each checked by :func:`check_hook` (named ``hooks[i]``).
+
+    Raises:
+        ConfigError: ``hooks`` is a single hook (pass ``[hook]``) or not a list, or an item is
+            not a hook.
+    """
+    if callable(getattr(hooks, "on_event", None)):
+        raise ConfigError(
+            f"{where} takes a list of hooks, got a single {type(hooks).__name__}: pass [hook]"
+        )
+    if isinstance(hooks, str | bytes | dict) or not isinstance(hooks, Iterable):
+        raise ConfigError(f"{where} takes a list of hooks, got {type(hooks).__name__}")
+    out = list(hooks)
+    for i, hook in enumerate(out):
+        check_hook(f"{where}: hooks[{i}]", hook)
+    return out
+
+
+class HookError(Exception):
+    """A hook's ``on_event`` raised; the message names the hook, the event and the error.
+
+    The original exception is the ``__cause__``. A ``PreToolUse`` hook that raises denies
+    that call and a ``PostToolUse`` hook that raises withholds that output (the model reads
+    the error either way); at any other event the run fails with this message.
+    """
+
+    def __init__(self, hook: object, event: HookEvent, exc: BaseException) -> None:
+        self.hook_name = type(hook).__name__
+        self.event_name = type(event).__name__
+        super().__init__(
+            f"hook {self.hook_name} raised {type(exc).__name__}: {exc} (on {self.event_name})"
+        )
+
+
 async def fire(hooks: Iterable[Hook], ctx: RunContext[Any], event: HookEvent) -> FoldedDecision:
-    """Fire ``event`` at each hook in order and fold the decisions (stops at a Deny)."""
+    """Fire ``event`` at each hook in order and fold the decisions (stops at a Deny).
+
+    Raises:
+        HookError: a hook raised (wrapping its exception).
+    """
     decisions: list[HookDecision] = []
     for hook in hooks:
-        decision = await hook.on_event(ctx, event)
+        try:
+            decision = await hook.on_event(ctx, event)
+        except Exception as exc:
+            raise HookError(hook, event, exc) from exc
         decisions.append(decision)
         if isinstance(decision, Deny):
             break

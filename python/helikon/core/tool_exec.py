@@ -2,10 +2,12 @@
 
 For each call, in order (the spec's "How they compose"):
 
-1. ``PreToolUse`` hooks (agent-level, then run-level) may deny it or replace its arguments.
+1. ``PreToolUse`` hooks (agent-level, then run-level) may deny it or replace its arguments;
+   a hook that raises denies it.
 2. The permission pipeline authorizes the (possibly rewritten) call.
 3. The tool runs (inside an ``execute_tool`` span when tracing is on).
-4. ``PostToolUse`` hooks may replace the output text.
+4. ``PostToolUse`` hooks may replace the output text; a hook that raises withholds the
+   output (an error result naming the hook).
 5. Secret redaction scrubs the output — success or error text — as the last transform.
 
 Every outcome is a result for the model; nothing here raises except to stop the run.
@@ -21,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 from helikon.core.authorize import authorize
 from helikon.core.context import RunContext, ToolContext
 from helikon.core.events import AgentEvent, ApprovalRequested, PermissionDenied
-from helikon.core.hooks import Hook, PostToolUse, PreToolUse, fire
+from helikon.core.hooks import Hook, HookError, PostToolUse, PreToolUse, fire
 from helikon.core.items import ContentPart, TextPart, ToolCall, ToolResult, text_of
 from helikon.core.permissions import PermissionDeny, ReplaceArgs
 from helikon.core.tool import Tool, ToolOutput
@@ -156,7 +158,11 @@ class ToolCallRunner:
         if tool is None:
             return self._error(call_id, f"unknown tool: {name}", events)
         if self.hooks:
-            pre = await fire(self.hooks, self.ctx, PreToolUse(name, args, call_id))
+            try:
+                pre = await fire(self.hooks, self.ctx, PreToolUse(name, args, call_id))
+            except HookError as exc:  # fail closed: a hook that cannot decide denies the call
+                events.append(PermissionDenied(tool=name, reason=str(exc)))
+                return self._error(call_id, f"denied by hook: {exc}", events)
             if pre.deny is not None:
                 events.append(PermissionDenied(tool=name, reason=pre.deny))
                 return self._error(call_id, f"denied by hook: {pre.deny}", events)
@@ -209,18 +215,21 @@ class ToolCallRunner:
                 from helikon.tracing import RunSpans
 
                 RunSpans.end_tool(span, error_type)
-        if out is not None and self.hooks:
-            joined = "".join(p.text for p in out.content if isinstance(p, TextPart))
-            post = await fire(self.hooks, self.ctx, PostToolUse(tool.name, joined, call_id))
-            if post.replace_output is not None:
-                replaced = post.replace_output[0]
-                out = ToolOutput.from_value(replaced)
-        elif out is None and self.hooks:
-            post = await fire(
-                self.hooks, self.ctx, PostToolUse(tool.name, text, call_id, is_error=True)
-            )
-            if post.replace_output is not None:
-                text = str(post.replace_output[0])
+        try:
+            if out is not None and self.hooks:
+                joined = "".join(p.text for p in out.content if isinstance(p, TextPart))
+                post = await fire(self.hooks, self.ctx, PostToolUse(tool.name, joined, call_id))
+                if post.replace_output is not None:
+                    replaced = post.replace_output[0]
+                    out = ToolOutput.from_value(replaced)
+            elif out is None and self.hooks:
+                post = await fire(
+                    self.hooks, self.ctx, PostToolUse(tool.name, text, call_id, is_error=True)
+                )
+                if post.replace_output is not None:
+                    text = str(post.replace_output[0])
+        except HookError as exc:  # fail closed: the hook may have been meant to scrub it
+            out, text = None, f"tool output withheld: {exc}"
         if out is None:
             outcome = self._error(call_id, text, events)
             outcome.invalid_args = invalid
