@@ -113,3 +113,21 @@ def test_no_provider_means_no_spans_and_no_error() -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "ok"
+
+
+async def test_refused_calls_have_an_execute_tool_span_marked_with_the_refusal(
+    spans: InMemorySpanExporter,
+) -> None:
+    from helikon import DenyRule
+
+    model = MockModel([[Call("c1", "lookup", {"q": "x"}), Call("c2", "nope", {})], [Text("done")]])
+    ctx = RunContext.ephemeral().with_deny_rules([DenyRule.tool("lookup")])
+    result = await Agent(name="d", model=model, tools=[lookup]).run("q", ctx)
+    assert result.final_output == "done"
+    by = _by_name(spans)
+    denied, unknown = by["execute_tool lookup"], by["execute_tool nope"]
+    assert denied.attributes["error.type"] == "PermissionDenied"
+    assert denied.attributes["gen_ai.tool.call.id"] == "c1"
+    assert unknown.attributes["error.type"] == "UnknownTool"
+    turn = next(s for s in spans.get_finished_spans() if s.name.startswith("agent.turn"))
+    assert denied.parent.span_id == turn.context.span_id

@@ -5,7 +5,9 @@ For each call, in order (the spec's "How they compose"):
 1. ``PreToolUse`` hooks (agent-level, then run-level) may deny it or replace its arguments;
    a hook that raises denies it.
 2. The permission pipeline authorizes the (possibly rewritten) call.
-3. The tool runs (inside an ``execute_tool`` span when tracing is on).
+3. The tool runs (inside an ``execute_tool`` span when tracing is on; a call refused before
+   it runs gets a span too, ended at once with ``error.type`` ``PermissionDenied`` or
+   ``UnknownTool``).
 4. ``PostToolUse`` hooks may replace the output text; a hook that raises withholds the
    output (an error result naming the hook).
 5. Secret redaction scrubs the output — success or error text — as the last transform.
@@ -156,15 +158,18 @@ class ToolCallRunner:
         events: list[AgentEvent] = []
         tool = self.tools.get(name)
         if tool is None:
+            self._refused_span(name, call_id, "UnknownTool")
             return self._error(call_id, f"unknown tool: {name}", events)
         if self.hooks:
             try:
                 pre = await fire(self.hooks, self.ctx, PreToolUse(name, args, call_id))
             except HookError as exc:  # fail closed: a hook that cannot decide denies the call
                 events.append(PermissionDenied(tool=name, reason=str(exc)))
+                self._refused_span(name, call_id, "PermissionDenied")
                 return self._error(call_id, f"denied by hook: {exc}", events)
             if pre.deny is not None:
                 events.append(PermissionDenied(tool=name, reason=pre.deny))
+                self._refused_span(name, call_id, "PermissionDenied")
                 return self._error(call_id, f"denied by hook: {pre.deny}", events)
             if pre.replace_input is not None:
                 args = pre.replace_input[0]
@@ -179,10 +184,19 @@ class ToolCallRunner:
         )
         if isinstance(decision, PermissionDeny):
             events.append(PermissionDenied(tool=name, reason=decision.reason))
+            self._refused_span(name, call_id, "PermissionDenied")
             return self._error(call_id, f"permission denied: {decision.reason}", events)
         if isinstance(decision, ReplaceArgs):
             args = decision.args
         return await self._invoke(tool, call_id, args, events)
+
+    def _refused_span(self, name: str, call_id: str, error_type: str) -> None:
+        """An ``execute_tool`` span for a call that never ran, ended at once with
+        ``error.type`` (``PermissionDenied``, ``UnknownTool``): every call has its span."""
+        if self.spans is not None:
+            from helikon.tracing import RunSpans
+
+            RunSpans.end_tool(self.spans.tool(name, call_id), error_type)
 
     async def _invoke(
         self, tool: Tool, call_id: str, args: Any, events: list[AgentEvent]
