@@ -351,3 +351,68 @@ class SessionOther(SessionError):
     """Any other session failure: an event that cannot be serialized, a corrupt stored row."""
 
     kind = "Other"
+
+
+# --------------------------------------------------------------------------- MCP errors
+# (owned by the mcp area; raised by helikon.mcp, never by a tool call: a failing MCP tool
+# call is a ToolError, because an agent only ever sees the Tool protocol)
+#
+#   McpError
+#   ├── McpConnectError(McpError, ConnectionError)   the initialize handshake failed
+#   ├── McpSpawnError(McpError, OSError)             the stdio server could not be started
+#   ├── McpServiceError                              a request outside a tool call failed
+#   ├── McpBindError(McpError, OSError)              the HTTP server could not bind
+#   ├── McpServeError                                serving ended abnormally
+#   └── McpOther                                     anything else
+
+__all__ += [
+    "McpBindError",
+    "McpConnectError",
+    "McpError",
+    "McpOther",
+    "McpServeError",
+    "McpServiceError",
+    "McpSpawnError",
+]
+
+
+class McpError(HelikonError):
+    """An MCP connection or server failed. ``kind`` is the spec's variant name."""
+
+    kind: str = "Other"
+
+
+class McpConnectError(McpError, ConnectionError):
+    """Connecting to an MCP server (transport or ``initialize`` handshake) failed."""
+
+    kind = "Connect"
+
+
+class McpSpawnError(McpError, OSError):
+    """The stdio MCP server's process could not be started (command not found, ...)."""
+
+    kind = "Spawn"
+
+
+class McpServiceError(McpError):
+    """An MCP request outside a tool call failed, e.g. ``tools/list`` during connect."""
+
+    kind = "Service"
+
+
+class McpBindError(McpError, OSError):
+    """The streamable-HTTP MCP server could not bind its address."""
+
+    kind = "Bind"
+
+
+class McpServeError(McpError):
+    """Serving an agent over MCP ended abnormally."""
+
+    kind = "Serve"
+
+
+class McpOther(McpError):
+    """Any other MCP failure."""
+
+    kind = "Other"

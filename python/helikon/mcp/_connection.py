@@ -1,0 +1,304 @@
+"""One live MCP session, owned by a background task, and the calls made on it.
+
+The ``mcp`` package's transports and ``ClientSession`` are anyio context managers that must
+be entered and left in one task, while a helikon handle lives across many calls from other
+tasks. So :meth:`Connection.start` starts an owner task that enters the transport and the
+session, runs ``initialize`` and the paginated ``tools/list`` sweep, and then waits for
+:meth:`Connection.close` (or the server process's exit). Leaving the contexts runs the
+package's bounded shutdown (stdio: close stdin, wait, SIGTERM, SIGKILL, reap).
+
+Every call races three things: the answer, the run's cancellation token, and the server
+dying. A dead server fails the pending call with its exit status and every later call at
+once, without a round trip.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+from collections.abc import Callable
+from contextlib import AbstractAsyncContextManager, AsyncExitStack
+from typing import Any
+
+import mcp_types as types
+from mcp.client._transport import TransportStreams
+from mcp.client.session import ClientSession
+from mcp.shared.exceptions import MCPError
+from mcp_types import CONNECTION_CLOSED
+
+from helikon.core.cancel import CancellationToken
+from helikon.errors import (
+    InvalidArgs,
+    McpConnectError,
+    McpError,
+    McpOther,
+    McpServiceError,
+    McpSpawnError,
+    ToolOther,
+)
+from helikon.mcp import _process
+from helikon.mcp._transport import HttpErrorLog
+
+__all__ = ["Connection"]
+
+_MAX_PAGES = 1000  # a server whose cursor never ends cannot hang connect
+_EXIT_POLL = 0.05
+_EXIT_WAIT = 1.0  # how long a closed pipe may precede the exit status
+_CLOSE_TIMEOUT = 10.0  # the package's own stdio shutdown needs at most ~6.5 s
+
+
+def _client_info() -> types.Implementation:
+    from helikon import __version__
+
+    return types.Implementation(name="helikon", version=__version__)
+
+
+def _as_arguments(args: Any) -> dict[str, Any]:
+    if isinstance(args, str):
+        try:
+            args = json.loads(args) if args.strip() else {}
+        except json.JSONDecodeError as exc:
+            raise InvalidArgs([f"arguments are not valid JSON: {exc.msg}"]) from None
+    if args is None:
+        return {}
+    if not isinstance(args, dict):
+        raise InvalidArgs([f"arguments must be a JSON object, got {type(args).__name__}"])
+    return args
+
+
+class Connection:
+    """A session with one MCP server (see the module docstring)."""
+
+    def __init__(
+        self,
+        label: str,
+        open_transport: Callable[[], AbstractAsyncContextManager[TransportStreams]],
+        *,
+        stdio: bool,
+        http_log: HttpErrorLog | None = None,
+        call_timeout: float | None = None,
+    ) -> None:
+        self.label = label
+        self._open = open_transport
+        self._stdio = stdio
+        self._http_log = http_log
+        self._call_timeout = call_timeout
+        self._session: ClientSession | None = None
+        self._process: _process.SpawnedProcess | None = None
+        self._closing = asyncio.Event()
+        self._dead = asyncio.Event()
+        self._dead_reason: str | None = None
+        self._owner: asyncio.Task[None] | None = None
+
+    # ------------------------------------------------------------------ lifetime
+
+    @property
+    def pid(self) -> int | None:
+        """The stdio server's process id (``None`` over HTTP)."""
+        return None if self._process is None else int(self._process.pid)
+
+    @property
+    def dead_reason(self) -> str | None:
+        """Why the connection is unusable (closed, server exited), or ``None`` while live."""
+        return self._dead_reason
+
+    async def start(self, timeout: float) -> list[types.Tool]:
+        """Connect, ``initialize`` and list every tool; within ``timeout`` seconds.
+
+        Raises:
+            McpSpawnError: the stdio command could not be started.
+            McpConnectError: the transport or the handshake failed, or ``timeout`` passed.
+            McpServiceError: ``tools/list`` failed.
+        """
+        loop = asyncio.get_running_loop()
+        ready: asyncio.Future[list[types.Tool]] = loop.create_future()
+        self._owner = loop.create_task(self._own(ready), name=f"helikon-mcp {self.label}")
+        try:
+            return await asyncio.wait_for(asyncio.shield(ready), timeout)
+        except TimeoutError:
+            await self.close()
+            raise McpConnectError(
+                f"MCP server {self.label}: no answer to initialize/tools/list within {timeout:g}s"
+            ) from None
+        except BaseException:
+            await self.close()
+            raise
+
+    async def close(self) -> None:
+        """End the session and stop the server; bounded, idempotent."""
+        self._mark_dead("the connection is closed")
+        self._closing.set()
+        owner = self._owner
+        if owner is None or owner.done():
+            return
+        try:
+            await asyncio.wait_for(asyncio.shield(owner), _CLOSE_TIMEOUT)
+        except TimeoutError:
+            owner.cancel()
+            with contextlib.suppress(BaseException):
+                await asyncio.wait_for(owner, 2.0)
+
+    def _mark_dead(self, reason: str) -> None:
+        if self._dead_reason is None:
+            self._dead_reason = reason
+            self._dead.set()
+
+    async def _own(self, ready: asyncio.Future[list[types.Tool]]) -> None:
+        failure: McpError | None = None
+        try:
+            async with AsyncExitStack() as stack:
+                with _process.capture_spawns() as spawned:
+                    try:
+                        read, write = await stack.enter_async_context(self._open())
+                    except OSError as exc:
+                        failure = self._spawn_failure(exc)
+                if spawned:
+                    self._process = spawned[0]
+                    _process.track(self._process)
+                if failure is None:
+                    session = ClientSession(read, write, client_info=_client_info())
+                    await stack.enter_async_context(session)
+                    failure = await self._handshake(session, ready)
+                if failure is None:
+                    await self._serve_until_done()
+        except Exception as exc:  # a transport task failed (ExceptionGroup, ...)
+            kind = McpOther if ready.done() else McpConnectError
+            failure = failure or kind(f"MCP server {self.label}: {_leaf(exc)}")
+        finally:
+            self._mark_dead(self._exit_reason() or "the connection is closed")
+            self._session = None
+            if self._process is not None and self._process.returncode is not None:
+                _process.untrack(self._process)
+            if not ready.done():
+                ready.set_exception(
+                    failure or McpConnectError(f"MCP server {self.label}: connection ended")
+                )
+
+    def _spawn_failure(self, exc: OSError) -> McpError:
+        if self._stdio:
+            return McpSpawnError(f"MCP server {self.label}: cannot start: {exc}")
+        return McpConnectError(f"MCP server {self.label}: {exc}")
+
+    async def _handshake(
+        self, session: ClientSession, ready: asyncio.Future[list[types.Tool]]
+    ) -> McpError | None:
+        try:
+            await session.initialize()
+        except Exception as exc:
+            return McpConnectError(
+                f"MCP server {self.label}: initialize failed: {self._describe(exc, 'initialize')}"
+            )
+        tools: list[types.Tool] = []
+        cursor: str | None = None
+        try:
+            for _ in range(_MAX_PAGES):
+                params = types.PaginatedRequestParams(cursor=cursor) if cursor else None
+                page = await session.list_tools(params=params)
+                tools.extend(page.tools)
+                cursor = page.next_cursor
+                if not cursor:
+                    break
+            else:
+                return McpServiceError(
+                    f"MCP server {self.label}: tools/list did not end after {_MAX_PAGES} pages"
+                )
+        except Exception as exc:
+            return McpServiceError(
+                f"MCP server {self.label}: tools/list failed: {self._describe(exc, 'tools/list')}"
+            )
+        self._session = session
+        ready.set_result(tools)
+        return None
+
+    async def _serve_until_done(self) -> None:
+        """Wait for :meth:`close`; notice the server process exiting meanwhile."""
+        while not self._closing.is_set():
+            reason = self._exit_reason()
+            if reason is not None:
+                self._mark_dead(reason)
+                return
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._closing.wait(), _EXIT_POLL)
+
+    def _exit_reason(self) -> str | None:
+        proc = self._process
+        if proc is None or proc.returncode is None:
+            return None
+        return f"MCP server {self.label} {_process.exit_description(proc.returncode)}"
+
+    # ------------------------------------------------------------------ calls
+
+    async def call(
+        self, wire_name: str, display: str, args: Any, cancel: CancellationToken
+    ) -> types.CallToolResult:
+        """``tools/call``, raced against ``cancel`` and the server's death.
+
+        Raises:
+            InvalidArgs: ``args`` is not a JSON object.
+            ToolOther: anything else went wrong; the message names the tool and the cause.
+        """
+        arguments = _as_arguments(args)
+        session = self._session
+        if self._dead_reason is not None or session is None:
+            raise ToolOther(f"MCP tool {display!r} unavailable: {self._dead_reason}")
+        if cancel.cancelled:
+            raise ToolOther(f"MCP tool {display!r} not called: the run was cancelled")
+        call = asyncio.ensure_future(
+            session.call_tool(wire_name, arguments, read_timeout_seconds=self._call_timeout)
+        )
+        watchers = [asyncio.ensure_future(cancel.wait()), asyncio.ensure_future(self._dead.wait())]
+        try:
+            await asyncio.wait([call, *watchers], return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for w in watchers:
+                w.cancel()
+            if not call.done():
+                call.cancel()
+                with contextlib.suppress(BaseException):
+                    await asyncio.wait_for(call, 2.0)
+        if call.done() and not call.cancelled():
+            exc = call.exception()
+            if exc is None:
+                self._forget_http_failure(wire_name)
+                return call.result()
+            cause = await self._call_failure(exc, wire_name)
+            raise ToolOther(f"MCP tool {display!r} failed: {cause}")
+        if cancel.cancelled:
+            raise ToolOther(f"MCP tool {display!r} cancelled: {cancel.reason or 'cancelled'}")
+        raise ToolOther(f"MCP tool {display!r} failed: {self._dead_reason}")
+
+    async def _call_failure(self, exc: BaseException, wire_name: str) -> str:
+        if isinstance(exc, MCPError) and exc.code == CONNECTION_CLOSED and self._stdio:
+            reason = await self._await_exit()
+            self._mark_dead(reason or f"MCP server {self.label} closed the connection")
+            return self._dead_reason or "connection closed"
+        return self._describe(exc, f"tools/call:{wire_name}")
+
+    async def _await_exit(self) -> str | None:
+        """The exit reason, waiting briefly: the closed pipe may precede the exit status."""
+        deadline = asyncio.get_running_loop().time() + _EXIT_WAIT
+        while (reason := self._exit_reason()) is None:
+            if self._process is None or asyncio.get_running_loop().time() >= deadline:
+                return None
+            await asyncio.sleep(0.01)
+        return reason
+
+    def _forget_http_failure(self, wire_name: str) -> None:
+        if self._http_log is not None:
+            self._http_log.pop(f"tools/call:{wire_name}")
+
+    def _describe(self, exc: BaseException, key: str) -> str:
+        http = self._http_log.pop(key) if self._http_log is not None else None
+        if http is not None:
+            return http.describe()
+        if isinstance(exc, MCPError):
+            return f"{exc.message} (MCP error {exc.code})"
+        return f"{type(exc).__name__}: {_leaf(exc)}"
+
+
+def _leaf(exc: BaseException) -> BaseException:
+    """The first non-group exception inside ``exc`` (``exc`` itself when it is no group)."""
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    return exc

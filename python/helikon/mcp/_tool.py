@@ -1,0 +1,101 @@
+"""A remote MCP tool as a helikon :class:`~helikon.Tool`, and the result mapping."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import mcp_types as types
+
+from helikon.core.context import ToolContext
+from helikon.core.tool import ToolEffect, ToolOutput
+from helikon.errors import ToolOther
+
+if TYPE_CHECKING:
+    from helikon.mcp._connection import Connection
+
+__all__ = ["PLACEHOLDER_SCHEMA", "McpTool", "effect_of", "map_result"]
+
+PLACEHOLDER_SCHEMA: dict[str, Any] = {"type": "object", "additionalProperties": True}
+"""The schema every tool advertises in lazy mode (the real one comes from ``search_tools``)."""
+
+
+def effect_of(tool: types.Tool) -> ToolEffect:
+    """``READ_ONLY`` only when the server says ``readOnlyHint: true``; else ``SIDE_EFFECT``.
+
+    Annotations are untrusted server metadata, so ``WRITE`` (which ``ACCEPT_EDITS``
+    auto-approves) is never produced.
+    """
+    ann = tool.annotations
+    if ann is not None and ann.read_only_hint is True:
+        return ToolEffect.READ_ONLY
+    return ToolEffect.SIDE_EFFECT
+
+
+def _block_json(block: Any) -> Any:
+    dump = getattr(block, "model_dump", None)
+    return dump(by_alias=True, mode="json", exclude_none=True) if callable(dump) else block
+
+
+def _text_of(result: types.CallToolResult) -> str:
+    texts = [b.text for b in result.content if isinstance(b, types.TextContent)]
+    if texts:
+        return "\n".join(texts)
+    if result.structured_content is not None:
+        return ToolOutput.from_value(result.structured_content).content[0].text  # type: ignore[union-attr]
+    return "(the server gave no error text)"
+
+
+def map_result(display: str, result: types.CallToolResult) -> ToolOutput:
+    """A ``tools/call`` result as a :class:`ToolOutput`.
+
+    ``structuredContent`` is passed through as the value; otherwise a single text block
+    becomes its text and any other content (several blocks, one non-text block, none) the
+    JSON array of the blocks.
+
+    Raises:
+        ToolOther: the server flagged the result ``isError``; the message is its text.
+    """
+    if result.is_error:
+        raise ToolOther(f"MCP tool {display!r} failed: {_text_of(result)}")
+    if result.structured_content is not None:
+        return ToolOutput.from_value(result.structured_content)
+    content = result.content
+    if len(content) == 1 and isinstance(content[0], types.TextContent):
+        return ToolOutput.from_value(content[0].text)
+    return ToolOutput.from_value([_block_json(b) for b in content])
+
+
+class McpTool:
+    """One remote tool: ``tools/call`` on the handle's connection.
+
+    Attributes:
+        name: the handle's prefix + the server's name for the tool.
+        wire_name: the server's name for the tool.
+        description: the server's description ('' when it gave none).
+        parameters: the server's input schema (the placeholder in lazy mode).
+        effect: see :func:`effect_of`.
+    """
+
+    def __init__(
+        self, connection: Connection, remote: types.Tool, display: str, *, lazy: bool
+    ) -> None:
+        self._connection = connection
+        self.name = display
+        self.wire_name = remote.name
+        self.description = remote.description or ""
+        self.full_parameters: dict[str, Any] = dict(remote.input_schema)
+        self.parameters: dict[str, Any] = dict(PLACEHOLDER_SCHEMA) if lazy else self.full_parameters
+        self.effect: ToolEffect = effect_of(remote)
+
+    def __repr__(self) -> str:
+        return f"<mcp tool {self.name}>"
+
+    async def invoke(self, ctx: ToolContext[Any], args: Any) -> ToolOutput:
+        """Call the tool on the server; races ``ctx.cancel`` and the server going away.
+
+        Raises:
+            ToolOther: the server answered ``isError``, the call failed, the server died or
+                answered HTTP 5xx, or the run was cancelled (the message says which).
+        """
+        result = await self._connection.call(self.wire_name, self.name, args, ctx.cancel)
+        return map_result(self.name, result)

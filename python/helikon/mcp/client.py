@@ -1,0 +1,242 @@
+""":class:`McpServerHandle`: an external MCP server's tools as helikon tools."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+import mcp_types as types
+
+from helikon.core.tool import Tool
+from helikon.errors import ConfigError, McpOther
+from helikon.mcp._connection import Connection
+from helikon.mcp._lazy import SearchTools
+from helikon.mcp._naming import SEARCH_TOOLS, display_name
+from helikon.mcp._tool import McpTool
+from helikon.mcp._transport import HttpErrorLog, http_transport, stdio_transport
+
+__all__ = ["McpServerHandle"]
+
+
+class McpServerHandle:
+    """A connection to one MCP server whose tools an agent can call.
+
+    Build one with :meth:`stdio` or :meth:`streamable_http`, then :meth:`connect` (or use
+    it as ``async with``), hand :meth:`tools` to an agent, and :meth:`close` it. Discovery
+    happens once, at connect (``initialize`` plus every ``tools/list`` page), so
+    :meth:`tools` is synchronous.
+
+    Each tool is named ``tool_prefix + the server's name``, keeps the server's description
+    and input schema, and is ``READ_ONLY`` only when the server declares
+    ``readOnlyHint: true`` (else ``SIDE_EFFECT``; never ``WRITE``, since annotations are
+    untrusted). With ``lazy=True`` every tool advertises a placeholder schema and an extra
+    ``<prefix>search_tools`` tool returns the real ones on demand.
+
+    A failing call is a :class:`~helikon.errors.ToolError` the model reads, never an
+    :class:`~helikon.errors.McpError`: an ``isError`` result, a server that dies mid-call
+    (named with its exit code; later calls fail at once), an HTTP error answer (named with
+    its status), or the run's cancellation.
+
+    Example:
+        >>> import sys
+        >>> fs = McpServerHandle.stdio(sys.executable, args=["server.py"], tool_prefix="fs_")
+        >>> # async with fs:
+        >>> #     agent = Agent(name="a", model=model, tools=fs.tools())
+    """
+
+    def __init__(
+        self,
+        connection: Connection,
+        *,
+        tool_prefix: str | None,
+        lazy: bool,
+        connect_timeout: float,
+    ) -> None:
+        self._connection = connection
+        self.tool_prefix = tool_prefix
+        self.lazy = lazy
+        self.connect_timeout = connect_timeout
+        self._remote: list[types.Tool] | None = None
+        self._tools: list[Tool] = []
+
+    # ------------------------------------------------------------------ constructors
+
+    @classmethod
+    def stdio(
+        cls,
+        command: str,
+        *,
+        args: Sequence[str] = (),
+        env: Mapping[str, str] | None = None,
+        cwd: str | Path | None = None,
+        tool_prefix: str | None = None,
+        lazy: bool = False,
+        connect_timeout: float = 30.0,
+        call_timeout: float | None = None,
+    ) -> McpServerHandle:
+        """A server started as a child process speaking MCP over stdin/stdout.
+
+        Args:
+            command: the executable.
+            args: its arguments.
+            env: extra environment variables, merged over a safe default (``PATH``,
+                ``HOME``, ...); the parent's full environment is NOT inherited.
+            cwd: the working directory.
+            tool_prefix: prepended to every tool name (``"fs_"`` -> ``fs_read``).
+            lazy: advertise placeholder schemas plus a ``search_tools`` meta-tool.
+            connect_timeout: seconds allowed for start-up, ``initialize`` and ``tools/list``.
+            call_timeout: seconds allowed per ``tools/call`` (``None``: the run's own
+                cancellation and timeout bound it).
+
+        Raises:
+            ConfigError: a bad argument (the message names it).
+        """
+        _check_common(tool_prefix, connect_timeout, call_timeout)
+        if not isinstance(command, str) or not command:
+            raise ConfigError("McpServerHandle.stdio(command=...) must be a non-empty string")
+        if isinstance(args, str):
+            raise ConfigError(
+                f"McpServerHandle.stdio(args=...) must be a list of strings, got the string "
+                f"{args!r}; pass args=[{args!r}]"
+            )
+        arg_list = [str(a) for a in args]
+        env_map = dict(env) if env is not None else None
+        connection = Connection(
+            _stdio_label(command, arg_list),
+            lambda: stdio_transport(command, arg_list, env_map, cwd),
+            stdio=True,
+            call_timeout=call_timeout,
+        )
+        return cls(connection, tool_prefix=tool_prefix, lazy=lazy, connect_timeout=connect_timeout)
+
+    @classmethod
+    def streamable_http(
+        cls,
+        url: str,
+        *,
+        headers: Mapping[str, str] | None = None,
+        tool_prefix: str | None = None,
+        lazy: bool = False,
+        connect_timeout: float = 30.0,
+        call_timeout: float | None = None,
+    ) -> McpServerHandle:
+        """A server reached over streamable HTTP at ``url`` (e.g. ``http://host:8000/mcp``).
+
+        Args:
+            url: the MCP endpoint.
+            headers: sent with every request (e.g. ``{"Authorization": "Bearer ..."}``).
+            tool_prefix, lazy, connect_timeout, call_timeout: as for :meth:`stdio`.
+
+        Raises:
+            ConfigError: a bad argument (the message names it).
+        """
+        _check_common(tool_prefix, connect_timeout, call_timeout)
+        if not isinstance(url, str) or not url.startswith(("http://", "https://")):
+            raise ConfigError(
+                f"McpServerHandle.streamable_http(url=...) must be an http(s) URL, got {url!r}"
+            )
+        log = HttpErrorLog()
+        header_map = dict(headers or {})
+        connection = Connection(
+            repr(url),
+            lambda: http_transport(url, header_map, log),
+            stdio=False,
+            http_log=log,
+            call_timeout=call_timeout,
+        )
+        return cls(connection, tool_prefix=tool_prefix, lazy=lazy, connect_timeout=connect_timeout)
+
+    # ------------------------------------------------------------------ lifetime
+
+    async def connect(self) -> McpServerHandle:
+        """Start (or dial) the server, run ``initialize`` and list its tools. Returns self.
+
+        Raises:
+            McpSpawnError: the stdio command could not be started.
+            McpConnectError: the transport or handshake failed or took longer than
+                ``connect_timeout``.
+            McpServiceError: ``tools/list`` failed.
+            McpOther: the handle was already connected.
+        """
+        if self._remote is not None:
+            raise McpOther(f"MCP server {self._connection.label}: already connected")
+        self._remote = await self._connection.start(self.connect_timeout)
+        self._tools = self._build_tools(self._remote)
+        return self
+
+    async def close(self) -> None:
+        """Stop the session and the server process. Bounded: a stdio server that ignores
+        stdin EOF and SIGTERM is killed; idempotent."""
+        await self._connection.close()
+
+    async def __aenter__(self) -> McpServerHandle:
+        return await self.connect()
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.close()
+
+    # ------------------------------------------------------------------ tools
+
+    @property
+    def pid(self) -> int | None:
+        """The stdio server's process id once connected (``None`` over HTTP)."""
+        return self._connection.pid
+
+    @property
+    def remote_tools(self) -> list[types.Tool]:
+        """The server's tool list as discovered at connect (``mcp_types.Tool``)."""
+        return list(self._remote or [])
+
+    def tools(self) -> list[Tool]:
+        """The server's tools as helikon tools (plus ``search_tools`` in lazy mode).
+
+        Raises:
+            McpOther: :meth:`connect` has not run.
+        """
+        if self._remote is None:
+            raise McpOther(
+                f"MCP server {self._connection.label}: call `await handle.connect()` (or use "
+                "`async with handle`) before handle.tools()"
+            )
+        return list(self._tools)
+
+    def _build_tools(self, remote: list[types.Tool]) -> list[Tool]:
+        adapted = [
+            McpTool(self._connection, t, display_name(self.tool_prefix, t.name), lazy=self.lazy)
+            for t in remote
+        ]
+        tools: list[Tool] = list(adapted)
+        if self.lazy:
+            tools.append(SearchTools(display_name(self.tool_prefix, SEARCH_TOOLS), adapted))
+        return tools
+
+    def __repr__(self) -> str:
+        return f"McpServerHandle({self._connection.label!r}, tool_prefix={self.tool_prefix!r})"
+
+
+def _stdio_label(command: str, args: list[str]) -> str:
+    """``'python server.py'``: the command's file name and its arguments, shortened."""
+    label = " ".join([Path(command).name, *args])
+    return repr(label if len(label) <= 60 else label[:57] + "...")
+
+
+def _check_common(prefix: Any, connect_timeout: Any, call_timeout: Any) -> None:
+    if prefix is not None and not isinstance(prefix, str):
+        raise ConfigError(f"McpServerHandle(tool_prefix=...) must be a str or None, got {prefix!r}")
+    if not isinstance(connect_timeout, int | float) or connect_timeout <= 0:
+        raise ConfigError(
+            f"McpServerHandle(connect_timeout=...) must be > 0 seconds, got {connect_timeout!r}"
+        )
+    if call_timeout is not None and (
+        not isinstance(call_timeout, int | float) or call_timeout <= 0
+    ):
+        raise ConfigError(
+            f"McpServerHandle(call_timeout=...) must be > 0 seconds or None, got {call_timeout!r}"
+        )

@@ -1,0 +1,248 @@
+""":class:`McpAgentServer`: one helikon agent served as one MCP tool.
+
+Built on the ``mcp`` package's low-level ``Server``: ``tools/list`` answers the single tool,
+``tools/call`` runs the agent. Transports are the package's: ``stdio_server`` for stdio,
+``streamable_http_app`` (Starlette) under uvicorn for streamable HTTP.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import socket
+from collections.abc import Callable
+from typing import Any
+
+import anyio
+import mcp_types as types
+from mcp.server.lowlevel import Server
+from mcp.server.stdio import stdio_server
+from starlette.applications import Starlette
+
+from helikon.core.agent import Agent
+from helikon.core.context import RunConfig, RunContext
+from helikon.core.tool import ToolOutput
+from helikon.errors import ConfigError, McpBindError, McpServeError, RunError, RunTimeout
+from helikon.mcp._naming import server_tool_name
+
+__all__ = ["McpAgentServer"]
+
+_TIMEOUT_GRACE = 5.0  # the driver enforces RunConfig.timeout; this backstop never should
+_CANCEL_WAIT = 5.0  # how long a cancelled run may take to wind down
+
+
+def _error(text: str) -> types.CallToolResult:
+    return types.CallToolResult(content=[types.TextContent(type="text", text=text)], is_error=True)
+
+
+class McpAgentServer:
+    """Serve ``agent`` as one MCP tool that takes ``{"input": string}`` and returns the
+    agent's final text.
+
+    The tool is named after the agent (each character outside ``[A-Za-z0-9_-]`` becomes
+    ``_``; an empty name becomes ``agent``) and described by ``agent.description``.
+
+    Args:
+        agent: the agent to serve.
+        ctx_factory: called once per tool call for that run's context: return a
+            :class:`~helikon.RunContext` (permissions, hooks, ...) or any other value, used
+            as the ``user_ctx`` of a fresh ``RunContext``. ``None``: ``RunContext.ephemeral()``.
+        name: the server name reported at ``initialize`` (default: the agent's name).
+        version: the server version reported at ``initialize``.
+        instructions: optional MCP instructions for the client.
+        run_config: the :class:`~helikon.RunConfig` of each run (default: the agent's).
+            Its ``timeout`` ends a call with an MCP error result instead of hanging.
+
+    A failed run (timeout, max turns, a model error) is an MCP error result (``isError``)
+    whose text says why. A client cancelling the request, or disconnecting, cancels the run.
+
+    Raises:
+        ConfigError: ``agent`` is not an Agent, or a bad argument.
+
+    Example:
+        >>> from helikon import Agent
+        >>> from helikon.testing import MockModel, Text
+        >>> server = McpAgentServer(Agent(name="triage helper", model=MockModel([[Text("hi")]])))
+        >>> server.tool_name
+        'triage_helper'
+        >>> # asyncio.run(server.serve_stdio())
+    """
+
+    def __init__(
+        self,
+        agent: Agent,
+        *,
+        ctx_factory: Callable[[], Any] | None = None,
+        name: str | None = None,
+        version: str = "",
+        instructions: str | None = None,
+        run_config: RunConfig | None = None,
+    ) -> None:
+        if not isinstance(agent, Agent):
+            raise ConfigError(f"McpAgentServer(agent=...) must be an Agent, got {agent!r}")
+        if ctx_factory is not None and not callable(ctx_factory):
+            raise ConfigError("McpAgentServer(ctx_factory=...) must be a function fn() -> ctx")
+        if run_config is not None and not isinstance(run_config, RunConfig):
+            raise ConfigError(
+                "McpAgentServer(run_config=...) must be a RunConfig, got "
+                f"{type(run_config).__name__}"
+            )
+        self.agent = agent
+        self.tool_name = server_tool_name(agent.name)
+        self.run_config = run_config or agent.run_config
+        self.port: int | None = None
+        """The bound port once :meth:`serve_streamable_http` listens (useful with port 0)."""
+        self._ctx_factory = ctx_factory
+        self._uvicorn: Any = None
+        self.server: Server[Any] = Server(
+            name or agent.name,
+            version=version,
+            instructions=instructions,
+            on_list_tools=self._list_tools,
+            on_call_tool=self._call_tool,
+        )
+        """The ``mcp`` low-level server (for transports this class does not wrap)."""
+
+    # ------------------------------------------------------------------ the tool
+
+    @property
+    def tool(self) -> types.Tool:
+        """The one tool this server lists."""
+        return types.Tool(
+            name=self.tool_name,
+            description=self.agent.description,
+            input_schema={
+                "type": "object",
+                "properties": {"input": {"type": "string", "description": "The agent's input."}},
+                "required": ["input"],
+            },
+        )
+
+    async def _list_tools(
+        self, ctx: Any, params: types.PaginatedRequestParams | None
+    ) -> types.ListToolsResult:
+        return types.ListToolsResult(tools=[self.tool])
+
+    async def _call_tool(
+        self, ctx: Any, params: types.CallToolRequestParams
+    ) -> types.CallToolResult:
+        if params.name != self.tool_name:
+            return _error(f"unknown tool {params.name!r}; this server has {self.tool_name!r}")
+        text = (params.arguments or {}).get("input")
+        if not isinstance(text, str):
+            return _error('invalid arguments: "input" must be a string')
+        return await self.call(text)
+
+    def _new_ctx(self) -> RunContext[Any]:
+        made = self._ctx_factory() if self._ctx_factory is not None else None
+        return made if isinstance(made, RunContext) else RunContext.ephemeral(made)
+
+    async def call(self, input: str) -> types.CallToolResult:
+        """Run the agent on ``input`` as one ``tools/call`` would; the MCP result.
+
+        Cancelling the awaiting task (the MCP client's ``notifications/cancelled`` or
+        disconnect) cancels the run and waits (bounded) for it to wind down.
+        """
+        ctx = self._new_ctx()
+        run = asyncio.ensure_future(self.agent.run(input, ctx, run_config=self.run_config))
+        timeout = self.run_config.timeout
+        try:
+            if timeout is None:
+                result = await asyncio.shield(run)
+            else:
+                result = await asyncio.wait_for(asyncio.shield(run), timeout + _TIMEOUT_GRACE)
+        except asyncio.CancelledError:
+            ctx.cancel.cancel("the MCP client cancelled the call")
+            await _wind_down(run)
+            raise
+        except TimeoutError:
+            ctx.cancel.cancel("timeout")
+            await _wind_down(run)
+            return _error(f"agent {self.agent.name!r} timed out after {timeout:g}s")
+        except RunError as exc:
+            if isinstance(exc.error, RunTimeout):
+                return _error(f"agent {self.agent.name!r} timed out after {exc.error.seconds:g}s")
+            return _error(f"agent {self.agent.name!r} failed: {exc.error}")
+        except Exception as exc:
+            return _error(f"agent {self.agent.name!r} failed: {type(exc).__name__}: {exc}")
+        out = result.final_output
+        text = out if isinstance(out, str) else ToolOutput.from_value(out).content[0].text  # type: ignore[union-attr]
+        return types.CallToolResult(content=[types.TextContent(type="text", text=text)])
+
+    # ------------------------------------------------------------------ transports
+
+    async def serve_stdio(self) -> None:
+        """Serve over this process's stdin/stdout until the client disconnects.
+
+        Raises:
+            McpServeError: serving ended abnormally.
+        """
+        try:
+            async with stdio_server() as (read, write):
+                await self.server.run(read, write, self.server.create_initialization_options())
+        except Exception as exc:
+            raise McpServeError(f"serving {self.tool_name!r} over stdio failed: {exc}") from exc
+
+    def streamable_http_app(self, *, path: str = "/mcp", host: str = "127.0.0.1") -> Starlette:
+        """An ASGI app serving the MCP endpoint at ``path``, to mount in your own server.
+
+        The app's lifespan runs the MCP session manager: run the app with its lifespan (a
+        ``Mount`` inside a Starlette app needs ``lifespan=`` forwarding). ``host`` turns on
+        DNS-rebinding protection when it is a loopback name. One app per call; each app
+        can be started once.
+        """
+        return self.server.streamable_http_app(streamable_http_path=path, host=host)
+
+    async def serve_streamable_http(
+        self, host: str = "127.0.0.1", port: int = 8000, *, path: str = "/mcp"
+    ) -> None:
+        """Serve streamable HTTP at ``http://host:port/mcp`` until :meth:`shutdown`.
+
+        ``port=0`` picks a free port; :attr:`port` holds the bound one, set once the socket
+        listens (connections made from then on are served).
+
+        Raises:
+            McpBindError: the address cannot be bound (in use, no permission).
+            McpServeError: serving ended abnormally.
+        """
+        import uvicorn
+
+        family = socket.AF_INET6 if ":" in host else socket.AF_INET
+        sock = socket.socket(family, socket.SOCK_STREAM)
+        try:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            sock.bind((host, port))
+            sock.listen(128)  # connections queue from here on, before uvicorn starts
+        except OSError as exc:
+            sock.close()
+            raise McpBindError(f"cannot bind {host}:{port}: {exc}") from exc
+        self.port = int(sock.getsockname()[1])
+        app = self.streamable_http_app(path=path, host=host)
+        config = uvicorn.Config(app, log_level="warning", lifespan="on")
+        self._uvicorn = uvicorn.Server(config)
+        try:
+            await self._uvicorn.serve(sockets=[sock])
+        except (asyncio.CancelledError, KeyboardInterrupt):
+            raise
+        except BaseException as exc:
+            raise McpServeError(f"serving {self.tool_name!r} over HTTP failed: {exc}") from exc
+        finally:
+            sock.close()
+            self._uvicorn = None
+
+    def shutdown(self) -> None:
+        """Ask :meth:`serve_streamable_http` to stop (it returns once connections close)."""
+        if self._uvicorn is not None:
+            self._uvicorn.should_exit = True
+
+
+async def _wind_down(run: asyncio.Future[Any]) -> None:
+    """Wait (bounded, shielded from the caller's cancellation) for a cancelled run to end."""
+    with (
+        anyio.CancelScope(shield=True),
+        anyio.move_on_after(_CANCEL_WAIT),
+        contextlib.suppress(Exception),
+    ):
+        await run
+    if not run.done():
+        run.cancel()

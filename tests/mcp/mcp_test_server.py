@@ -1,0 +1,118 @@
+"""MCP servers for the tests, run as child processes: ``python mcp_test_server.py MODE``.
+
+Modes:
+    tools     echo / multi / structured / image / fail / peek / boom / slow, paginated 3 a page
+    many      30 tools ``tool_00`` .. ``tool_29`` (lazy-mode search), paginated 7 a page
+    stubborn  serves ``initialize``/``tools/list``, then ignores stdin EOF and SIGTERM (BR-25)
+    agent     helikon's McpAgentServer over a scripted MockModel (``agent:slow`` etc.,
+              see ``agent_server.build``)
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import sys
+import time
+from typing import Any
+
+import mcp_types as types
+from mcp.server.lowlevel import Server
+from mcp.server.stdio import stdio_server
+
+_OBJ: dict[str, Any] = {"type": "object"}
+
+
+def _tool(name: str, description: str, *, read_only: bool | None = None) -> types.Tool:
+    ann = None if read_only is None else types.ToolAnnotations(read_only_hint=read_only)
+    schema = {"type": "object", "properties": {"text": {"type": "string"}}}
+    return types.Tool(name=name, description=description, input_schema=schema, annotations=ann)
+
+
+TOOLS = [
+    _tool("echo", "Echo the text back.", read_only=True),
+    _tool("multi", "Two text blocks.", read_only=False),
+    _tool("structured", "Structured content."),
+    _tool("image", "One image block."),
+    _tool("fail", "Always an error result."),
+    _tool("peek", "Reports the environment variable HELIKON_MCP_PEEK and the cwd."),
+    _tool("boom", "Kills the server with exit code 3."),
+    _tool("slow", "Sleeps 30 seconds."),
+]
+
+
+def _text(text: str) -> types.TextContent:
+    return types.TextContent(type="text", text=text)
+
+
+async def _call(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
+    args = params.arguments or {}
+    name = params.name
+    if name == "echo":
+        return types.CallToolResult(content=[_text(str(args.get("text", "")))])
+    if name == "multi":
+        return types.CallToolResult(content=[_text("one"), _text("two")])
+    if name == "structured":
+        return types.CallToolResult(
+            content=[_text('{"n": 1}')], structured_content={"n": 1, "echo": args}
+        )
+    if name == "image":
+        return types.CallToolResult(
+            content=[types.ImageContent(type="image", data="aGk=", mime_type="image/png")]
+        )
+    if name == "fail":
+        return types.CallToolResult(content=[_text("the disk is on fire")], is_error=True)
+    if name == "peek":
+        return types.CallToolResult(
+            content=[_text(f"{os.environ.get('HELIKON_MCP_PEEK')}|{os.getcwd()}")]
+        )
+    if name == "boom":
+        sys.stdout.flush()
+        os._exit(3)
+    if name == "slow":
+        await asyncio.sleep(30)
+        return types.CallToolResult(content=[_text("late")])
+    return types.CallToolResult(content=[_text(f"unknown tool {name}")], is_error=True)
+
+
+def _paged(tools: list[types.Tool], size: int) -> Any:
+    async def list_tools(ctx: Any, params: types.PaginatedRequestParams | None) -> Any:
+        start = int(params.cursor) if params is not None and params.cursor else 0
+        end = start + size
+        cursor = str(end) if end < len(tools) else None
+        return types.ListToolsResult(tools=tools[start:end], next_cursor=cursor)
+
+    return list_tools
+
+
+async def _serve(server: Server[Any]) -> None:
+    async with stdio_server() as (read, write):
+        await server.run(read, write, server.create_initialization_options())
+
+
+def main(mode: str) -> None:
+    if mode.startswith("agent"):
+        from tests.mcp.agent_server import serve_stdio
+
+        asyncio.run(serve_stdio(mode.partition(":")[2] or "plain"))
+        return
+    if mode == "many":
+        tools = [
+            _tool(f"tool_{i:02d}", f"Numbered tool {i}" + (" (Special)" if i % 10 == 3 else ""))
+            for i in range(30)
+        ]
+        server: Server[Any] = Server("many", on_list_tools=_paged(tools, 7), on_call_tool=_call)
+    else:
+        server = Server("tools", on_list_tools=_paged(TOOLS, 3), on_call_tool=_call)
+    if mode == "stubborn":
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        print(f"pid {os.getpid()}", file=sys.stderr, flush=True)
+    asyncio.run(_serve(server))
+    if mode == "stubborn":
+        while True:
+            time.sleep(1)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])
