@@ -61,3 +61,16 @@ def test_missing_sdk_names_the_extra(module: str, sdk: str, message: str) -> Non
         check=True,
     )
     assert out.stdout.strip() == message
+
+
+def test_mcp_names_its_extra() -> None:
+    out = subprocess.run(
+        [sys.executable, "-c", _CHILD.format(sdk="mcp", module="helikon.mcp")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    assert out.stdout.strip() == (
+        "helikon.mcp needs the 'mcp' extra (the mcp SDK is missing): pip install 'helikon[mcp]'"
+    )

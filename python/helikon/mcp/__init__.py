@@ -11,16 +11,16 @@ Needs the ``mcp`` extra (``pip install 'helikon[mcp]'``). SSE transports are not
 
 from __future__ import annotations
 
-try:
-    import mcp as _mcp  # noqa: F401
-except ImportError as exc:  # pragma: no cover - depends on the install
-    raise ImportError("helikon.mcp needs the 'mcp' package: pip install 'helikon[mcp]'") from exc
+from helikon._extras import require_extra
 
-from helikon.mcp._lazy import MAX_MATCHES
-from helikon.mcp._naming import display_name, server_tool_name
-from helikon.mcp._tool import PLACEHOLDER_SCHEMA, McpTool
-from helikon.mcp.client import McpServerHandle
-from helikon.mcp.server import McpAgentServer
+# checked first, so importing any part of this package names the missing extra
+require_extra("helikon.mcp", "mcp", "mcp", "the mcp SDK")
+
+from helikon.mcp._lazy import MAX_MATCHES  # noqa: E402
+from helikon.mcp._naming import display_name, server_tool_name  # noqa: E402
+from helikon.mcp._tool import PLACEHOLDER_SCHEMA, McpTool  # noqa: E402
+from helikon.mcp.client import McpServerHandle  # noqa: E402
+from helikon.mcp.server import McpAgentServer  # noqa: E402
 
 __all__ = [
     "MAX_MATCHES",

@@ -17,7 +17,7 @@ Example:
     ('anthropic', True)
 """
 
-from helikon.providers._extras import require_extra
+from helikon._extras import require_extra
 
 # checked first, so importing any part of this package names the missing extra
 require_extra("helikon.providers.anthropic", "anthropic", "anthropic", "the anthropic SDK")

@@ -11,7 +11,7 @@ Example:
     'gcp.gemini'
 """
 
-from helikon.providers._extras import require_extra
+from helikon._extras import require_extra
 
 # checked first, so importing any part of this package names the missing extra
 require_extra("helikon.providers.gemini", "gemini", "httpx", "httpx")

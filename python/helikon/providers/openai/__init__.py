@@ -10,7 +10,7 @@ Example:
     'openai'
 """
 
-from helikon.providers._extras import require_extra
+from helikon._extras import require_extra
 
 # checked first, so importing any part of this package names the missing extra
 require_extra("helikon.providers.openai", "openai", "openai", "the openai SDK")

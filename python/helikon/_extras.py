@@ -1,4 +1,5 @@
-"""The check each provider package runs first, so a missing extra is named, not a bare import."""
+"""The check each optional package (providers, mcp, ...) runs first, so a missing extra is
+named, not a bare import error."""
 
 from __future__ import annotations
 
