@@ -15,6 +15,15 @@ Example:
     'hello'
 """
 
+from helikon.agents import (
+    AgentAsTool,
+    GraphAgent,
+    LoopAgent,
+    ParallelAgent,
+    SequentialAgent,
+    SwarmAgent,
+    escalate,
+)
 from helikon.core.agent import Agent, AgentInput, Instructions
 from helikon.core.cancel import CancellationToken
 from helikon.core.context import RunConfig, RunContext, ToolContext
@@ -96,6 +105,8 @@ from helikon.errors import (
     InvalidArgs,
     InvalidStructuredOutput,
     MaxAgentDepthExceeded,
+    MaxHandoffsExceeded,
+    MaxIterationsExceeded,
     MaxTurnsExceeded,
     ModelError,
     ModelUnavailable,
@@ -116,6 +127,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "Agent",
+    "AgentAsTool",
     "AgentError",
     "AgentEvent",
     "AgentInput",
@@ -135,6 +147,7 @@ __all__ = [
     "Finish",
     "FinishReason",
     "FunctionTool",
+    "GraphAgent",
     "GuardRule",
     "Guardrail",
     "GuardrailInput",
@@ -152,7 +165,10 @@ __all__ = [
     "Item",
     "JsonObjectFormat",
     "JsonSchemaFormat",
+    "LoopAgent",
     "MaxAgentDepthExceeded",
+    "MaxHandoffsExceeded",
+    "MaxIterationsExceeded",
     "MaxTurnsExceeded",
     "MediaSource",
     "MessageOutput",
@@ -164,6 +180,7 @@ __all__ = [
     "ModelSettings",
     "ModelUnavailable",
     "OutputType",
+    "ParallelAgent",
     "Pass",
     "PermissionDenied",
     "PermissionMode",
@@ -188,7 +205,9 @@ __all__ = [
     "RunStarted",
     "RunTimeout",
     "SchemaError",
+    "SequentialAgent",
     "StructuredOutputFailed",
+    "SwarmAgent",
     "SystemMessage",
     "TextFormat",
     "TextPart",
@@ -215,6 +234,7 @@ __all__ = [
     "UsageReported",
     "UserMessage",
     "__version__",
+    "escalate",
     "redact",
     "text_of",
     "tool",

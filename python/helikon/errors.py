@@ -416,3 +416,39 @@ class McpOther(McpError):
     """Any other MCP failure."""
 
     kind = "Other"
+
+
+# --------------------------------------------------------------------------- multi-agent errors
+# (owned by the agents area; carried by RunFailed from helikon.agents patterns)
+#
+#   AgentError
+#   ├── MaxHandoffsExceeded          a SwarmAgent's max_handoffs budget was exceeded
+#   └── MaxIterationsExceeded        a LoopAgent ran max_iterations passes without escalating
+
+__all__ += ["MaxHandoffsExceeded", "MaxIterationsExceeded"]
+
+
+class MaxHandoffsExceeded(AgentError):
+    """A ``SwarmAgent`` saw more than ``limit`` handoffs; the run was cancelled."""
+
+    kind = "MaxHandoffsExceeded"
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        super().__init__(f"max handoffs ({limit}) exceeded")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**super().to_dict(), "limit": self.limit}
+
+
+class MaxIterationsExceeded(AgentError):
+    """A ``LoopAgent`` ran ``max_iterations`` passes and no tool escalated."""
+
+    kind = "MaxIterationsExceeded"
+
+    def __init__(self, max_iterations: int) -> None:
+        self.max_iterations = max_iterations
+        super().__init__(f"max iterations ({max_iterations}) exceeded without an escalation")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**super().to_dict(), "max_iterations": self.max_iterations}

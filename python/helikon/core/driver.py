@@ -18,8 +18,9 @@ OpenTelemetry spans (:mod:`helikon.tracing`).
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Coroutine
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
@@ -84,7 +85,22 @@ from helikon.tracing import RunSpans
 if TYPE_CHECKING:
     from helikon.core.agent import Agent, AgentInput
 
-__all__ = ["run_agent"]
+__all__ = ["calling_run_context", "run_agent"]
+
+_CALLING_CONTEXT: contextvars.ContextVar[RunContext[Any] | None] = contextvars.ContextVar(
+    "helikon_calling_context", default=None
+)
+
+
+def calling_run_context() -> RunContext[Any] | None:
+    """The :class:`RunContext` of the run whose tool call is executing, else ``None``.
+
+    Set for the duration of each tool call's task (never leaked to the caller's context), so a
+    tool that starts a sub-run (``AgentAsTool``) can pass on what a :class:`ToolContext` does
+    not carry: the tracer and the permission configuration.
+    """
+    return _CALLING_CONTEXT.get()
+
 
 _TRANSFER_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -274,9 +290,8 @@ class _Run:
         token = self.token
         if token.cancelled:
             raise _Stop(self._cancel_error())
-        loop = asyncio.get_running_loop()
-        inner = loop.create_task(self.caller.run(call))
-        waiter: asyncio.Future[None] = loop.create_future()
+        inner = self._spawn(self.caller.run(call))
+        waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
 
         def wake(_: object = None) -> None:
             if not waiter.done():
@@ -296,10 +311,22 @@ class _Run:
             raise _Stop(self._cancel_error())
         return inner.result()
 
+    def _spawn(self, coro: Coroutine[Any, Any, CallOutcome]) -> asyncio.Task[CallOutcome]:
+        """A task for one call, with :func:`calling_run_context` set inside it only."""
+        reset = _CALLING_CONTEXT.set(self.caller.ctx)
+        try:
+            return asyncio.get_running_loop().create_task(coro)
+        finally:
+            _CALLING_CONTEXT.reset(reset)
+
     async def _run_many(self, calls: list[ToolCall]) -> list[CallOutcome]:
         limit = self.config.parallel_tool_call_limit
         sem = asyncio.Semaphore(limit) if limit is not None and limit < len(calls) else None
-        gathered = asyncio.gather(*(self._call(c, sem) for c in calls))
+        reset = _CALLING_CONTEXT.set(self.caller.ctx)
+        try:  # gather wraps each call in a task now, copying the context with the variable
+            gathered = asyncio.gather(*(self._call(c, sem) for c in calls))
+        finally:
+            _CALLING_CONTEXT.reset(reset)
         waiter = asyncio.ensure_future(self.token.wait())
         try:
             done, _ = await asyncio.wait({gathered, waiter}, return_when=asyncio.FIRST_COMPLETED)

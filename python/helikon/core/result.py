@@ -28,6 +28,8 @@ from helikon.errors import (
     GuardrailTripwire,
     InvalidStructuredOutput,
     MaxAgentDepthExceeded,
+    MaxHandoffsExceeded,
+    MaxIterationsExceeded,
     MaxTurnsExceeded,
     NotImplementedPhase,
     RunError,
@@ -194,6 +196,10 @@ def agent_error_from_dict(error: dict[str, Any]) -> AgentError:
         return NotImplementedPhase(message)
     if kind == "GuardrailTriggered":
         return GuardrailTripwire(str(error.get("guardrail_kind", "other")), error.get("info"))
+    if kind == "MaxHandoffsExceeded":
+        return MaxHandoffsExceeded(int(error.get("limit", 0)))
+    if kind == "MaxIterationsExceeded":
+        return MaxIterationsExceeded(int(error.get("max_iterations", 0)))
     return AgentOther(message)
 
 

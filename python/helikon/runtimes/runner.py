@@ -24,6 +24,7 @@ import logging
 from collections.abc import AsyncGenerator, AsyncIterator, Sequence
 from typing import Any
 
+from helikon.agents.base import Runnable
 from helikon.core.agent import Agent, AgentInput, check_run_args, input_items
 from helikon.core.context import RunConfig, RunContext
 from helikon.core.events import AgentEvent, RunCompleted, RunFailed
@@ -56,7 +57,7 @@ class Runner:
 
     async def run(
         self,
-        agent: Agent,
+        agent: Agent | Runnable,
         input: AgentInput,
         *,
         session: Session | None = None,
@@ -75,11 +76,12 @@ class Runner:
         _check_args("Runner.run", session, ctx, run_config)
         stream = self.run_streamed(agent, input, session=session, ctx=ctx, run_config=run_config)
         result: RunResult[Any] = await RunResultStreaming(stream).collect()
-        return agent.typed_result(result)
+        typed = getattr(agent, "typed_result", None)  # a pattern without one returns text
+        return typed(result) if typed is not None else result
 
     async def run_streamed(
         self,
-        agent: Agent,
+        agent: Agent | Runnable,
         input: AgentInput,
         *,
         session: Session | None = None,
@@ -116,7 +118,7 @@ class Runner:
 
     async def resume(
         self,
-        agent: Agent,
+        agent: Agent | Runnable,
         *,
         session: Session,
         ctx: RunContext[Any] | None = None,
@@ -136,7 +138,7 @@ class Runner:
 
     async def _drive(
         self,
-        agent: Agent,
+        agent: Agent | Runnable,
         history: list[Item],
         new_items: Sequence[Item],
         session: Session,

@@ -1,0 +1,174 @@
+"""SwarmAgent: a pool of agents with full-mesh handoffs; the first to answer wins.
+
+Each member gets a ``transfer_to_<slug>`` handoff to every other member (on a copy: the
+agents passed in are not changed). The run is the ordinary handoff loop started at the entry
+member; it ends as soon as the active member answers instead of handing off.
+
+Bounding: every handoff nests one level deeper, so a swarm that never converges fails with
+``MaxAgentDepthExceeded`` at ``RunConfig.max_agent_depth`` (default 8). ``max_handoffs=n``
+adds a budget: the swarm counts ``HandoffItem`` events on its stream and, on the ``n + 1``-th,
+cancels the run and fails with ``MaxHandoffsExceeded(n)`` (usage summed up to that point).
+
+Events: ``RunStarted(swarm)``, ``AgentUpdated(entry)``, then the handoff loop's events
+(``HandoffItem`` + ``AgentUpdated`` at every handoff), one terminal event.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import replace
+from typing import Any
+
+from helikon.agents.base import PatternAgent
+from helikon.core.agent import Agent, AgentInput, check_run_args, input_items
+from helikon.core.context import RunConfig, RunContext
+from helikon.core.events import (
+    AgentEvent,
+    AgentUpdated,
+    HandoffItem,
+    RunCompleted,
+    RunFailed,
+    RunStarted,
+)
+from helikon.core.usage import Usage
+from helikon.errors import AgentOther, ConfigError, MaxHandoffsExceeded
+
+__all__ = ["SwarmAgent"]
+
+
+class SwarmAgent(PatternAgent):
+    """A pool of :class:`~helikon.Agent` members with a handoff between every pair.
+
+    Args:
+        name: the swarm's name.
+        description: what it does.
+        members: the agents (at least one; unique names). Only Agents: they are the only
+            kind that can call a transfer tool.
+        entry: the member that answers first (default: the first member).
+        max_handoffs: the handoff budget (``None``: only ``max_agent_depth`` bounds it).
+        run_config: the run's knobs (default: the entry member's ``run_config``); they apply
+            to the whole handoff chain.
+
+    Raises:
+        ConfigError: no members, a member that is not an Agent, duplicate member names, an
+            unknown ``entry``, ``max_handoffs`` < 0, or two members whose transfer tools
+            collide (with each other or a member's own tool).
+    """
+
+    def __init__(
+        self,
+        name: str,
+        description: str = "",
+        *,
+        members: Sequence[Agent],
+        entry: str | None = None,
+        max_handoffs: int | None = None,
+        run_config: RunConfig | None = None,
+    ) -> None:
+        self._init_base(name, description, run_config)
+        self._explicit_config = run_config
+        members = list(members)
+        if not members:
+            raise ConfigError(f"SwarmAgent {name!r} needs at least one member")
+        for i, m in enumerate(members):
+            if not isinstance(m, Agent):
+                raise ConfigError(
+                    f"SwarmAgent(members=...): members[{i}] is a {type(m).__name__}; members "
+                    "must be Agents (only an Agent can call a transfer tool)"
+                )
+        names = [m.name for m in members]
+        dupes = sorted({n for n in names if names.count(n) > 1})
+        if dupes:
+            raise ConfigError(
+                f"SwarmAgent {name!r}: duplicate member name(s) {', '.join(map(repr, dupes))}"
+            )
+        if entry is not None and entry not in names:
+            raise ConfigError(
+                f"SwarmAgent {name!r}: entry {entry!r} is not a member ({', '.join(names)})"
+            )
+        if max_handoffs is not None and (
+            isinstance(max_handoffs, bool) or not isinstance(max_handoffs, int) or max_handoffs < 0
+        ):
+            raise ConfigError(
+                f"SwarmAgent(max_handoffs=...) must be an int >= 0 or None, got {max_handoffs!r}"
+            )
+        self.max_handoffs = max_handoffs
+        self.members: list[Agent] = [_mesh_copy(m) for m in members]
+        for clone, original in zip(self.members, members, strict=True):
+            others = [m for m in self.members if m is not clone]
+            kept = [h for h in original.handoffs if h.name not in names]
+            clone.handoffs = [*kept, *others]
+            clashes = clone.collisions()
+            if clashes:
+                raise ConfigError(
+                    f"SwarmAgent {name!r}: member {clone.name!r} has colliding transfer tools: "
+                    f"{'; '.join(clashes)}; rename a member or tool"
+                )
+        self.entry: Agent = self.members[names.index(entry) if entry is not None else 0]
+
+    def stream(
+        self,
+        input: AgentInput,
+        ctx: RunContext[Any] | None = None,
+        *,
+        run_config: RunConfig | None = None,
+    ) -> AsyncIterator[AgentEvent]:
+        """Run the swarm from its entry member (see the module doc for the events).
+
+        Raises:
+            ConfigError: ``ctx`` or ``run_config`` has the wrong type.
+        """
+        check_run_args("SwarmAgent.stream", ctx, run_config)
+        ctx = ctx if ctx is not None else RunContext.ephemeral(None)
+        config = run_config or self._explicit_config or self.entry.run_config
+        return self._swarm(input, ctx, config)
+
+    async def _swarm(
+        self, input: AgentInput, ctx: RunContext[Any], config: RunConfig
+    ) -> AsyncIterator[AgentEvent]:
+        items = input_items(input)
+        yield RunStarted(agent=self.name)
+        token = ctx.cancel.child()
+        stream = self.entry.stream(items, replace(ctx, cancel=token), run_config=config)
+        handoffs = 0
+        exceeded = False
+        terminal: RunCompleted | RunFailed | None = None
+        async with contextlib.aclosing(stream):  # type: ignore[type-var]
+            async for ev in stream:
+                if isinstance(ev, RunCompleted | RunFailed):
+                    terminal = ev
+                    break
+                if exceeded:
+                    continue  # the run is being cancelled: only its usage is still wanted
+                if isinstance(ev, RunStarted):
+                    yield AgentUpdated(agent=ev.agent)
+                    continue
+                if isinstance(ev, HandoffItem):
+                    handoffs += 1
+                    if self.max_handoffs is not None and handoffs > self.max_handoffs:
+                        exceeded = True
+                        token.cancel("max_handoffs")
+                        continue
+                yield ev
+        usage = terminal.usage if terminal is not None else Usage()
+        if exceeded:
+            assert self.max_handoffs is not None
+            yield RunFailed(error=MaxHandoffsExceeded(self.max_handoffs).to_dict(), usage=usage)
+        elif isinstance(terminal, RunCompleted):
+            yield RunCompleted(usage=usage)
+        elif isinstance(terminal, RunFailed):
+            yield RunFailed(error=dict(terminal.error), usage=usage)
+        else:
+            yield RunFailed(
+                error=AgentOther("the swarm's run ended without a terminal event").to_dict()
+            )
+
+
+def _mesh_copy(agent: Agent) -> Agent:
+    """A shallow copy whose handoff list can change without touching ``agent``."""
+    clone = copy.copy(agent)
+    clone.handoffs = list(agent.handoffs)
+    clone._native_configs = {}
+    return clone
