@@ -1,0 +1,387 @@
+""":class:`AgentServer`: agents over HTTP, Server-Sent Events and WebSocket.
+
+Routes (flat, no base path; mount :attr:`AgentServer.app` under a prefix to add one):
+
+* ``POST /agents/{name}/runs``: start a run. One-shot JSON by default; ``?stream=sse`` streams
+  the events as SSE; ``?mode=async`` answers 202 and the run continues in the background.
+* ``GET /agents/{name}/runs/{run_id}``: the run's status, output and events so far.
+* ``GET /agents/{name}/runs/{run_id}/events``: a WebSocket (or, without an upgrade, an SSE
+  stream) replaying the run's events, then tailing live ones.
+* ``GET /openapi.json``: the OpenAPI 3.1 schema (``ServerConfig.openapi``).
+* ``GET /healthz``: ``ok`` (``ServerConfig.health_path``; exempt from auth).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import inspect
+import socket
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from typing import Any, TypeAlias
+
+from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
+from starlette.requests import HTTPConnection, Request
+from starlette.responses import JSONResponse, Response
+
+from helikon.core.agent import Agent
+from helikon.core.cancel import CancellationToken
+from helikon.core.context import RunConfig, RunContext
+from helikon.core.items import Item
+from helikon.errors import ConfigError
+from helikon.runtimes.runner import Runner
+from helikon.runtimes.server.config import ServerConfig
+from helikon.runtimes.server.errors import ServerBindError, ServerError
+from helikon.runtimes.server.routes import build_routes
+from helikon.runtimes.server.runs import Run, RunRegistry
+from helikon.runtimes.server.sessions import (
+    MAX_SESSION_ID,
+    SESSION_HEADER,
+    MemorySessions,
+    SessionFactory,
+    SessionLocks,
+    resolve_session,
+)
+from helikon.sessions import Session
+
+__all__ = ["AgentServer", "AuthCallable", "ContextFactory"]
+
+AuthCallable: TypeAlias = Callable[[HTTPConnection], Awaitable[None] | None]
+"""``auth(conn)``: return to admit the request, raise :class:`AuthRejection` to refuse it.
+It may store an identity in ``conn.state`` for the context factory to read."""
+
+ContextFactory: TypeAlias = Callable[
+    [HTTPConnection, Session, CancellationToken], RunContext[Any] | Awaitable[RunContext[Any]]
+]
+"""``factory(conn, session, cancel) -> RunContext``: the per-request run context (the spec's
+``ContextProvider``). Build it with ``RunContext.ephemeral(...).with_cancel(cancel)``; the
+server enforces ``cancel`` as the run's token either way."""
+
+
+class AgentServer:
+    """Serve agents over HTTP, SSE and WebSocket (the spec's axum ``AgentServer``).
+
+    Args:
+        agents: the agents to serve, keyed by route name, or a sequence (keyed by
+            ``agent.name``).
+        session_factory: ``factory(session_id) -> Session`` for requests carrying
+            ``X-Session-Id`` (default :class:`MemorySessions`: one in-memory session per
+            id). Runs on the same session id are serialised.
+        context_factory: builds each run's :class:`~helikon.RunContext` (default
+            ``RunContext.ephemeral()``: core default permissions; see the guide's security
+            note).
+        auth: called before every request (except the health route); raise
+            :class:`AuthRejection` to refuse. ``None`` admits everyone.
+        config: limits and switches (:class:`ServerConfig`).
+        runner: the :class:`~helikon.runtimes.Runner` (default ``Runner()``).
+
+    Raises:
+        ConfigError: no agents, a duplicate or unusable name, or an argument of the
+            wrong type.
+
+    Example:
+        >>> from helikon import Agent
+        >>> from helikon.testing import MockModel, Text
+        >>> server = AgentServer([Agent(name="echo", model=MockModel([[Text("hi")]]))])
+        >>> sorted(server.agents)
+        ['echo']
+        >>> # asyncio.run(server.serve("127.0.0.1", 8080))
+    """
+
+    def __init__(
+        self,
+        agents: Mapping[str, Agent] | Sequence[Agent],
+        *,
+        session_factory: SessionFactory | None = None,
+        context_factory: ContextFactory | None = None,
+        auth: AuthCallable | None = None,
+        config: ServerConfig | None = None,
+        runner: Runner | None = None,
+    ) -> None:
+        self.agents = _check_agents(agents)
+        for arg, value in (
+            ("session_factory", session_factory),
+            ("context_factory", context_factory),
+            ("auth", auth),
+        ):
+            if value is not None and not callable(value):
+                raise ConfigError(f"AgentServer({arg}=...) must be callable, got {value!r}")
+        if config is not None and not isinstance(config, ServerConfig):
+            raise ConfigError(
+                f"AgentServer(config=...) must be a ServerConfig, got {type(config).__name__}"
+            )
+        self.config = config or ServerConfig()
+        self.session_factory: SessionFactory = session_factory or MemorySessions()
+        self.context_factory = context_factory
+        self.auth = auth
+        self.runner = runner or Runner()
+        self.runs = RunRegistry(
+            retention=self.config.retention,
+            max_retained=self.config.max_retained_runs,
+            grace=self.config.cancel_grace,
+        )
+        self.port: int | None = None
+        """The bound port once :meth:`serve` listens (useful with ``port=0``)."""
+        self._locks = SessionLocks()
+        self._starting = 0
+        self._uvicorn: Any = None
+        self._app: Starlette | None = None
+
+    # ------------------------------------------------------------------ the ASGI app
+
+    @property
+    def app(self) -> Starlette:
+        """The ASGI app (built once): run it with any ASGI server or mount it."""
+        if self._app is None:
+            self._app = Starlette(
+                routes=build_routes(self),
+                lifespan=self._lifespan,
+                exception_handlers={HTTPException: _http_error},
+            )
+        return self._app
+
+    @contextlib.asynccontextmanager
+    async def _lifespan(self, app: Starlette) -> AsyncIterator[None]:
+        yield
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        """Cancel every run in flight and wait (bounded) until each is recorded."""
+        await self.runs.aclose()
+
+    # ------------------------------------------------------------------ requests
+
+    async def authenticate(self, conn: HTTPConnection) -> None:
+        """Run the auth callable.
+
+        Raises:
+            AuthRejection: the request is refused.
+            ServerError: the auth callable itself failed (500).
+        """
+        if self.auth is None:
+            return
+        try:
+            made = self.auth(conn)
+            if inspect.isawaitable(made):
+                await made
+        except ServerError:
+            raise
+        except Exception as exc:
+            raise ServerError(
+                f"authentication failed: {type(exc).__name__}: {exc}", code="auth_failed"
+            ) from exc
+
+    def agent(self, name: str) -> Agent:
+        """The agent served as ``name``.
+
+        Raises:
+            ServerError: 404 ``unknown_agent``, naming the known agents.
+        """
+        agent = self.agents.get(name)
+        if agent is None:
+            known = sorted(self.agents)
+            raise ServerError(
+                f"no agent named {name!r}; known agents: {', '.join(map(repr, known))}",
+                status=404,
+                code="unknown_agent",
+                details={"agents": known},
+            )
+        return agent
+
+    def run(self, name: str, run_id: str) -> Run:
+        """The run ``run_id`` of agent ``name``.
+
+        Raises:
+            ServerError: 404 ``unknown_run`` (never started, another agent's, or expired).
+        """
+        run = self.runs.get(run_id)
+        if run is None or run.agent != name:
+            raise ServerError(
+                f"agent {name!r} has no run {run_id!r} (unknown, or expired after "
+                f"{self.config.retention:g}s)",
+                status=404,
+                code="unknown_run",
+            )
+        return run
+
+    async def start_run(self, conn: HTTPConnection, name: str, items: list[Item]) -> Run:
+        """Register a run of agent ``name`` on ``items`` and start it in the background.
+
+        Raises:
+            ServerError: 404 unknown agent, 400 bad ``X-Session-Id``, 503 at capacity,
+                500 when the session or the context cannot be made.
+        """
+        agent = self.agent(name)
+        session_id = conn.headers.get(SESSION_HEADER)
+        if session_id is not None and not 0 < len(session_id) <= MAX_SESSION_ID:
+            raise ServerError(
+                f"X-Session-Id must be 1 to {MAX_SESSION_ID} characters, got {len(session_id)}",
+                status=400,
+                code="invalid_request",
+                details={"field": "X-Session-Id"},
+            )
+        cap = self.config.max_concurrent_runs
+        if cap is not None and self.runs.active + self._starting >= cap:
+            raise ServerError(
+                f"the server is running {cap} runs, its limit; retry later",
+                status=503,
+                code="too_many_runs",
+                details={"limit": cap},
+            )
+        self._starting += 1
+        try:
+            session = await resolve_session(self.session_factory, session_id)
+            run = Run(name, session_id)
+            ctx = await self._context(conn, session, run.cancel)
+            run_config = self._run_config(agent)
+            self.runs.start(
+                run,
+                lambda r: self._drive(r, agent, items, session, ctx, run_config),
+            )
+        finally:
+            self._starting -= 1
+        return run
+
+    async def _context(
+        self, conn: HTTPConnection, session: Session, cancel: CancellationToken
+    ) -> RunContext[Any]:
+        if self.context_factory is None:
+            return RunContext.ephemeral(None).with_cancel(cancel)
+        try:
+            made = self.context_factory(conn, session, cancel)
+            ctx = await made if inspect.isawaitable(made) else made
+        except ServerError:
+            raise
+        except Exception as exc:
+            raise ServerError(
+                f"the context factory failed: {type(exc).__name__}: {exc}", code="context_failed"
+            ) from exc
+        if not isinstance(ctx, RunContext):
+            raise ServerError(
+                f"the context factory returned {type(ctx).__name__}, not a RunContext",
+                code="context_failed",
+            )
+        return ctx if ctx.cancel is cancel else ctx.with_cancel(cancel)
+
+    def _run_config(self, agent: Agent) -> RunConfig:
+        run_config: RunConfig = agent.run_config
+        limit = self.config.run_timeout
+        if limit is not None and (run_config.timeout is None or run_config.timeout > limit):
+            run_config = dataclasses.replace(run_config, timeout=limit)
+        return run_config
+
+    async def _drive(
+        self,
+        run: Run,
+        agent: Agent,
+        items: list[Item],
+        session: Session,
+        ctx: RunContext[Any],
+        run_config: RunConfig,
+    ) -> None:
+        async with self._locks.hold(run.session_id, run.cancel) as acquired:
+            if not acquired:
+                reason = run.cancel.reason or "cancelled"
+                run.finish({"kind": "Cancelled", "message": f"cancelled before start: {reason}"})
+                return
+            run.status = "running"
+            stream = self.runner.run_streamed(
+                agent, items, session=session, ctx=ctx, run_config=run_config
+            )
+            try:
+                try:
+                    async for event in stream:
+                        run.push(event)
+                finally:
+                    aclose = getattr(stream, "aclose", None)
+                    if aclose is not None:  # records the run when it ended early
+                        await aclose()
+            except Exception as exc:
+                kind = getattr(exc, "kind", "Other")
+                run.finish({"kind": str(kind), "message": f"{type(exc).__name__}: {exc}"})
+
+    # ------------------------------------------------------------------ serving
+
+    async def serve(self, host: str = "127.0.0.1", port: int = 8080) -> None:
+        """Serve on ``http://host:port`` with uvicorn until :meth:`shutdown`.
+
+        ``port=0`` picks a free port; :attr:`port` holds the bound one once the socket
+        listens. A sweeper drops expired runs while serving.
+
+        Raises:
+            ServerBindError: the address cannot be bound.
+        """
+        import uvicorn
+
+        family = socket.AF_INET6 if ":" in host else socket.AF_INET
+        sock = socket.socket(family, socket.SOCK_STREAM)
+        try:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            sock.bind((host, port))
+            sock.listen(128)
+        except OSError as exc:
+            sock.close()
+            raise ServerBindError(f"cannot bind {host}:{port}: {exc}") from exc
+        self.port = int(sock.getsockname()[1])
+        config = uvicorn.Config(self.app, log_level="warning", lifespan="on")
+        self._uvicorn = uvicorn.Server(config)
+        sweeper = asyncio.create_task(self._sweep())
+        try:
+            await self._uvicorn.serve(sockets=[sock])
+        finally:
+            sweeper.cancel()
+            sock.close()
+            self._uvicorn = None
+
+    def shutdown(self) -> None:
+        """Ask :meth:`serve` to stop; runs in flight are cancelled and recorded."""
+        if self._uvicorn is not None:
+            self._uvicorn.should_exit = True
+
+    async def _sweep(self) -> None:
+        while True:
+            await asyncio.sleep(min(self.config.retention, 30.0))
+            self.runs.prune()
+
+
+async def _http_error(request: Request, exc: Exception) -> Response:
+    """Starlette's own 404 / 405 as the server's JSON error body."""
+    status = exc.status_code if isinstance(exc, HTTPException) else 500
+    codes = {404: "not_found", 405: "method_not_allowed"}
+    error = ServerError(
+        f"{request.method} {request.url.path}: {getattr(exc, 'detail', exc)}",
+        status=status,
+        code=codes.get(status, "http_error"),
+    )
+    headers = dict(getattr(exc, "headers", None) or {})
+    return JSONResponse(error.body(), status_code=status, headers=headers)
+
+
+def _check_agents(agents: Mapping[str, Agent] | Sequence[Agent]) -> dict[str, Agent]:
+    pairs: list[tuple[Any, Any]]
+    if isinstance(agents, Mapping):
+        pairs = list(agents.items())
+    elif isinstance(agents, Sequence) and not isinstance(agents, str):
+        pairs = [(getattr(a, "name", None), a) for a in agents]
+    else:
+        raise ConfigError(
+            "AgentServer(agents=...) must be a dict {name: Agent} or a list of Agents, got "
+            f"{type(agents).__name__}"
+        )
+    if not pairs:
+        raise ConfigError("AgentServer(agents=...) is empty; serve at least one Agent")
+    out: dict[str, Agent] = {}
+    for name, agent in pairs:
+        if not isinstance(agent, Agent):
+            raise ConfigError(f"AgentServer(agents=...) holds {agent!r}, not an Agent")
+        if not isinstance(name, str) or not name or "/" in name:
+            raise ConfigError(
+                f"AgentServer(agents=...): route name {name!r} must be a non-empty string "
+                "without '/'"
+            )
+        if name in out:
+            raise ConfigError(f"AgentServer(agents=...): two agents are named {name!r}")
+        out[name] = agent
+    return out

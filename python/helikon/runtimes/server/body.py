@@ -1,0 +1,134 @@
+"""Reading ``POST /agents/{name}/runs``: the body (size-limited JSON) and the transport.
+
+The body is ``{"input": "text"}`` or ``{"messages": [item, ...]}`` (items in their JSON form,
+e.g. ``{"type": "user_message", "content": [{"type": "text", "text": "hi"}]}``). The query
+picks the transport: nothing for one-shot JSON, ``?stream=sse`` (or ``true`` / ``1``) for
+SSE, ``?mode=async`` for 202 Accepted with the run continuing in the background.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any, Literal, TypeAlias
+
+from starlette.requests import Request
+
+from helikon.core.agent import input_items
+from helikon.core.items import Item
+from helikon.errors import ConfigError
+from helikon.runtimes.server.errors import ServerError
+
+__all__ = ["Transport", "parse_run_body", "parse_transport", "read_body"]
+
+Transport: TypeAlias = Literal["oneshot", "sse", "async"]
+
+_EXAMPLE = '{"input": "hello"} or {"messages": [{"type": "user_message", "content": [...]}]}'
+_STREAM_ON = ("sse", "true", "1")
+_STREAM_OFF = ("false", "0", "")
+_MODES = ("sync", "oneshot", "async", "")
+
+
+def bad_request(message: str, field: str | None) -> ServerError:
+    """A 400 ``invalid_request`` naming the offending field (``None``: the whole body)."""
+    return ServerError(message, status=400, code="invalid_request", details={"field": field})
+
+
+def parse_transport(query: Mapping[str, str]) -> Transport:
+    """The transport the query asks for.
+
+    Raises:
+        ServerError: 400 for an unknown ``stream`` / ``mode`` value or both at once.
+    """
+    stream = query.get("stream", "").lower()
+    mode = query.get("mode", "").lower()
+    if stream not in _STREAM_ON + _STREAM_OFF:
+        raise bad_request(f"stream={stream!r} is not supported; use stream=sse", "stream")
+    if mode not in _MODES:
+        raise bad_request(f"mode={mode!r} is not supported; use mode=async", "mode")
+    if stream in _STREAM_ON and mode == "async":
+        raise bad_request("stream=sse and mode=async exclude each other; pick one", "mode")
+    if stream in _STREAM_ON:
+        return "sse"
+    return "async" if mode == "async" else "oneshot"
+
+
+async def read_body(request: Request, limit: int) -> bytes:
+    """The request body, refusing more than ``limit`` bytes (checked while reading).
+
+    Raises:
+        ServerError: 413 ``body_too_large``.
+    """
+    declared = request.headers.get("content-length")
+    too_large = ServerError(
+        f"request body is larger than the {limit}-byte limit",
+        status=413,
+        code="body_too_large",
+        details={"limit": limit},
+    )
+    if declared is not None and declared.isdigit() and int(declared) > limit:
+        raise too_large
+    body = bytearray()
+    async for chunk in request.stream():
+        body += chunk
+        if len(body) > limit:
+            raise too_large
+    return bytes(body)
+
+
+def parse_run_body(raw: bytes) -> list[Item]:
+    """The run's input items from the JSON body.
+
+    Raises:
+        ServerError: 400 ``invalid_request`` whose ``field`` names what is wrong
+            (``None`` when the body is not JSON at all).
+    """
+    try:
+        body: Any = json.loads(raw)
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise bad_request(
+            f"request body is not valid JSON ({exc}); send {_EXAMPLE}", None
+        ) from None
+    if not isinstance(body, dict):
+        raise bad_request(
+            f"request body must be a JSON object, got {type(body).__name__}; send {_EXAMPLE}", None
+        )
+    has_input, has_messages = "input" in body, "messages" in body
+    if has_input and has_messages:
+        raise bad_request("send either 'input' or 'messages', not both", "messages")
+    if has_input:
+        text = body["input"]
+        if not isinstance(text, str):
+            raise bad_request(f"'input' must be a string, got {_json_type(text)}", "input")
+        return input_items(text)
+    if has_messages:
+        messages = body["messages"]
+        if not isinstance(messages, list) or not messages:
+            raise bad_request(
+                f"'messages' must be a non-empty list of items, got {_json_type(messages)}",
+                "messages",
+            )
+        try:
+            return input_items(messages)
+        except ConfigError as exc:
+            index = _index_of(str(exc))
+            field = "messages" if index is None else f"messages[{index}]"
+            message = str(exc).replace("agent input[", "messages[")
+            raise bad_request(message, field) from None
+    unknown = ", ".join(repr(k) for k in body) or "none"
+    raise bad_request(
+        f"request body needs 'input' or 'messages' (got keys: {unknown}); send {_EXAMPLE}", "input"
+    )
+
+
+def _json_type(value: Any) -> str:
+    names = {dict: "object", list: "array", str: "string", bool: "boolean", type(None): "null"}
+    return names.get(type(value), "number")
+
+
+def _index_of(message: str) -> int | None:
+    prefix = "agent input["
+    if not message.startswith(prefix):
+        return None
+    digits = message[len(prefix) :].split("]", 1)[0]
+    return int(digits) if digits.isdigit() else None

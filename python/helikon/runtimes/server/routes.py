@@ -1,0 +1,188 @@
+"""The HTTP routes of :class:`AgentServer` (see :mod:`helikon.runtimes.server.app`)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator, Callable
+from typing import TYPE_CHECKING
+
+from starlette.requests import HTTPConnection, Request
+from starlette.responses import JSONResponse, PlainTextResponse, Response, StreamingResponse
+from starlette.routing import BaseRoute, Route, WebSocketRoute
+from starlette.types import Receive, Scope, Send
+
+from helikon.runtimes.server.body import parse_run_body, parse_transport, read_body
+from helikon.runtimes.server.errors import ServerError
+from helikon.runtimes.server.openapi import openapi_schema
+from helikon.runtimes.server.runs import Run
+from helikon.runtimes.server.sse import SSE_HEADERS, sse_stream
+from helikon.runtimes.server.ws import run_events_ws
+
+if TYPE_CHECKING:
+    from helikon.runtimes.server.app import AgentServer
+
+__all__ = ["build_routes", "error_response", "last_event_id"]
+
+RUN_ID_HEADER = "X-Run-Id"
+
+
+def error_response(exc: ServerError, headers: dict[str, str] | None = None) -> JSONResponse:
+    """The JSON error body ``{"error": code, "message": ..., **details}`` with its status."""
+    headers = dict(headers or {})
+    if exc.status == 503:
+        headers["Retry-After"] = "1"
+    return JSONResponse(exc.body(), status_code=exc.status, headers=headers)
+
+
+class _RunStream(StreamingResponse):
+    """An SSE response that calls ``on_close`` however it ends (done, disconnect, error)."""
+
+    def __init__(
+        self, content: AsyncIterator[bytes], headers: dict[str, str], on_close: Callable[[], None]
+    ) -> None:
+        super().__init__(
+            content, headers={**SSE_HEADERS, **headers}, media_type="text/event-stream"
+        )
+        self._on_close = on_close
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        try:
+            await super().__call__(scope, receive, send)
+        finally:
+            self._on_close()
+
+
+def last_event_id(conn: HTTPConnection) -> int:
+    """The ``Last-Event-ID`` header (or ``?last_event_id=``) as an int; -1 when absent.
+
+    Raises:
+        ServerError: 400 when it is not a non-negative integer.
+    """
+    raw = conn.headers.get("last-event-id") or conn.query_params.get("last_event_id")
+    if raw is None or raw == "":
+        return -1
+    if not raw.isdigit():
+        raise ServerError(
+            f"Last-Event-ID must be an event id (a non-negative integer), got {raw!r}",
+            status=400,
+            code="invalid_request",
+            details={"field": "Last-Event-ID"},
+        )
+    return int(raw)
+
+
+async def _until_disconnect(receive: Receive) -> None:
+    while (await receive())["type"] != "http.disconnect":
+        pass
+
+
+async def _wait_or_disconnect(run: Run, receive: Receive) -> bool:
+    """Wait for the run to end; False when the client went away first."""
+    done = asyncio.ensure_future(run.wait_done())
+    gone = asyncio.ensure_future(_until_disconnect(receive))
+    try:
+        await asyncio.wait([done, gone], return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        done.cancel()
+        gone.cancel()
+    return run.done
+
+
+def build_routes(server: AgentServer) -> list[BaseRoute]:
+    """The server's routes."""
+
+    async def create_run(request: Request) -> Response:
+        name = request.path_params["name"]
+        try:
+            await server.authenticate(request)
+            server.agent(name)
+            transport = parse_transport(request.query_params)
+            items = parse_run_body(await read_body(request, server.config.max_body_bytes))
+            run = await server.start_run(request, name, items)
+        except ServerError as exc:
+            return error_response(exc)
+        headers = {RUN_ID_HEADER: run.id}
+        if transport == "async":
+            run_url = request.url_for("run", name=name, run_id=run.id).path
+            events_url = request.url_for("run_events", name=name, run_id=run.id).path
+            body = {
+                "run_id": run.id,
+                "agent": name,
+                "session_id": run.session_id,
+                "status": run.status,
+                "run_url": run_url,
+                "events_url": events_url,
+            }
+            return JSONResponse(body, status_code=202, headers={**headers, "Location": run_url})
+        if transport == "sse":
+
+            def drop_guard() -> None:
+                server.runs.cancel(run, "client disconnected")
+
+            stream = sse_stream(run, keepalive=server.config.keepalive)
+            return _RunStream(stream, headers, drop_guard)
+        if not await _wait_or_disconnect(run, request.receive):
+            server.runs.cancel(run, "client disconnected")
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(run.wait_done(), server.config.cancel_grace * 2)
+            return Response(status_code=499, headers=headers)  # nobody is listening
+        if not run.events:
+            failed = ServerError(
+                f"the run could not start: {(run.start_error or {}).get('message', 'unknown')}",
+                code="run_start_failed",
+                details={"run_id": run.id},
+            )
+            return error_response(failed, headers)
+        return JSONResponse(run.summary(), headers=headers)
+
+    async def get_run(request: Request) -> Response:
+        try:
+            await server.authenticate(request)
+            server.agent(request.path_params["name"])
+            run = server.run(request.path_params["name"], request.path_params["run_id"])
+        except ServerError as exc:
+            return error_response(exc)
+        return JSONResponse(run.summary(), headers={RUN_ID_HEADER: run.id})
+
+    async def run_events_sse(request: Request) -> Response:
+        try:
+            await server.authenticate(request)
+            server.agent(request.path_params["name"])
+            run = server.run(request.path_params["name"], request.path_params["run_id"])
+            after = last_event_id(request)
+        except ServerError as exc:
+            return error_response(exc)
+        stream = sse_stream(run, after=after, keepalive=server.config.keepalive)
+        return _RunStream(stream, {RUN_ID_HEADER: run.id}, lambda: None)  # observers never cancel
+
+    async def openapi(request: Request) -> Response:
+        try:
+            await server.authenticate(request)
+        except ServerError as exc:
+            return error_response(exc)
+        return JSONResponse(openapi_schema(sorted(server.agents)))
+
+    async def health(request: Request) -> Response:
+        return PlainTextResponse("ok")
+
+    routes: list[BaseRoute] = [
+        Route("/agents/{name}/runs", create_run, methods=["POST"], name="create_run"),
+        Route("/agents/{name}/runs/{run_id}", get_run, methods=["GET"], name="run"),
+        Route(
+            "/agents/{name}/runs/{run_id}/events",
+            run_events_sse,
+            methods=["GET"],
+            name="run_events",
+        ),
+        WebSocketRoute(
+            "/agents/{name}/runs/{run_id}/events",
+            lambda ws: run_events_ws(server, ws),
+            name="run_events_ws",
+        ),
+    ]
+    if server.config.openapi:
+        routes.append(Route("/openapi.json", openapi, methods=["GET"], name="openapi"))
+    if server.config.health_path is not None:
+        routes.append(Route(server.config.health_path, health, methods=["GET"], name="health"))
+    return routes

@@ -1,0 +1,420 @@
+"""The HTTP routes over Starlette's TestClient: one-shot runs, run lookup, errors, limits."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import uuid
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+import pytest
+from starlette.requests import HTTPConnection
+from starlette.testclient import TestClient
+
+from helikon import Agent, CancellationToken, RunContext
+from helikon.errors import ConfigError, SessionUnavailable
+from helikon.runtimes.server import (
+    AgentServer,
+    AuthRejection,
+    MemorySessions,
+    ServerConfig,
+    ServerError,
+)
+from helikon.sessions import MemorySession, SequenceId, Session, SessionEvent
+from helikon.testing import MockModel, Text
+
+from .conftest import BOUND, TOOL_RUN_TYPES, calc_agent, slow_agent, types_of
+
+
+def client(server: AgentServer) -> TestClient:
+    return TestClient(server.app)
+
+
+@pytest.fixture
+def calc() -> Iterator[TestClient]:
+    with client(AgentServer([calc_agent(4), calc_agent(name="other")])) as c:
+        yield c
+
+
+def test_one_shot_run_returns_the_finished_run(calc: TestClient) -> None:
+    r = calc.post("/agents/calc/runs", json={"input": "1+2?"})
+    assert r.status_code == 200
+    body = r.json()
+    assert uuid.UUID(r.headers["x-run-id"]).version == 4
+    assert body["run_id"] == r.headers["x-run-id"]
+    assert (body["agent"], body["status"], body["output"], body["error"]) == (
+        "calc",
+        "completed",
+        "3",
+        None,
+    )
+    assert types_of(body["events"]) == TOOL_RUN_TYPES
+    assert body["events"][3]["item"] == {
+        "type": "tool_call",
+        "call_id": "c1",
+        "name": "add",
+        "args": {"a": 1, "b": 2},
+        "provider_data": None,
+    }
+    assert body["usage"]["total_tokens"] == 0
+
+
+def test_messages_body_runs_the_given_items(calc: TestClient) -> None:
+    messages = [
+        {"type": "user_message", "content": [{"type": "text", "text": "hi"}]},
+        {"type": "assistant_message", "content": [{"type": "text", "text": "hello"}]},
+        {"type": "user_message", "content": [{"type": "text", "text": "1+2?"}]},
+    ]
+    r = calc.post("/agents/calc/runs", json={"messages": messages})
+    assert r.status_code == 200 and r.json()["output"] == "3"
+
+
+def test_get_run_returns_its_summary_and_404s_for_others(calc: TestClient) -> None:
+    run_id = calc.post("/agents/calc/runs", json={"input": "go"}).headers["x-run-id"]
+    r = calc.get(f"/agents/calc/runs/{run_id}")
+    assert r.status_code == 200 and r.headers["x-run-id"] == run_id
+    assert r.json()["status"] == "completed" and types_of(r.json()["events"]) == TOOL_RUN_TYPES
+    wrong_agent = calc.get(f"/agents/other/runs/{run_id}")
+    assert wrong_agent.status_code == 404 and wrong_agent.json()["error"] == "unknown_run"
+    unknown = calc.get("/agents/calc/runs/nope")
+    assert unknown.status_code == 404 and "has no run 'nope'" in unknown.json()["message"]
+
+
+def test_unknown_agent_is_404_naming_the_known_agents(calc: TestClient) -> None:
+    r = calc.post("/agents/nope/runs", json={"input": "x"})
+    assert r.status_code == 404
+    assert r.json() == {
+        "error": "unknown_agent",
+        "message": "no agent named 'nope'; known agents: 'calc', 'other'",
+        "agents": ["calc", "other"],
+    }
+    assert calc.get("/agents/nope/runs/x").status_code == 404
+
+
+@pytest.mark.parametrize(
+    ("content", "field", "says"),
+    [
+        (b"{not json", None, "not valid JSON"),
+        (b"[1, 2]", None, "must be a JSON object, got list"),
+        (b'{"prompt": "x"}', "input", "needs 'input' or 'messages' (got keys: 'prompt')"),
+        (b'{"input": 3}', "input", "'input' must be a string, got number"),
+        (b'{"input": "x", "messages": []}', "messages", "either 'input' or 'messages'"),
+        (b'{"messages": []}', "messages", "non-empty list of items, got array"),
+        (b'{"messages": "hi"}', "messages", "non-empty list of items, got string"),
+        (
+            b'{"messages": [{"type": "user_message", "content": [{"type": "text", "text": "a"}]},'
+            b' {"type": "usr"}]}',
+            "messages[1]",
+            "messages[1] has 'type': 'usr', not an item type",
+        ),
+    ],
+)
+def test_bad_body_is_400_naming_the_field(
+    calc: TestClient, content: bytes, field: str | None, says: str
+) -> None:
+    r = calc.post("/agents/calc/runs", content=content)
+    assert r.status_code == 400
+    assert r.json()["error"] == "invalid_request" and r.json()["field"] == field
+    assert says in r.json()["message"]
+    assert "x-run-id" not in r.headers
+
+
+@pytest.mark.parametrize(
+    ("query", "field"),
+    [("stream=yes", "stream"), ("mode=later", "mode"), ("stream=sse&mode=async", "mode")],
+)
+def test_bad_transport_query_is_400(calc: TestClient, query: str, field: str) -> None:
+    r = calc.post(f"/agents/calc/runs?{query}", json={"input": "x"})
+    assert r.status_code == 400 and r.json()["field"] == field
+
+
+def test_body_over_the_limit_is_413_with_or_without_content_length() -> None:
+    server = AgentServer([calc_agent(2)], config=ServerConfig(max_body_bytes=64))
+    with client(server) as c:
+        big = {"input": "x" * 100}
+        r = c.post("/agents/calc/runs", json=big)
+        assert r.status_code == 413
+        assert r.json() == {
+            "error": "body_too_large",
+            "message": "request body is larger than the 64-byte limit",
+            "limit": 64,
+        }
+
+        def chunks() -> Iterator[bytes]:  # chunked: no Content-Length header
+            yield b'{"input": "'
+            yield b"x" * 100
+            yield b'"}'
+
+        assert c.post("/agents/calc/runs", content=chunks()).status_code == 413
+        assert c.post("/agents/calc/runs", json={"input": "1+2"}).status_code == 200
+    assert len(server.runs) == 1
+
+
+def test_method_and_path_errors_are_json(calc: TestClient) -> None:
+    r = calc.get("/agents/calc/runs")
+    assert r.status_code == 405 and r.json()["error"] == "method_not_allowed"
+    r = calc.get("/nothing")
+    assert r.status_code == 404 and r.json()["error"] == "not_found"
+
+
+def test_async_mode_answers_202_and_the_run_finishes_in_the_background(calc: TestClient) -> None:
+    r = calc.post("/agents/calc/runs?mode=async", json={"input": "go"})
+    assert r.status_code == 202
+    body = r.json()
+    run_id = r.headers["x-run-id"]
+    assert body["run_id"] == run_id and body["status"] in ("queued", "running")
+    assert body["run_url"] == r.headers["location"] == f"/agents/calc/runs/{run_id}"
+    assert body["events_url"] == f"/agents/calc/runs/{run_id}/events"
+    deadline = time.monotonic() + BOUND
+    while (summary := calc.get(body["run_url"]).json())["status"] in ("queued", "running"):
+        assert time.monotonic() < deadline
+        time.sleep(0.01)
+    assert summary["status"] == "completed" and types_of(summary["events"]) == TOOL_RUN_TYPES
+
+
+def test_session_id_shares_history_and_no_header_stores_nothing() -> None:
+    sessions = MemorySessions()
+    agent = Agent(name="chat", model=MockModel([[Text("one")], [Text("two")], [Text("three")]]))
+    with client(AgentServer([agent], session_factory=sessions)) as c:
+        c.post("/agents/chat/runs", json={"input": "a"}, headers={"X-Session-Id": "u1"})
+        r = c.post("/agents/chat/runs", json={"input": "b"}, headers={"X-Session-Id": "u1"})
+        assert r.json()["session_id"] == "u1"
+        c.post("/agents/chat/runs", json={"input": "c"})
+    assert list(sessions.sessions) == ["u1"]
+    second = agent.model.requests[1]  # type: ignore[attr-defined]
+    assert [m.type for m in second.messages] == [
+        "user_message",
+        "assistant_message",
+        "user_message",
+    ]
+    assert [m.type for m in agent.model.requests[2].messages] == ["user_message"]  # type: ignore[attr-defined]
+    events = asyncio.run(sessions.sessions["u1"].events())
+    assert [e.type for e in events] == [
+        "user_message",
+        "assistant_message",
+        "user_message",
+        "assistant_message",
+    ]
+
+
+def test_session_id_header_too_long_is_400(calc: TestClient) -> None:
+    r = calc.post("/agents/calc/runs", json={"input": "x"}, headers={"X-Session-Id": "s" * 257})
+    assert r.status_code == 400 and r.json()["field"] == "X-Session-Id"
+
+
+def test_async_session_factory_is_called_per_session_id() -> None:
+    made: list[str] = []
+    store: dict[str, MemorySession] = {}
+
+    async def factory(session_id: str) -> Session:
+        made.append(session_id)
+        return store.setdefault(session_id, MemorySession())
+
+    with client(AgentServer([calc_agent(3)], session_factory=factory)) as c:
+        for sid in ("a", "b", "a"):
+            assert (
+                c.post(
+                    "/agents/calc/runs", json={"input": "x"}, headers={"X-Session-Id": sid}
+                ).status_code
+                == 200
+            )
+    assert made == ["a", "b", "a"]
+    assert len(asyncio.run(store["a"].events())) == 2 * 4
+
+
+@pytest.mark.parametrize(
+    ("factory", "says"),
+    [
+        (lambda sid: (_ for _ in ()).throw(SessionUnavailable("db down")), "db down"),
+        (lambda sid: "not a session", "returned str for 's1', not a Session"),
+    ],
+)
+def test_session_factory_failure_is_500(factory: Any, says: str) -> None:
+    with client(AgentServer([calc_agent()], session_factory=factory)) as c:
+        r = c.post("/agents/calc/runs", json={"input": "x"}, headers={"X-Session-Id": "s1"})
+    assert r.status_code == 500 and r.json()["error"] == "session_unavailable"
+    assert says in r.json()["message"]
+
+
+class BrokenSession:
+    """A session whose log cannot be read (the run fails to start after registration)."""
+
+    async def append(self, events: Sequence[SessionEvent]) -> list[SequenceId]:
+        return []
+
+    async def events(self, since: SequenceId | None = None) -> list[SessionEvent]:
+        raise SessionUnavailable("store unreachable")
+
+    async def snapshot(self) -> Any:
+        raise SessionUnavailable("store unreachable")
+
+
+def test_run_that_fails_to_start_is_500_in_one_shot_mode() -> None:
+    with client(AgentServer([calc_agent()], session_factory=lambda sid: BrokenSession())) as c:
+        r = c.post("/agents/calc/runs", json={"input": "x"}, headers={"X-Session-Id": "s"})
+    assert r.status_code == 500
+    assert r.json()["error"] == "run_start_failed"
+    assert r.json()["run_id"] == r.headers["x-run-id"]
+    assert "store unreachable" in r.json()["message"]
+
+
+def test_run_timeout_ends_the_run_with_a_timeout_failure() -> None:
+    server = AgentServer([slow_agent()], config=ServerConfig(run_timeout=0.2))
+    with client(server) as c:
+        r = c.post("/agents/slow/runs", json={"input": "x"})
+    assert r.status_code == 200
+    assert r.json()["status"] == "failed" and r.json()["error"]["kind"] == "Timeout"
+    assert types_of(r.json()["events"])[-1] == "run_failed"
+
+
+def test_concurrency_limit_answers_503_with_retry_after() -> None:
+    server = AgentServer([slow_agent()], config=ServerConfig(max_concurrent_runs=1))
+    with client(server) as c:
+        assert c.post("/agents/slow/runs?mode=async", json={"input": "x"}).status_code == 202
+        r = c.post("/agents/slow/runs", json={"input": "y"})
+        assert r.status_code == 503 and r.headers["retry-after"] == "1"
+        assert r.json() == {
+            "error": "too_many_runs",
+            "message": "the server is running 1 runs, its limit; retry later",
+            "limit": 1,
+        }
+    # leaving the client ran the lifespan shutdown: the slow run was cancelled and recorded
+    (run,) = server.runs._runs.values()
+    assert run.done and run.status == "failed"
+    assert run.events[-1].data["error"]["kind"] == "Cancelled"
+
+
+def test_auth_rejects_and_hands_identity_to_the_context_factory() -> None:
+    seen: list[Any] = []
+
+    def auth(conn: HTTPConnection) -> None:
+        token = conn.headers.get("authorization")
+        if token is None:
+            raise AuthRejection("missing bearer token")
+        if token != "Bearer good":
+            raise AuthRejection("token not allowed", status=403)
+        conn.state.tenant = "acme"
+
+    def context(
+        conn: HTTPConnection, session: Session, cancel: CancellationToken
+    ) -> RunContext[Any]:
+        seen.append((conn.state.tenant, isinstance(session, MemorySession)))
+        return RunContext.ephemeral({"tenant": conn.state.tenant})
+
+    server = AgentServer([calc_agent(2)], auth=auth, context_factory=context)
+    with client(server) as c:
+        r = c.post("/agents/calc/runs", json={"input": "x"})
+        assert r.status_code == 401
+        assert r.json() == {"error": "unauthorized", "message": "missing bearer token"}
+        r = c.post("/agents/calc/runs", json={"input": "x"}, headers={"Authorization": "Bearer x"})
+        assert r.status_code == 403 and r.json()["error"] == "forbidden"
+        assert c.get("/openapi.json").status_code == 401
+        assert c.get("/agents/calc/runs/x").status_code == 401
+        assert c.get("/healthz").text == "ok"  # exempt
+        ok = c.post(
+            "/agents/calc/runs", json={"input": "x"}, headers={"Authorization": "Bearer good"}
+        )
+        assert ok.status_code == 200 and ok.json()["status"] == "completed"
+    assert seen == [("acme", True)]
+
+
+def test_context_factory_token_is_replaced_by_the_runs_token() -> None:
+    tokens: list[tuple[CancellationToken, CancellationToken]] = []
+
+    async def context(
+        conn: HTTPConnection, session: Session, cancel: CancellationToken
+    ) -> RunContext[Any]:
+        ctx: RunContext[Any] = RunContext.ephemeral(None)  # forgot .with_cancel(cancel)
+        tokens.append((ctx.cancel, cancel))
+        return ctx
+
+    server = AgentServer([calc_agent()], context_factory=context)
+    with client(server) as c:
+        run_id = c.post("/agents/calc/runs", json={"input": "x"}).headers["x-run-id"]
+    ((own, given),) = tokens
+    assert own is not given and server.runs.get(run_id).cancel is given  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize(
+    ("context", "code"),
+    [
+        (lambda conn, s, c: 42, "context_failed"),
+        (lambda conn, s, c: (_ for _ in ()).throw(KeyError("tenant")), "context_failed"),
+        (
+            lambda conn, s, c: (_ for _ in ()).throw(
+                ServerError("no plan", status=402, code="pay")
+            ),
+            "pay",
+        ),
+    ],
+)
+def test_context_factory_failures_become_json_errors(context: Any, code: str) -> None:
+    with client(AgentServer([calc_agent()], context_factory=context)) as c:
+        r = c.post("/agents/calc/runs", json={"input": "x"})
+    assert r.json()["error"] == code
+    assert r.status_code == (402 if code == "pay" else 500)
+
+
+def test_openapi_and_health_routes_and_switching_them_off() -> None:
+    with client(AgentServer([calc_agent()])) as c:
+        schema = c.get("/openapi.json").json()
+        assert schema["openapi"] == "3.1.0"
+        assert set(schema["paths"]) == {
+            "/agents/{name}/runs",
+            "/agents/{name}/runs/{run_id}",
+            "/agents/{name}/runs/{run_id}/events",
+        }
+        name = schema["paths"]["/agents/{name}/runs"]["post"]["parameters"][0]
+        assert name["schema"] == {"enum": ["calc"]}
+        assert "RunFailed" in schema["components"]["schemas"]
+        assert c.get("/healthz").status_code == 200
+    config = ServerConfig(openapi=False, health_path=None)
+    with client(AgentServer([calc_agent()], config=config)) as c:
+        assert c.get("/openapi.json").status_code == 404
+        assert c.get("/healthz").status_code == 404
+
+
+def test_finished_runs_expire_after_retention_and_past_the_count() -> None:
+    server = AgentServer([calc_agent(3)], config=ServerConfig(max_retained_runs=2))
+    with client(server) as c:
+        ids = [
+            c.post("/agents/calc/runs", json={"input": "x"}).headers["x-run-id"] for _ in range(3)
+        ]
+        assert c.get(f"/agents/calc/runs/{ids[0]}").status_code == 404
+        assert c.get(f"/agents/calc/runs/{ids[2]}").status_code == 200
+        server.runs.prune(now=time.monotonic() + 301)  # default retention: 300 s
+        assert c.get(f"/agents/calc/runs/{ids[2]}").status_code == 404
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "says"),
+    [
+        ({"agents": []}, "is empty"),
+        ({"agents": "calc"}, "must be a dict"),
+        ({"agents": {"a/b": calc_agent()}}, "without '/'"),
+        ({"agents": [calc_agent(), calc_agent()]}, "two agents are named 'calc'"),
+        ({"agents": {"x": "agent"}}, "not an Agent"),
+        ({"agents": [calc_agent()], "auth": "token"}, "auth=...) must be callable"),
+        ({"agents": [calc_agent()], "config": {"max_body_bytes": 1}}, "must be a ServerConfig"),
+    ],
+)
+def test_bad_server_arguments_raise_config_error(kwargs: dict[str, Any], says: str) -> None:
+    with pytest.raises(ConfigError, match=says.replace("(", r"\(").replace(")", r"\)")):
+        AgentServer(**kwargs)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "says"),
+    [
+        ({"max_body_bytes": 0}, "max_body_bytes must be >= 1"),
+        ({"max_concurrent_runs": 0}, "max_concurrent_runs must be >= 1 or None"),
+        ({"run_timeout": 0}, "run_timeout must be > 0"),
+        ({"keepalive": -1}, "keepalive must be > 0"),
+        ({"max_retained_runs": -1}, "max_retained_runs must be >= 0"),
+        ({"health_path": "healthz"}, "health_path must start with '/'"),
+    ],
+)
+def test_bad_config_raises_config_error(kwargs: dict[str, Any], says: str) -> None:
+    with pytest.raises(ConfigError, match=says):
+        ServerConfig(**kwargs)
