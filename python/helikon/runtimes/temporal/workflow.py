@@ -1,0 +1,208 @@
+"""The agent-loop workflow: a thin deterministic adapter over :class:`DurableDriver`.
+
+The workflow schedules ``helikon.render_instructions`` first, on every run (so what it
+decides from is always in the history, never in a worker's cache: field case BR-28), then
+one ``helikon.call_model`` per model turn and one ``helikon.invoke_tool`` per tool call
+(started together, at most ``parallel_tool_call_limit`` at once). It never calls the model
+or a tool itself and reads nothing from the worker process: its command sequence depends
+only on its input and the recorded activity results, so any worker can replay it.
+
+A query, ``helikon.events``, returns the events recorded so far (progress of a long run).
+Cancelling the workflow ends the run with ``RunFailed(Cancelled)``; the input's ``timeout``
+is a durable timer ending it with ``RunFailed(Timeout)``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import timedelta
+from typing import Any
+
+from temporalio import workflow
+from temporalio.common import RetryPolicy
+from temporalio.exceptions import ActivityError, ApplicationError
+from temporalio.exceptions import CancelledError as ActivityCancelled
+
+with workflow.unsafe.imports_passed_through():
+    from helikon.core.events import RunFailed, RunStarted
+    from helikon.core.items import ToolCall
+    from helikon.core.usage import Usage
+    from helikon.errors import AgentOther, Cancelled, RunTimeout
+    from helikon.runtimes.temporal.activities import BAD_SEED, MODEL_ERROR, UNKNOWN_AGENT
+    from helikon.runtimes.temporal.durable import (
+        CallModel,
+        DurableDriver,
+        Finished,
+        RunTools,
+        dump_event,
+    )
+    from helikon.runtimes.temporal.payloads import (
+        CALL_MODEL,
+        INVOKE_TOOL,
+        RENDER_INSTRUCTIONS,
+        WORKFLOW,
+        ModelReply,
+        Prepare,
+        Prepared,
+        ToolInvocation,
+        ToolReply,
+        WorkflowInput,
+        WorkflowOutput,
+    )
+
+__all__ = ["AgentLoopWorkflow"]
+
+_NON_RETRYABLE = [MODEL_ERROR, UNKNOWN_AGENT, BAD_SEED]
+
+
+def _cause(exc: ActivityError) -> tuple[str, Any]:
+    """The message (and details) of the failure behind an activity error.
+
+    Raises:
+        asyncio.CancelledError: the activity was cancelled because the run was (a workflow
+            cancellation or the run's timeout), so the run's own cancellation proceeds.
+    """
+    if isinstance(exc.cause, ActivityCancelled):
+        raise asyncio.CancelledError from exc
+    cause: BaseException | None = exc.cause
+    while cause is not None and not isinstance(cause, ApplicationError):
+        cause = getattr(cause, "cause", None)
+    if isinstance(cause, ApplicationError):
+        details = cause.details[0] if cause.details else None
+        return cause.message, details
+    inner = exc.cause
+    return (str(inner) if inner is not None else str(exc)) or type(exc).__name__, None
+
+
+@workflow.defn(name=WORKFLOW)
+class AgentLoopWorkflow:
+    """Runs one agent run; returns its events (the last one terminal)."""
+
+    def __init__(self) -> None:
+        self._driver: DurableDriver | None = None
+        self._failed: list[dict[str, Any]] = []
+
+    @workflow.query(name="helikon.events")
+    def events(self) -> list[dict[str, Any]]:
+        """The events recorded so far."""
+        if self._driver is None:
+            return list(self._failed)
+        return [dump_event(e) for e in self._driver.events]
+
+    @workflow.run
+    async def run(self, inp: WorkflowInput) -> WorkflowOutput:
+        opts = inp.options
+        try:
+            prepared = await workflow.execute_activity(
+                RENDER_INSTRUCTIONS,
+                Prepare(agent=inp.agent, ctx_seed=inp.ctx_seed),
+                result_type=Prepared,
+                start_to_close_timeout=timedelta(seconds=opts.prepare_timeout),
+                retry_policy=self._retry(opts.model_max_attempts),
+            )
+        except ActivityError as exc:
+            message, _ = _cause(exc)
+            self._failed = [
+                dump_event(RunStarted(agent=inp.agent)),
+                dump_event(RunFailed(error=AgentOther(message).to_dict())),
+            ]
+            return WorkflowOutput(events=self._failed)
+        driver = DurableDriver(
+            prepared,
+            inp.items,
+            max_turns=inp.max_turns,
+            parallel_tool_call_limit=inp.parallel_tool_call_limit,
+        )
+        self._driver = driver
+        try:
+            if inp.timeout is None:
+                await self._loop(driver, inp, prepared)
+            else:
+                await asyncio.wait_for(self._loop(driver, inp, prepared), inp.timeout)
+        except TimeoutError:
+            driver.fail(RunTimeout(inp.timeout or 0.0))
+        except asyncio.CancelledError:
+            driver.fail(Cancelled())
+        return WorkflowOutput(events=[dump_event(e) for e in driver.events])
+
+    def _retry(self, attempts: int) -> RetryPolicy:
+        return RetryPolicy(
+            initial_interval=timedelta(seconds=0.5),
+            maximum_attempts=attempts,
+            non_retryable_error_types=_NON_RETRYABLE,
+        )
+
+    async def _loop(self, driver: DurableDriver, inp: WorkflowInput, prepared: Prepared) -> None:
+        opts = inp.options
+        hb = prepared.heartbeat_timeout
+        heartbeat = None if hb is None else timedelta(seconds=hb)
+        req = driver.start()
+        while not isinstance(req, Finished):
+            if isinstance(req, CallModel):
+                try:
+                    reply = await workflow.execute_activity(
+                        CALL_MODEL,
+                        req.call,
+                        result_type=ModelReply,
+                        start_to_close_timeout=timedelta(seconds=opts.model_timeout),
+                        heartbeat_timeout=heartbeat,
+                        retry_policy=self._retry(opts.model_max_attempts),
+                    )
+                except ActivityError as exc:
+                    message, details = _cause(exc)
+                    usage = None
+                    if isinstance(details, dict) and isinstance(details.get("usage"), dict):
+                        usage = Usage.model_validate(details["usage"])
+                    req = driver.fail(AgentOther(message), usage)
+                    continue
+                req = driver.model_replied(reply)
+            elif isinstance(req, RunTools):
+                replies = await self._run_tools(req, inp, prepared, heartbeat)
+                if isinstance(replies, str):
+                    req = driver.fail(AgentOther(replies))
+                    continue
+                req = driver.tools_replied(req.calls, replies)
+
+    async def _run_tools(
+        self,
+        req: RunTools,
+        inp: WorkflowInput,
+        prepared: Prepared,
+        heartbeat: timedelta | None,
+    ) -> list[ToolReply] | str:
+        """All calls' replies in order, or the message of the first activity that failed."""
+        opts = inp.options
+        sem = asyncio.Semaphore(req.limit) if req.limit is not None else None
+
+        async def one(call: ToolCall) -> ToolReply:
+            attempts = prepared.tool_attempts.get(call.name, opts.tool_max_attempts)
+            coro = workflow.execute_activity(
+                INVOKE_TOOL,
+                ToolInvocation(
+                    agent=inp.agent,
+                    call=call.model_dump(mode="json", exclude_none=True),
+                    ctx_seed=inp.ctx_seed,
+                    max_agent_depth=inp.max_agent_depth,
+                ),
+                result_type=ToolReply,
+                start_to_close_timeout=timedelta(seconds=opts.tool_timeout),
+                heartbeat_timeout=heartbeat,
+                retry_policy=self._retry(attempts),
+            )
+            if sem is None:
+                reply: ToolReply = await coro
+                return reply
+            async with sem:
+                reply = await coro
+                return reply
+
+        results = await asyncio.gather(*(one(c) for c in req.calls), return_exceptions=True)
+        replies: list[ToolReply] = []
+        for call, r in zip(req.calls, results, strict=True):
+            if isinstance(r, ActivityError):
+                message, _ = _cause(r)
+                return f"tool {call.name!r} (call {call.call_id}) failed in its activity: {message}"
+            if isinstance(r, BaseException):
+                raise r
+            replies.append(r)
+        return replies

@@ -1,0 +1,114 @@
+"""A worker or replayer in its own process, for the restart and replay tests.
+
+``python worker_proc.py serve ADDRESS QUEUE SCENARIO LOG [ARG]``: serve until killed.
+``python worker_proc.py replay HISTORY_JSON WORKFLOW_ID``: replay a history, exit 0 on success.
+
+Scenarios (each writes one line per activity it runs to LOG: ``model <pid> <n>``, ``tool ...``):
+    restart-a   turn 1 calls ``wait``; the ``wait`` tool blocks until the file ARG exists
+    restart-b   the same worker after the crash: its MockModel holds only turn 2's script
+    mcp         an agent whose tools come from the loopback MCP server at URL ARG
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+from temporalio.client import Client, WorkflowHistory
+from temporalio.worker import Replayer
+
+from helikon import Agent, tool
+from helikon.core.model import ModelRequest
+from helikon.runtimes.temporal import AgentLoopWorkflow, TemporalAgentWorker, workflow_runner
+from helikon.testing import Call, MockModel, Text
+
+
+class LoggedModel(MockModel):
+    """A MockModel that appends ``model <pid> <messages>`` to a log per call."""
+
+    def __init__(self, scripts: list[Any], log: Path) -> None:
+        super().__init__(scripts)
+        self.log = log
+
+    def invoke(self, request: ModelRequest, cancel: Any) -> Any:
+        with self.log.open("a") as f:
+            f.write(f"model {os.getpid()} {len(request.messages)}\n")
+        return super().invoke(request, cancel)
+
+
+def build(scenario: str, log: Path, arg: str) -> tuple[list[Agent], Any]:
+    if scenario in ("restart-a", "restart-b"):
+
+        @tool
+        async def wait(step: str) -> str:
+            """Wait for the release file, then answer."""
+            with log.open("a") as f:
+                f.write(f"tool-start {os.getpid()} {step}\n")
+            while not Path(arg).exists():
+                await asyncio.sleep(0.05)
+            with log.open("a") as f:
+                f.write(f"tool-end {os.getpid()} {step}\n")
+            return f"released {step}"
+
+        turn1 = [Call("c1", "wait", {"step": "one"})]
+        turn2 = [Text("resumed and done")]
+        scripts = [turn1, turn2] if scenario == "restart-a" else [turn2]
+        return [Agent(name="durable", model=LoggedModel(scripts, log), tools=[wait])], None
+    if scenario == "mcp":
+        from helikon.mcp import McpServerHandle
+
+        handle = McpServerHandle.streamable_http(arg)
+        return [], handle
+    raise SystemExit(f"unknown scenario {scenario}")
+
+
+def mcp_scripts() -> list[Any]:
+    return [[Call("c1", "echo", {"text": "hi"})], [Text("echoed")]]
+
+
+async def serve(address: str, queue: str, scenario: str, log: Path, arg: str) -> None:
+    client = await Client.connect(address)
+    agents, handle = build(scenario, log, arg)
+    if handle is not None:
+        await handle.connect()
+        agents = [
+            Agent(name="mcp-agent", model=LoggedModel(mcp_scripts(), log), tools=handle.tools())
+        ]
+    worker = TemporalAgentWorker(
+        client,
+        queue,
+        agents,
+        heartbeat_interval=0.5,
+        worker_options={"sticky_queue_schedule_to_start_timeout": timedelta(seconds=1)},
+    )
+    with log.open("a") as f:
+        f.write(f"ready {os.getpid()}\n")
+    await worker.run()
+
+
+async def replay(history_path: str, workflow_id: str) -> None:
+    history = WorkflowHistory.from_json(workflow_id, Path(history_path).read_text())
+    await Replayer(
+        workflows=[AgentLoopWorkflow], workflow_runner=workflow_runner()
+    ).replay_workflow(history)
+    print("replayed", workflow_id)
+
+
+def main() -> None:
+    mode = sys.argv[1]
+    if mode == "serve":
+        address, queue, scenario, log = sys.argv[2:6]
+        arg = sys.argv[6] if len(sys.argv) > 6 else ""
+        asyncio.run(serve(address, queue, scenario, Path(log), arg))
+    elif mode == "replay":
+        asyncio.run(replay(sys.argv[2], sys.argv[3]))
+    else:
+        raise SystemExit(f"unknown mode {mode}")
+
+
+if __name__ == "__main__":
+    main()
