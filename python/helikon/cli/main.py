@@ -1,43 +1,36 @@
-"""``helikon`` command: ``helikon run AGENTS_TOML [--agent NAME] [--model PROVIDER:ID] INPUT``."""
+"""``helikon`` command: the typer app and ``helikon run``.
+
+Subcommands live in their own modules: ``eval run`` (:mod:`helikon.cli.eval_cmd`),
+``mcp serve`` (:mod:`helikon.cli.mcp_cmd`) and ``repl`` (:mod:`helikon.cli.repl`).
+"""
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
-import json
-import os
 import sys
-from collections.abc import Coroutine
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
-from typing import Annotated, Any, NoReturn
+from typing import Annotated
 
 try:
     import typer
     from rich.console import Console
-    from rich.markup import escape
 except ImportError as exc:  # pragma: no cover - exercised only without the extra
     raise ImportError(
         "the helikon command needs the 'cli' extra: pip install 'helikon[cli]'"
     ) from exc
 
+from helikon.cli.common import consoles, drive, fail
+from helikon.cli.eval_cmd import eval_app
+from helikon.cli.mcp_cmd import mcp_app
+from helikon.cli.render import render_events
+from helikon.cli.repl import repl
 from helikon.cli.sidecar import load_sidecar
 from helikon.core.agent import Agent
-from helikon.core.events import (
-    ConversationRepaired,
-    HandoffItem,
-    ReasoningDelta,
-    RunCompleted,
-    RunFailed,
-    TokenDelta,
-    ToolCallDelta,
-    ToolCallItem,
-    ToolOutputItem,
-)
-from helikon.core.items import text_of
 from helikon.errors import ConfigError
 
 __all__ = ["app", "main"]
+
+_drive = drive  # the loop driver (kept under its old name for callers of this module)
 
 app = typer.Typer(
     name="helikon",
@@ -46,6 +39,9 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
+app.add_typer(eval_app, name="eval")
+app.add_typer(mcp_app, name="mcp")
+app.command("repl")(repl)
 
 
 def _version() -> str:
@@ -78,88 +74,8 @@ def _root(
     """Run helikon agents declared in an agents.toml sidecar."""
 
 
-def _short(value: Any, limit: int = 200) -> str:
-    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
 async def _stream(agent: Agent, prompt: str, out: Console, err: Console) -> int:
-    mid_line = False
-    names: dict[str, str] = {}  # call id -> tool name, so parallel results are labelled
-    try:
-        async for ev in agent.stream(prompt):
-            if isinstance(ev, TokenDelta):
-                out.print(ev.text, end="", markup=False, highlight=False, soft_wrap=True)
-                mid_line = True
-                continue
-            if mid_line and not isinstance(ev, ReasoningDelta | ToolCallDelta):
-                out.print()
-                mid_line = False
-            if isinstance(ev, ToolCallItem):
-                names[ev.item.call_id] = ev.item.name
-                args = escape(_short(ev.item.args))
-                out.print(f"[cyan]→ {escape(ev.item.name)}[/cyan]({args})")
-            elif isinstance(ev, ToolOutputItem):
-                text = text_of(ev.item.content)
-                style = "red" if ev.item.is_error else "green"
-                label = names.get(ev.item.call_id, ev.item.call_id)
-                out.print(f"[{style}]← {escape(label)}: {escape(_short(text))}[/{style}]")
-            elif isinstance(ev, HandoffItem):
-                out.print(
-                    f"[magenta]⇢ handoff {escape(ev.from_agent)} → {escape(ev.to_agent)}[/magenta]"
-                )
-            elif isinstance(ev, ConversationRepaired):
-                note = f"! conversation repaired ({ev.repair}): {ev.detail}"
-                err.print(f"[yellow]{escape(note)}[/yellow]")
-            elif isinstance(ev, RunCompleted):
-                u = ev.usage
-                err.print(
-                    f"[dim]usage: {u.input_tokens} input, {u.output_tokens} output, "
-                    f"{u.total_tokens} total tokens[/dim]"
-                )
-                return 0
-            elif isinstance(ev, RunFailed):
-                err.print(f"[red]run failed: {escape(ev.message)}[/red]")
-                return 1
-    except asyncio.CancelledError:  # Ctrl-C: end the partial answer line, say why it stops
-        if mid_line:
-            out.print()
-        err.print("[yellow]interrupted[/yellow]")
-        raise
-    return 1
-
-
-def _exit_interrupted() -> NoReturn:
-    """Flush the output and leave with 130 (SIGINT), not waiting for worker threads."""
-    for stream in (sys.stdout, sys.stderr):
-        with contextlib.suppress(Exception):
-            stream.flush()
-    os._exit(130)
-
-
-def _drive(main: Coroutine[Any, Any, int]) -> int:
-    """Run ``main`` on a new event loop and return its exit code; Ctrl-C exits 130 promptly.
-
-    On the first Ctrl-C asyncio cancels ``main`` and waits until it has finished (so the
-    run's own cleanup, such as a session append, completes), then raises
-    ``KeyboardInterrupt``. A synchronous tool may still be running in a worker thread that
-    Python cannot stop; ``asyncio.run`` and interpreter exit would both wait for it, so the
-    process flushes its output and ends with ``os._exit(130)`` instead. A second Ctrl-C
-    during the cleanup exits the same way at once.
-    """
-    runner = asyncio.Runner()
-    try:
-        code = runner.run(main)
-    except KeyboardInterrupt:
-        _exit_interrupted()
-    except BaseException:
-        runner.close()
-        raise
-    try:
-        runner.close()  # waits for worker threads, e.g. a tool a timeout left running
-    except KeyboardInterrupt:
-        _exit_interrupted()
-    return code
+    return await render_events(agent.stream(prompt), out, err)
 
 
 _EMPTY_INPUT = (
@@ -186,17 +102,14 @@ def run(
     ] = None,
 ) -> None:
     """Run one agent on INPUT, streaming its answer and tool calls."""
-    out = Console(highlight=False, soft_wrap=True)
-    err = Console(stderr=True, highlight=False, soft_wrap=True)
+    out, err = consoles()
     if not input.strip():
-        err.print(f"[red]error:[/red] {escape(_EMPTY_INPUT)}", highlight=False)
-        raise typer.Exit(2)
+        fail(err, _EMPTY_INPUT)
     try:
         built = load_sidecar(agents_toml).build(agent, model_override=model)
     except ConfigError as exc:
-        err.print(f"[red]error:[/red] {escape(str(exc))}", highlight=False)
-        raise typer.Exit(2) from None
-    raise typer.Exit(_drive(_stream(built, input, out, err)))
+        fail(err, str(exc))
+    raise typer.Exit(drive(_stream(built, input, out, err)))
 
 
 def main() -> None:

@@ -13,6 +13,9 @@ Format (paths are relative to the sidecar's directory)::
     [tools.lookup_spending]
     python = "tools:lookup_spending"                     # module:function, a @tool or a function
 
+    [eval]                                               # optional: see helikon.cli.eval_config
+    evaluators = ["exact_match", "tool_trajectory"]
+
 Every problem raises :class:`SidecarError` naming the file, the key and the fix.
 """
 
@@ -27,6 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, overload
 
+from helikon.cli.eval_config import EvalConfig, check_eval
 from helikon.core.agent import Agent
 from helikon.core.model import Model
 from helikon.core.tool import FunctionTool, Tool, tool
@@ -41,10 +45,10 @@ _TOOL_KEYS = {"python", "script", "inline"}
 _MODEL_KEYS = {"mock": {"provider", "script"}, "openai": {"provider", "id", "base_url"}}
 
 
-def _mock(path: Path) -> Model:
+def _mock(path: Path, case: str | None = None) -> Model:
     from helikon.testing.mock import MockModel
 
-    return MockModel.from_script_file(path)
+    return MockModel.from_script_file(path, case=case)
 
 
 class _MissingExtra(ConfigError):
@@ -80,6 +84,8 @@ class Sidecar:
     path: Path
     agents: dict[str, dict[str, Any]]
     tools: dict[str, dict[str, Any]]
+    eval: EvalConfig = field(default_factory=EvalConfig)
+    """The checked ``[eval]`` table (the defaults when the file has none)."""
     _built_tools: dict[str, Tool] = field(default_factory=dict)
 
     def _err(self, key: str, problem: str, fix: str) -> SidecarError:
@@ -90,7 +96,13 @@ class Sidecar:
         """The alphabetically first agent name."""
         return sorted(self.agents)[0]
 
-    def build(self, name: str | None = None, *, model_override: str | None = None) -> Agent:
+    def build(
+        self,
+        name: str | None = None,
+        *,
+        model_override: str | None = None,
+        case: str | None = None,
+    ) -> Agent:
         """Build agent ``name`` (default: the alphabetically first) with its handoffs.
 
         ``model_override`` (``PROVIDER:ID``) replaces the model of every agent the call
@@ -98,6 +110,9 @@ class Sidecar:
         ``mock:script.json`` override plays one script across the handoffs. Every other
         agent of the file is checked too (without creating live provider clients), so a
         broken file fails here whichever agent is chosen.
+
+        ``case`` (an eval case id) makes every ``mock`` model of the built agents play that
+        case's scripts of its script file (``"cases"``), or the ``"default"`` ones.
 
         Raises:
             SidecarError: unknown agent, bad model, bad tool reference, handoff cycle, in
@@ -109,13 +124,15 @@ class Sidecar:
                 f"{self.path}: no agent {name!r}. Fix: use one of {sorted(self.agents)}"
             )
         override = self._override_model(model_override) if model_override is not None else None
-        built = self._build(name, override, ())
+        built = self._build(name, override, (), case)
         for other in sorted(self.agents):
             if other != name:
                 self._check(other, override)
         return built
 
-    def _build(self, name: str, override: Model | None, chain: tuple[str, ...]) -> Agent:
+    def _build(
+        self, name: str, override: Model | None, chain: tuple[str, ...], case: str | None = None
+    ) -> Agent:
         if name in chain:
             raise self._err(
                 f"agents.{chain[-1]}.handoffs",
@@ -125,7 +142,11 @@ class Sidecar:
         spec = self.agents[name]
         key = f"agents.{name}"
         instructions = self._instructions(key, spec.get("instructions"))
-        model = override if override is not None else self._model(f"{key}.model", spec.get("model"))
+        model = (
+            override
+            if override is not None
+            else self._model(f"{key}.model", spec.get("model"), case=case)
+        )
         tools = [self._tool(f"{key}.tools", t) for t in self._names(f"{key}.tools", spec, "tools")]
         handoffs = []
         for h in self._names(f"{key}.handoffs", spec, "handoffs"):
@@ -133,7 +154,7 @@ class Sidecar:
                 raise self._err(
                     f"{key}.handoffs", f"unknown agent {h!r}", "define [agents." + h + "]"
                 )
-            handoffs.append(self._build(h, override, (*chain, name)))
+            handoffs.append(self._build(h, override, (*chain, name), case))
         return Agent(
             name=name,
             model=model,
@@ -171,7 +192,10 @@ class Sidecar:
         return value
 
     def _instructions(self, key: str, value: Any) -> str | None:
-        key = f"{key}.instructions"
+        return self._text_or_file(f"{key}.instructions", value)
+
+    def _text_or_file(self, key: str, value: Any) -> str | None:
+        """A string, or the text of ``{ file = "path" }`` (relative to the sidecar)."""
         if value is None or isinstance(value, str):
             return value
         if isinstance(value, dict) and set(value) == {"file"} and isinstance(value["file"], str):
@@ -185,10 +209,14 @@ class Sidecar:
         raise self._err(key, f"unsupported value {value!r}", 'use a string or { file = "path.md" }')
 
     @overload
-    def _model(self, key: str, value: Any) -> Model: ...
+    def _model(self, key: str, value: Any, *, case: str | None = None) -> Model: ...
     @overload
-    def _model(self, key: str, value: Any, *, live: bool) -> Model | None: ...
-    def _model(self, key: str, value: Any, *, live: bool = True) -> Model | None:
+    def _model(
+        self, key: str, value: Any, *, live: bool, case: str | None = None
+    ) -> Model | None: ...
+    def _model(
+        self, key: str, value: Any, *, live: bool = True, case: str | None = None
+    ) -> Model | None:
         """The model of a ``model = {...}`` table (``None`` for openai when not ``live``)."""
         if not isinstance(value, dict) or "provider" not in value:
             raise self._err(
@@ -217,7 +245,7 @@ class Sidecar:
                 )
             resolved = (self.path.parent / script).resolve()
             try:
-                return _mock(resolved)
+                return _mock(resolved, case)
             except ConfigError as exc:
                 fix = (
                     "correct the script file (its format: docs/guides/testing.md#script-files)"
@@ -386,7 +414,8 @@ def load_sidecar(path: str | Path) -> Sidecar:
     unknown = set(doc) - {"agents", "tools", "eval"}
     if unknown:
         raise SidecarError(
-            f"{p}: unknown top-level keys {sorted(unknown)}. Fix: use [agents.*] and [tools.*]"
+            f"{p}: unknown top-level keys {sorted(unknown)}. "
+            "Fix: use [agents.*], [tools.*] and [eval]"
         )
     agents = doc.get("agents")
     if not isinstance(agents, dict) or not agents:
@@ -404,6 +433,7 @@ def load_sidecar(path: str | Path) -> Sidecar:
         raise SidecarError(f"{p}: tools: must be a table of [tools.NAME]. Fix: [tools.NAME]")
     sc = Sidecar(p, agents, tools)
     _check_handoffs(sc)
+    sc.eval = check_eval(sc, doc.get("eval"))
     return sc
 
 

@@ -1,0 +1,140 @@
+"""``helikon eval run DATASET --agent NAME``: score a sidecar agent on a JSONL dataset."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+
+from helikon.cli.common import DEFAULT_AGENTS, EXIT_FAILED, consoles, drive, fail, load_or_exit
+from helikon.cli.eval_config import build_evaluators
+from helikon.errors import ConfigError
+from helikon.evals import DatasetError, EvalDataset, EvalRun, TraceSinkError
+from helikon.evals.evaluator import Evaluator
+from helikon.evals.sinks.base import TraceSink
+
+__all__ = ["EXIT_TRACE", "eval_app"]
+
+EXIT_TRACE = 3
+"""The run finished (the report is printed) but ``--trace`` could not record it."""
+
+eval_app = typer.Typer(
+    name="eval",
+    help="Evaluate a sidecar agent on a JSONL dataset.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+
+def _trace_sink(err: Console, trace: str) -> TraceSink:
+    kind, sep, target = trace.partition(":")
+    where = f"--trace {trace!r}"
+    if not sep or not target or kind not in ("sqlite", "parquet"):
+        fail(
+            err, f"{where}: expected sqlite:PATH or parquet:DIR. Fix: e.g. --trace sqlite:evals.db"
+        )
+    path = Path(target)
+    if kind == "sqlite":
+        from helikon.evals import SqliteTraceSink
+
+        if not path.parent.is_dir():
+            fail(err, f"{where}: no directory {path.parent}. Fix: create it or pick another path")
+        return SqliteTraceSink(path)
+    from helikon.evals import ParquetTraceSink
+
+    try:
+        return ParquetTraceSink(path)
+    except ImportError as exc:
+        fail(err, f"{where}: {exc}")
+
+
+async def _run(
+    run: EvalRun, *, as_json: bool, fail_under: float | None, trace: str | None, err: Console
+) -> int:
+    sink_error = None
+    try:
+        report = await run.run()
+    except TraceSinkError as exc:
+        report, sink_error = exc.report, str(exc)
+    sys.stdout.write((report.model_dump_json() if as_json else report.render_table()) + "\n")
+    sys.stdout.flush()
+    code = 0 if report.passed() else EXIT_FAILED
+    if fail_under is not None:
+        mean = report.mean_score()
+        if mean is None:
+            err.print(f"no score to compare with --fail-under {fail_under:g}", markup=False)
+            code = EXIT_FAILED
+        elif mean < fail_under:
+            err.print(f"mean score {mean:.3f} is under --fail-under {fail_under:g}", markup=False)
+            code = EXIT_FAILED
+    if sink_error is not None:
+        message = f"--trace {trace!r}: {sink_error}"
+        err.print(f"[red]error:[/red] {escape(message)}", highlight=False)
+        code = EXIT_TRACE
+    return code
+
+
+@eval_app.command("run")
+def eval_run(
+    dataset: Annotated[
+        Path, typer.Argument(metavar="DATASET", help="The JSONL dataset, one case per line.")
+    ],
+    agent: Annotated[str, typer.Option("--agent", help="The sidecar agent to evaluate.")],
+    agents: Annotated[
+        Path, typer.Option("--agents", help="The agents.toml sidecar.")
+    ] = DEFAULT_AGENTS,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Print the report as JSON instead of a table.")
+    ] = False,
+    fail_under: Annotated[
+        float | None,
+        typer.Option(
+            "--fail-under", help="Also fail when the mean score is under F (0 to 1).", metavar="F"
+        ),
+    ] = None,
+    trace: Annotated[
+        str | None,
+        typer.Option(
+            "--trace",
+            help="Record the run: sqlite:PATH (or parquet:DIR, needs pyarrow).",
+            metavar="sqlite:PATH",
+        ),
+    ] = None,
+) -> None:
+    """Run every case on a fresh agent, score it with the sidecar's evaluators, print the report.
+
+    Exit code: 0 every case passed, 1 a case failed or the mean is under --fail-under,
+    2 bad arguments, sidecar or dataset, 3 --trace could not record the run.
+    """
+    _, err = consoles()
+    if fail_under is not None and not 0.0 <= fail_under <= 1.0:
+        fail(err, f"--fail-under {fail_under:g}: must be in [0, 1]. Fix: e.g. --fail-under 0.8")
+    sinks = [_trace_sink(err, trace)] if trace is not None else []
+    sidecar = load_or_exit(err, agents)
+    try:
+        sidecar.build(agent)  # the whole file is checked and the agent can be built
+        evaluators: list[Evaluator] = build_evaluators(sidecar)
+    except ConfigError as exc:
+        fail(err, str(exc))
+    try:
+        cases = EvalDataset.from_jsonl_path(dataset)
+    except DatasetError as exc:
+        fail(err, str(exc))
+    if not len(cases):
+        fail(
+            err,
+            f"{dataset}: no cases. Fix: add one JSON object per line, e.g. "
+            '{"input": "What is 2+2?", "expected": "4"}',
+        )
+    run = EvalRun(
+        dataset=cases,
+        evaluators=evaluators,
+        agent_factory=lambda case: sidecar.build(agent, case=case.id),
+        sinks=sinks,
+    )
+    raise typer.Exit(drive(_run(run, as_json=as_json, fail_under=fail_under, trace=trace, err=err)))
