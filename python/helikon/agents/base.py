@@ -24,7 +24,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol, runtime_checkable
 
-from helikon.core.agent import AgentInput, check_run_args, input_items
+from helikon.core.agent import AgentInput, check_run_args, collect_run, input_items, run_blocking
 from helikon.core.cancel import CancellationToken
 from helikon.core.context import RunConfig, RunContext
 from helikon.core.events import (
@@ -36,7 +36,7 @@ from helikon.core.events import (
     RunStarted,
 )
 from helikon.core.items import AssistantMessage, Item, TextPart, text_of
-from helikon.core.result import RunResult, RunResultStreaming, agent_error_from_dict
+from helikon.core.result import RunResult
 from helikon.core.usage import Usage
 from helikon.errors import (
     AgentError,
@@ -316,13 +316,7 @@ class PatternAgent:
             RunError: the run failed; ``.error`` is the cause.
             ConfigError: a bad argument (as :meth:`Agent.run <helikon.Agent.run>`).
         """
-        check_run_args(f"{type(self).__name__}.run", ctx, run_config)
-        stream = RunResultStreaming(self.stream(input, ctx, run_config=run_config))
-        try:
-            result = await stream.collect()
-        except RunError as exc:
-            raise _with_pattern_error(exc) from None
-        return self.typed_result(result)
+        return await collect_run(self, f"{type(self).__name__}.run", input, ctx, run_config)
 
     def typed_result(self, result: RunResult[Any]) -> RunResult[Any]:
         """``result`` unchanged: a pattern's answer is text (matches ``Agent.typed_result``)."""
@@ -342,25 +336,7 @@ class PatternAgent:
             ConfigError: as :meth:`run`.
             RuntimeError: called from a running event loop.
         """
-        check_run_args(f"{type(self).__name__}.run_sync", ctx, run_config)
-        try:
-            asyncio.get_running_loop()
-        except RuntimeError:
-            pass
-        else:
-            raise RuntimeError(
-                f"{type(self).__name__}.run_sync() cannot run inside an event loop; use await "
-                ".run()"
-            )
-        return asyncio.run(self.run(input, ctx, run_config=run_config))
-
-
-def _with_pattern_error(exc: RunError) -> RunError:
-    """``exc`` with ``.error`` rebuilt from the terminal event (the patterns' kinds too)."""
-    for ev in reversed(exc.events):
-        if isinstance(ev, RunFailed):
-            return RunError(agent_error_from_dict(ev.error), events=exc.events, usage=exc.usage)
-    return exc
+        return run_blocking(self, f"{type(self).__name__}.run_sync", input, ctx, run_config)
 
 
 class StepsPattern(PatternAgent):

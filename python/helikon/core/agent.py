@@ -6,7 +6,7 @@ import asyncio
 import inspect
 import json
 from collections.abc import AsyncIterator, Callable, Iterable, Sequence
-from typing import Any
+from typing import Any, Protocol
 
 import pydantic
 
@@ -33,7 +33,15 @@ from helikon.core.result import RunResult, RunResultStreaming
 from helikon.core.tool import Tool, ToolEffect
 from helikon.errors import AgentOther, ConfigError, RunError
 
-__all__ = ["Agent", "AgentInput", "Instructions", "check_run_args", "input_items"]
+__all__ = [
+    "Agent",
+    "AgentInput",
+    "Instructions",
+    "check_run_args",
+    "collect_run",
+    "input_items",
+    "run_blocking",
+]
 
 Instructions = str | Callable[[RunContext[Any]], str]
 AgentInput = str | UserMessage | Sequence[Item] | Sequence[dict[str, Any]]
@@ -107,6 +115,55 @@ def input_items(input: AgentInput) -> list[Item]:
         f"agent input must be a str, a UserMessage or a list of items, got "
         f"{type(input).__name__}{hint}"
     )
+
+
+class _Runs(Protocol):
+    """What :func:`collect_run` needs: an agent or a pattern."""
+
+    def stream(
+        self, input: AgentInput, ctx: Any = None, *, run_config: Any = None
+    ) -> AsyncIterator[AgentEvent]: ...
+
+    def typed_result(self, result: RunResult[Any]) -> RunResult[Any]: ...
+
+    async def run(
+        self, input: AgentInput, ctx: Any = None, *, run_config: Any = None
+    ) -> RunResult[Any]: ...
+
+
+async def collect_run(
+    agent: _Runs, where: str, input: AgentInput, ctx: Any, run_config: Any
+) -> RunResult[Any]:
+    """``agent.run``'s body, shared by :class:`Agent` and the patterns in ``helikon.agents``:
+    check the arguments, drain ``agent.stream`` and type the result.
+
+    Raises:
+        ConfigError: ``ctx`` or ``run_config`` has the wrong type (``where`` names the call).
+        RunError: the run failed.
+    """
+    check_run_args(where, ctx, run_config)
+    stream = RunResultStreaming(agent.stream(input, ctx, run_config=run_config))
+    return agent.typed_result(await stream.collect())
+
+
+def run_blocking(
+    agent: _Runs, where: str, input: AgentInput, ctx: Any, run_config: Any
+) -> RunResult[Any]:
+    """``agent.run_sync``'s body: ``agent.run`` on a new event loop.
+
+    Raises:
+        RuntimeError: called from a running event loop (``where`` names the call).
+        ConfigError, RunError: as ``agent.run``.
+    """
+    check_run_args(where, ctx, run_config)
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        pass  # no loop running: the normal case
+    else:
+        raise RuntimeError(f"{where}() cannot run inside an event loop; use await agent.run()")
+    # outside the except block, so a failure does not chain the RuntimeError above
+    return asyncio.run(agent.run(input, ctx, run_config=run_config))
 
 
 def check_run_args(where: str, ctx: Any, run_config: Any) -> None:
@@ -425,9 +482,7 @@ class Agent:
                 :class:`RunContext` (pass ``RunContext.ephemeral(deps)``), ``run_config``
                 is not a :class:`RunConfig` (pass ``RunConfig(max_turns=...)``).
         """
-        check_run_args("Agent.run", ctx, run_config)
-        stream = RunResultStreaming(self.stream(input, ctx, run_config=run_config))
-        return self.typed_result(await stream.collect())
+        return await collect_run(self, "Agent.run", input, ctx, run_config)
 
     def typed_result(self, result: RunResult[Any]) -> RunResult[Any]:
         """``result`` with ``final_output`` validated as ``output_type`` (if the agent has one).
@@ -458,14 +513,4 @@ class Agent:
             ConfigError: as :meth:`run`.
             RuntimeError: called from a running event loop (use ``await agent.run``).
         """
-        check_run_args("Agent.run_sync", ctx, run_config)
-        try:
-            asyncio.get_running_loop()
-        except RuntimeError:
-            pass  # no loop running: the normal case
-        else:
-            raise RuntimeError(
-                "Agent.run_sync() cannot run inside an event loop; use await agent.run()"
-            )
-        # outside the except block, so a failure does not chain the RuntimeError above
-        return asyncio.run(self.run(input, ctx, run_config=run_config))
+        return run_blocking(self, "Agent.run_sync", input, ctx, run_config)
