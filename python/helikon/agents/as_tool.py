@@ -21,13 +21,14 @@ permissions. Pass ``effect=`` to gate the call itself.
 from __future__ import annotations
 
 import json
+import re
+import unicodedata
 from dataclasses import replace
 from typing import Any
 
 from helikon.agents.base import Runnable, check_runnable
 from helikon.core.context import RunConfig, RunContext, ToolContext
 from helikon.core.driver import calling_run_context
-from helikon.core.handoff import slug
 from helikon.core.hooks import HookRegistry
 from helikon.core.permissions import Permissions
 from helikon.core.result import RunResultStreaming
@@ -76,7 +77,7 @@ class AgentAsTool:
         self.agent: Runnable = check_runnable("AgentAsTool(agent)", agent)
         tool_name = name if name is not None else self.agent.name
         if not isinstance(tool_name, str) or not _valid_tool_name(tool_name):
-            suggestion = slug(str(tool_name)) or "agent"
+            suggestion = _suggested_name(str(tool_name))
             raise ConfigError(
                 f"AgentAsTool: {tool_name!r} is not a valid tool name ([A-Za-z0-9_-]+); pass "
                 f"name={suggestion!r}"
@@ -184,3 +185,11 @@ class AgentAsTool:
         except RunError as exc:
             raise ToolOther(f"agent {self.agent.name!r} failed: {exc.error}") from None
         return ToolOutput.from_value(result.final_output)
+
+
+def _suggested_name(name: str) -> str:
+    """A valid tool name close to ``name``: accents folded (``über`` -> ``uber``), every other
+    character outside ``[A-Za-z0-9_-]`` replaced by ``_``; ``"agent"`` if nothing is left."""
+    folded = unicodedata.normalize("NFKD", name).encode("ascii", "ignore").decode("ascii")
+    cleaned = re.sub(r"[^A-Za-z0-9_-]+", "_", folded).strip("_")
+    return cleaned[:64] or "agent"

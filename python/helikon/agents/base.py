@@ -361,11 +361,28 @@ class StepsPattern(PatternAgent):
             ``self``, for chaining.
 
         Raises:
-            ConfigError: ``agent`` does not run like an Agent.
+            ConfigError: ``agent`` does not run like an Agent, or a step already writes
+                ``state[agent.name]`` (use :meth:`then_keyed`).
         """
         checked = check_runnable(f"{type(self).__name__}.then(...)", agent)
+        self._check_new_key(checked.name, "then")
         self.steps.append((checked.name, checked))
         return self
+
+    def _check_new_key(self, key: str, method: str) -> None:
+        """Two steps writing one state key would overwrite each other's result silently.
+
+        Raises:
+            ConfigError: a step already writes ``state[key]``.
+        """
+        if any(k == key for k, _ in self.steps):
+            raise ConfigError(
+                f"{type(self).__name__} {self.name!r}: a step already writes state[{key!r}]; "
+                f"give this one its own key: .then_keyed('{key}_2', agent)"
+                if method == "then"
+                else f"{type(self).__name__} {self.name!r}: a step already writes "
+                f"state[{key!r}]; pick another key"
+            )
 
     def then_keyed(self, key: str, agent: Any) -> Any:
         """Add ``agent`` as the next step, its result going to ``state[key]``.
@@ -374,11 +391,13 @@ class StepsPattern(PatternAgent):
             ``self``, for chaining.
 
         Raises:
-            ConfigError: ``key`` is not a non-empty str, or ``agent`` is not an agent.
+            ConfigError: ``key`` is not a non-empty str or is taken by another step, or
+                ``agent`` is not an agent.
         """
         if not isinstance(key, str) or not key:
             raise ConfigError(f"{type(self).__name__}.then_keyed(key, ...) needs a non-empty str")
         checked = check_runnable(f"{type(self).__name__}.then_keyed(...)", agent)
+        self._check_new_key(key, "then_keyed")
         self.steps.append((key, checked))
         return self
 
