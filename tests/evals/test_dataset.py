@@ -64,8 +64,26 @@ def test_from_path_reads_utf8_with_bom(tmp_path: Path) -> None:
     assert (case.id, case.input) == ("case-1", "héllo")
 
 
-def test_empty_text_is_an_empty_dataset() -> None:
-    assert len(EvalDataset.from_jsonl_str("\n\n")) == 0
+@pytest.mark.parametrize("text", ["", "\n\n", "  \r\n\t\n", "\ufeff\n"])
+def test_a_dataset_without_cases_is_refused(text: str) -> None:
+    with pytest.raises(DatasetError) as info:
+        EvalDataset.from_jsonl_str(text, source="ci.jsonl")
+    assert str(info.value) == (
+        "ci.jsonl: no cases. Fix: add one JSON object per line, e.g. "
+        '{"input": "What is 2+2?", "expected": "4"}'
+    )
+    assert (info.value.source, info.value.line, info.value.field) == ("ci.jsonl", None, None)
+
+
+def test_an_empty_file_is_refused_naming_the_file(tmp_path: Path) -> None:
+    path = tmp_path / "support.jsonl"
+    path.write_text("")  # e.g. a truncated download in CI
+    with pytest.raises(DatasetError, match=f"^{path}: no cases. Fix: add one JSON object"):
+        EvalDataset.from_jsonl_path(path)
+
+
+def test_cases_built_in_code_may_be_empty() -> None:
+    assert len(EvalDataset([])) == 0  # EvalRun then reports a run that does not pass
 
 
 @pytest.mark.parametrize(

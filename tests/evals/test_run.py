@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import gc
 import json
+import warnings
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from helikon import Agent
+from helikon.agents import SequentialAgent
+from helikon.core.items import text_of
 from helikon.errors import ConfigError
 from helikon.evals import (
     CaseOutcome,
@@ -23,7 +28,7 @@ from helikon.evals import (
     ToolUseTrajectory,
     TraceSinkError,
 )
-from helikon.testing import Delay, MockModel, Text
+from helikon.testing import Delay, Fail, MockModel, Text, Usage
 
 Factory = Callable[[EvalCase], Agent]
 
@@ -196,7 +201,12 @@ async def test_factory_failures_stay_with_their_case() -> None:
     assert [(c.case.id, c.error) for c in report.cases] == [
         ("ok", None),
         ("bad", "RuntimeError: no agent for you"),
-        ("odd", "ConfigError: agent_factory returned str, not an Agent"),
+        (
+            "odd",
+            "ConfigError: EvalRun(agent_factory=...) returned str: 'not an agent' is not an "
+            "agent; pass an Agent or a pattern from helikon.agents (anything with a name and "
+            "stream(input, ctx, run_config=...))",
+        ),
     ]
 
 
@@ -271,13 +281,38 @@ async def test_sink_failure_keeps_the_report() -> None:
     assert len(info.value.report.cases) == 1
 
 
+class SyncEvaluate:
+    name = "sync"
+
+    def evaluate(self, case: EvalCase, outcome: CaseOutcome) -> Score:
+        return Score.passed()
+
+
 @pytest.mark.parametrize(
     ("kwargs", "message"),
     [
         ({}, "exactly one of agent"),
         ({"agent": "x", "agent_factory": lambda c: c}, "exactly one of agent"),
-        ({"agent": "x"}, r"agent=...\) must be an Agent, got str"),
+        ({"agent": "x"}, r"^EvalRun\(agent=...\): 'x' is not an agent; pass an Agent or a pattern"),
+        ({"agent_factory": "x"}, r"agent_factory=...\) must be a function .* got str$"),
+        ({"agent_factory": lambda c: c, "ctx_factory": 3}, r"ctx_factory=...\) must be a func"),
+        ({"agent_factory": lambda c: c, "runner": object()}, r"runner=...\) has no run_streamed"),
+        ({"agent_factory": lambda c: c, "run_config": {}}, r"must be a RunConfig, got dict$"),
         ({"agent_factory": lambda c: c, "evaluators": [object()]}, r"evaluators\[0\] \(object\)"),
+        (
+            {"agent_factory": lambda c: c, "evaluators": ExactMatch()},
+            r"^EvalRun\(evaluators=...\) must be a list, got ExactMatch; e.g. "
+            r"evaluators=\[ExactMatch\(\)\]$",
+        ),
+        (
+            {"agent_factory": lambda c: c, "evaluators": [ExactMatch]},
+            r"evaluators\[0\] is the class ExactMatch, not an evaluator; pass an instance",
+        ),
+        (
+            {"agent_factory": lambda c: c, "evaluators": [ExactMatch(), SyncEvaluate()]},
+            r"^EvalRun\(evaluators=...\): evaluators\[1\] \(SyncEvaluate, name 'sync'\): "
+            r"evaluate is a plain `def`; the run awaits it, so declare it `async def evaluate",
+        ),
         (
             {"agent_factory": lambda c: c, "evaluators": [ExactMatch(), ExactMatch()]},
             "two evaluators are named 'exact_match'",
@@ -285,9 +320,175 @@ async def test_sink_failure_keeps_the_report() -> None:
         ({"agent_factory": lambda c: c, "concurrency": 0}, "concurrency"),
         ({"agent_factory": lambda c: c, "run_id": "a/b"}, "run_id"),
         ({"agent_factory": lambda c: c, "sinks": [object()]}, r"sinks\[0\]"),
+        ({"agent_factory": lambda c: c, "sinks": "x.db"}, r"sinks=...\) must be a list, got str"),
     ],
 )
 def test_bad_configuration(kwargs: dict[str, Any], message: str) -> None:
     kwargs.setdefault("evaluators", [ExactMatch()])
     with pytest.raises(ConfigError, match=message):
         EvalRun(dataset=[], **kwargs)
+
+
+def _unused(case: EvalCase) -> Agent:
+    raise AssertionError("no case should run")
+
+
+@pytest.mark.parametrize(
+    ("dataset", "message"),
+    [
+        (
+            "support.jsonl",
+            "EvalRun(dataset=...) got the path 'support.jsonl', not a dataset; load it first: "
+            "dataset=EvalDataset.from_jsonl_path('support.jsonl')",
+        ),
+        (
+            Path("d/support.jsonl"),
+            "EvalRun(dataset=...) got the path 'd/support.jsonl', not a dataset; load it first: "
+            "dataset=EvalDataset.from_jsonl_path('d/support.jsonl')",
+        ),
+        (
+            5,
+            "EvalRun(dataset=...) must be an EvalDataset (EvalDataset.from_jsonl_path(path)) or "
+            "a list of EvalCase, got int",
+        ),
+        (
+            {"input": "hi"},
+            "EvalRun(dataset=...) must be an EvalDataset (EvalDataset.from_jsonl_path(path)) or "
+            "a list of EvalCase, got dict",
+        ),
+        (
+            [EvalCase(id="a", input="x"), {"input": "hi"}],
+            "EvalRun(dataset=...): dataset[1] is a dict, not an EvalCase; pass "
+            "EvalDataset.from_jsonl_path(path) or a list of EvalCase(id=..., input=...)",
+        ),
+    ],
+)
+def test_a_dataset_of_the_wrong_type_is_a_config_error(dataset: Any, message: str) -> None:
+    with pytest.raises(ConfigError) as info:
+        EvalRun(dataset=dataset, evaluators=[ExactMatch()], agent_factory=_unused)
+    assert str(info.value) == message
+
+
+def test_a_generator_of_cases_is_a_dataset() -> None:
+    run = EvalRun(
+        dataset=(EvalCase(id=str(i), input="x") for i in range(2)),
+        evaluators=[ExactMatch()],
+        agent_factory=_unused,
+    )
+    assert [c.id for c in run.dataset] == ["0", "1"]
+
+
+async def test_run_sync_inside_an_event_loop_is_a_clear_error() -> None:
+    ds = EvalDataset([EvalCase(id="1", input="a", expected="x")])
+    run = EvalRun(
+        dataset=ds,
+        evaluators=[ExactMatch()],
+        agent_factory=lambda c: Agent(name="a", model=MockModel([[Text("x")]])),
+    )
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with pytest.raises(RuntimeError) as info:
+            run.run_sync()
+        gc.collect()
+    assert str(info.value) == (
+        "EvalRun.run_sync() cannot run inside an event loop; use await EvalRun.run()"
+    )
+    assert info.value.__cause__ is None and info.value.__context__ is None
+    assert [str(w.message) for w in caught] == []  # no "coroutine ... never awaited"
+    assert (await run.run()).passed()
+
+
+async def test_a_run_with_no_case_does_not_pass() -> None:
+    report = await EvalRun(
+        dataset=[], evaluators=[ExactMatch()], agent_factory=_unused, run_id="e"
+    ).run()
+    assert report.cases == []
+    assert not report.passed()
+    assert report.mean_score() is None
+    assert report.render_table().splitlines()[-3:] == [
+        "0/0 cases passed",
+        "no cases were run, so the run does not pass",
+        "exact_match: 0 passed, 0 failed, 0 skipped, 0 errors, mean -",
+    ]
+
+
+WRITER_MODELS: dict[str, MockModel] = {}
+
+
+def _pipeline(case: EvalCase) -> SequentialAgent:
+    """researcher -> writer; the writer's answer is scripted per case."""
+    researcher = Agent(
+        name="researcher",
+        model=MockModel([[Text(f"notes on {case.input}"), Usage(10, 2)]]),
+    )
+    writer_model = MockModel([[Text(str(case.metadata["answer"])), Usage(7, 3)]])
+    writer = Agent(
+        name="writer",
+        model=writer_model,
+        instructions=lambda ctx: f"Brief from: {ctx.state['researcher']}",
+    )
+    WRITER_MODELS[case.id] = writer_model
+    return SequentialAgent("pipe", "research, then write", steps=[researcher, writer])
+
+
+async def test_a_sequential_pattern_is_evaluated_end_to_end() -> None:
+    ds = EvalDataset(
+        [
+            EvalCase(
+                id="ok",
+                input="rates",
+                expected="Rates are up.",
+                metadata={"answer": "Rates are up."},
+            ),
+            EvalCase(
+                id="bad", input="jobs", expected="Jobs are up.", metadata={"answer": "Jobs fell."}
+            ),
+            EvalCase(id="none", input="hi", metadata={"answer": "Hello."}),
+        ]
+    )
+    report = await EvalRun(
+        dataset=ds, evaluators=[ExactMatch(), CrashOnJson()], agent_factory=_pipeline
+    ).run()
+    assert scores(report) == [
+        ("ok", "pass", [("exact_match", "passed", 1.0), ("crashy", "passed", 0.5)]),
+        ("bad", "fail:None", [("exact_match", "failed", 0.0), ("crashy", "passed", 0.5)]),
+        ("none", "pass", [("exact_match", "skipped", 0.0), ("crashy", "passed", 0.5)]),
+    ]
+    assert report.cases[1].results[0].score.detail == (  # type: ignore[union-attr]
+        "expected 'Jobs are up.', got 'Jobs fell.'"
+    )
+    assert not report.passed()
+    assert report.mean_score() == pytest.approx((1.0 + 0.0 + 0.5 * 3) / 5)
+    ok = report.cases[0].outcome
+    assert ok is not None
+    assert (ok.final_response, ok.agent, ok.tool_names) == ("Rates are up.", "writer", [])
+    assert (ok.usage.input_tokens, ok.usage.output_tokens) == (17, 5)  # both steps summed
+    assert [e.type for e in report.cases[0].session_events] == [
+        "user_message",
+        "assistant_message",
+        "assistant_message",
+    ]
+    # the writer really saw the researcher's notes: the pattern ran, not just one agent
+    writer_model = WRITER_MODELS["ok"]
+    system = writer_model.requests[0].messages[0]
+    assert text_of(system.content) == "Brief from: notes on rates"  # type: ignore[union-attr]
+
+
+async def test_a_shared_pattern_agent_and_a_failing_step() -> None:
+    ds = EvalDataset([EvalCase(id="1", input="a", expected="two")])
+    a = Agent(name="a", model=MockModel([[Text("one")]]))
+    b = Agent(name="b", model=MockModel([[Text("two")]]))
+    report = await EvalRun(
+        dataset=ds, evaluators=[ExactMatch()], agent=SequentialAgent("p", steps=[a, b])
+    ).run()
+    assert scores(report) == [("1", "pass", [("exact_match", "passed", 1.0)])]
+    assert report.passed()
+
+    def broken(case: EvalCase) -> SequentialAgent:
+        a = Agent(name="a", model=MockModel([[Text("one")]]))
+        b = Agent(name="b", model=MockModel([[Fail("Unavailable", "model down")]]))
+        return SequentialAgent("p", steps=[a, b])
+
+    report = await EvalRun(dataset=ds, evaluators=[ExactMatch()], agent_factory=broken).run()
+    assert scores(report) == [("1", "fail:model error (Unavailable): model down", [])]
+    assert not report.passed()

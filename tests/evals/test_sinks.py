@@ -227,8 +227,15 @@ async def test_sqlite_holds_several_runs_and_rejects_a_duplicate_id(
     db = tmp_path / "evals.db"
     sink = SqliteTraceSink(db)
     await _run(dataset, factory, sink)
-    with pytest.raises(TraceSinkError, match="SqliteTraceSink: could not record run run-1"):
+    with pytest.raises(TraceSinkError) as info:
         await _run(dataset, factory, sink)
+    assert str(info.value) == (
+        "SqliteTraceSink: could not record run run-1: IntegrityError: run id 'run-1' already "
+        f"exists in {db}; run ids are unique per file: pass another EvalRun(run_id=...) (or "
+        "leave it out for a random one), or use another file"
+    )
+    assert info.value.__cause__ is not None
+    assert info.value.__cause__.__cause__ is None  # no raw UNIQUE-constraint chain
     conn = sqlite3.connect(db)
     assert conn.execute("SELECT count(*) FROM eval_cases").fetchone() == (5,)  # all or nothing
     report = await EvalRun(

@@ -10,6 +10,7 @@ One case per line; blank lines are skipped. A line is a JSON object with these k
 
 ``"expected": null`` is the same as leaving it out. Any other key is an error (a typo such
 as ``expected_tool`` would otherwise silently skip an evaluator), and so is an id used twice.
+A file with no case at all is an error too, so an empty or truncated dataset cannot pass.
 """
 
 from __future__ import annotations
@@ -86,9 +87,10 @@ class EvalDataset:
         """Parse JSONL text (``source`` names it in errors).
 
         Raises:
-            DatasetError: a line is not a JSON object, lacks ``input``, has a field of the
-                wrong type or an unknown key, or reuses an id; the message names the line
-                and the field, and ``.line`` / ``.field`` hold them.
+            DatasetError: the text holds no case (only blank lines), or a line is not a JSON
+                object, lacks ``input``, has a field of the wrong type or an unknown key, or
+                reuses an id; the message names the source, the line and the field, and
+                ``.line`` / ``.field`` hold them.
         """
         cases: list[EvalCase] = []
         first_line: dict[str, int] = {}
@@ -108,6 +110,11 @@ class EvalDataset:
                 )
             first_line[case.id] = number
             cases.append(case)
+        if not cases:
+            # fail closed: an empty or truncated file must not turn a CI gate green
+            raise DatasetError(
+                f"no cases. Fix: add one JSON object per line, e.g. {_EXAMPLE}", source=source
+            )
         return cls(cases)
 
     @classmethod
@@ -115,8 +122,8 @@ class EvalDataset:
         """Read and parse a JSONL file.
 
         Raises:
-            DatasetError: the file cannot be read or is not UTF-8, or a line is invalid
-                (see :meth:`from_jsonl_str`).
+            DatasetError: the file cannot be read, is not UTF-8, holds no case, or a line is
+                invalid (see :meth:`from_jsonl_str`); the message starts with the path.
         """
         p = Path(path)
         try:

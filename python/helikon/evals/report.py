@@ -83,8 +83,10 @@ class EvalReport(BaseModel):
     cases: list[CaseResult]
 
     def passed(self) -> bool:
-        """True iff no case failed (see :class:`CaseResult`)."""
-        return all(c.passed for c in self.cases)
+        """True iff the run has at least one case and no case failed (see
+        :class:`CaseResult`). A run with no case is not passed: an empty dataset must not
+        turn a CI gate green."""
+        return bool(self.cases) and all(c.passed for c in self.cases)
 
     @property
     def failed_cases(self) -> list[CaseResult]:
@@ -151,6 +153,8 @@ class EvalReport(BaseModel):
         failed = len(self.failed_cases)
         lines.append("")
         lines.append(f"{len(self.cases) - failed}/{len(self.cases)} cases passed")
+        if not self.cases:
+            lines.append("no cases were run, so the run does not pass")
         for s in self.summary():
             mean = "-" if s.mean is None else f"{s.mean:.3f}"
             lines.append(

@@ -7,11 +7,12 @@ import inspect
 import re
 import time
 import uuid
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
-from helikon.core.agent import Agent
+from helikon.agents.base import Runnable, check_runnable
 from helikon.core.context import RunConfig, RunContext
 from helikon.core.events import (
     AgentEvent,
@@ -34,8 +35,9 @@ from helikon.sessions import MemorySession
 
 __all__ = ["AgentFactory", "CtxFactory", "EvalRun"]
 
-AgentFactory = Callable[[EvalCase], Agent | Awaitable[Agent]]
-"""Builds a fresh agent for one case (select a per-case MockModel script by ``case.id``)."""
+AgentFactory = Callable[[EvalCase], Runnable | Awaitable[Runnable]]
+"""Builds a fresh agent (an Agent or a pattern from :mod:`helikon.agents`) for one case
+(select a per-case MockModel script by ``case.id``)."""
 CtxFactory = Callable[[EvalCase], RunContext[Any]]
 """Builds the :class:`RunContext` for one case."""
 
@@ -58,13 +60,16 @@ class EvalRun:
     Give either ``agent`` (shared by every case: only for stateless or live agents) or
     ``agent_factory`` (a fresh agent per case; use it whenever the model is a
     :class:`~helikon.testing.MockModel`, which pops scripts and so would depend on the
-    order cases run in).
+    order cases run in). The agent is anything that runs like an Agent: an
+    :class:`~helikon.Agent` or a pattern from :mod:`helikon.agents` (``SequentialAgent``...).
 
     Args:
-        dataset: the cases.
-        evaluators: scorers, with distinct ``name``\\ s.
-        agent: one agent for every case.
-        agent_factory: ``fn(case) -> Agent`` (or an awaitable of one), called per case.
+        dataset: the cases: an :class:`EvalDataset` (load a file with
+            :meth:`EvalDataset.from_jsonl_path`) or a list of :class:`EvalCase`.
+        evaluators: a list of scorers, with distinct ``name``\\ s and ``async def evaluate``.
+        agent: one agent (or pattern) for every case.
+        agent_factory: ``fn(case) -> Agent`` or a pattern (or an awaitable of one), called
+            per case.
         ctx_factory: ``fn(case) -> RunContext`` for runs that need user context.
         runner: anything with the :meth:`helikon.Runner.run_streamed` signature.
         run_config: the runs' :class:`RunConfig` (default: each agent's own).
@@ -73,9 +78,10 @@ class EvalRun:
         run_id: the run's id (letters, digits, ``_.-``); a random hex id by default.
 
     Raises:
-        ConfigError: neither or both of ``agent`` / ``agent_factory``; an evaluator without
-            ``name`` / ``evaluate``; two evaluators with one name; ``concurrency`` < 1; a
-            bad ``run_id``; a sink without ``record``.
+        ConfigError: an argument of the wrong type (e.g. a file path as ``dataset``); neither
+            or both of ``agent`` / ``agent_factory``; an evaluator without ``name`` or an
+            ``async def evaluate``; two evaluators with one name; ``concurrency`` < 1; a bad
+            ``run_id``; a sink without ``record``.
 
     Example:
         >>> from helikon import Agent
@@ -92,9 +98,9 @@ class EvalRun:
     def __init__(
         self,
         *,
-        dataset: EvalDataset | Sequence[EvalCase],
+        dataset: EvalDataset | Iterable[EvalCase],
         evaluators: Sequence[Evaluator],
-        agent: Agent | None = None,
+        agent: Runnable | None = None,
         agent_factory: AgentFactory | None = None,
         ctx_factory: CtxFactory | None = None,
         runner: Any = None,
@@ -103,28 +109,34 @@ class EvalRun:
         sinks: Sequence[TraceSink] = (),
         run_id: str | None = None,
     ) -> None:
-        self.dataset = dataset if isinstance(dataset, EvalDataset) else EvalDataset(dataset)
+        self.dataset = _check_dataset(dataset)
         if (agent is None) == (agent_factory is None):
             raise ConfigError(
                 "EvalRun needs exactly one of agent=... (shared by every case) or "
                 "agent_factory=lambda case: Agent(...) (fresh per case; use it with MockModel)"
             )
-        if agent is not None and not isinstance(agent, Agent):
-            raise ConfigError(f"EvalRun(agent=...) must be an Agent, got {type(agent).__name__}")
+        if agent is not None:
+            check_runnable("EvalRun(agent=...)", agent)
         if agent_factory is not None and not callable(agent_factory):
-            raise ConfigError("EvalRun(agent_factory=...) must be a function fn(case) -> Agent")
-        self.evaluators = list(evaluators)
-        names: set[str] = set()
-        for i, ev in enumerate(self.evaluators):
-            name = getattr(ev, "name", None)
-            if not isinstance(name, str) or not callable(getattr(ev, "evaluate", None)):
-                raise ConfigError(
-                    f"EvalRun(evaluators=...): evaluators[{i}] ({type(ev).__name__}) is not an "
-                    "Evaluator: it needs a str `name` and an async `evaluate(case, outcome)`"
-                )
-            if name in names:
-                raise ConfigError(f"EvalRun(evaluators=...): two evaluators are named {name!r}")
-            names.add(name)
+            raise ConfigError(
+                "EvalRun(agent_factory=...) must be a function fn(case) -> Agent (or a pattern), "
+                f"got {type(agent_factory).__name__}"
+            )
+        if ctx_factory is not None and not callable(ctx_factory):
+            raise ConfigError(
+                "EvalRun(ctx_factory=...) must be a function fn(case) -> RunContext, got "
+                f"{type(ctx_factory).__name__}"
+            )
+        if runner is not None and not callable(getattr(runner, "run_streamed", None)):
+            raise ConfigError(
+                f"EvalRun(runner=...) has no run_streamed(agent, input, ...) method: got "
+                f"{type(runner).__name__}; pass a helikon.Runner (or leave it out)"
+            )
+        if run_config is not None and not isinstance(run_config, RunConfig):
+            raise ConfigError(
+                f"EvalRun(run_config=...) must be a RunConfig, got {type(run_config).__name__}"
+            )
+        self.evaluators = _check_evaluators(evaluators)
         if isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1:
             raise ConfigError(f"EvalRun(concurrency=...) must be an int >= 1, got {concurrency!r}")
         run_id = run_id if run_id is not None else uuid.uuid4().hex
@@ -133,7 +145,7 @@ class EvalRun:
                 f"EvalRun(run_id=...) must be 1-128 letters, digits, '_', '.' or '-', got "
                 f"{run_id!r}"
             )
-        self.sinks = list(sinks)
+        self.sinks = _check_list("sinks", sinks, "sinks=[SqliteTraceSink(path)]")
         for i, sink in enumerate(self.sinks):
             if not callable(getattr(sink, "record", None)):
                 raise ConfigError(
@@ -187,8 +199,19 @@ class EvalRun:
         """:meth:`run` for synchronous code (not from inside an event loop).
 
         Raises:
+            RuntimeError: called from a running event loop (use ``await run.run()``).
             TraceSinkError: as :meth:`run`.
         """
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            pass  # no loop running: the normal case
+        else:
+            raise RuntimeError(
+                "EvalRun.run_sync() cannot run inside an event loop; use await EvalRun.run()"
+            )
+        # outside the except block, so a failure does not chain the RuntimeError above;
+        # the coroutine is only created here, so the error above leaves none unawaited
         return asyncio.run(self.run())
 
     async def _case(self, index: int, case: EvalCase) -> CaseResult:
@@ -244,16 +267,75 @@ class EvalRun:
             session_events=session_events,
         )
 
-    async def _agent_for(self, case: EvalCase) -> Agent:
+    async def _agent_for(self, case: EvalCase) -> Runnable:
         if self._factory is None:
             assert self._agent is not None
             return self._agent
-        made = self._factory(case)
+        made: Any = self._factory(case)
         if inspect.isawaitable(made):
             made = await made
-        if not isinstance(made, Agent):
-            raise ConfigError(f"agent_factory returned {type(made).__name__}, not an Agent")
-        return made
+        return check_runnable(f"EvalRun(agent_factory=...) returned {type(made).__name__}", made)
+
+
+def _check_list(arg: str, value: Any, example: str) -> list[Any]:
+    if isinstance(value, str | bytes | Path | Mapping) or not isinstance(value, Iterable):
+        raise ConfigError(
+            f"EvalRun({arg}=...) must be a list, got {type(value).__name__}; e.g. {example}"
+        )
+    return list(value)
+
+
+def _check_dataset(dataset: Any) -> EvalDataset:
+    if isinstance(dataset, EvalDataset):
+        return dataset
+    if isinstance(dataset, str | Path):
+        raise ConfigError(
+            f"EvalRun(dataset=...) got the path {str(dataset)!r}, not a dataset; load it first: "
+            f"dataset=EvalDataset.from_jsonl_path({str(dataset)!r})"
+        )
+    if isinstance(dataset, bytes | Mapping) or not isinstance(dataset, Iterable):
+        raise ConfigError(
+            f"EvalRun(dataset=...) must be an EvalDataset (EvalDataset.from_jsonl_path(path)) "
+            f"or a list of EvalCase, got {type(dataset).__name__}"
+        )
+    cases = list(dataset)
+    for i, case in enumerate(cases):
+        if not isinstance(case, EvalCase):
+            raise ConfigError(
+                f"EvalRun(dataset=...): dataset[{i}] is a {type(case).__name__}, not an "
+                "EvalCase; pass EvalDataset.from_jsonl_path(path) or a list of "
+                "EvalCase(id=..., input=...)"
+            )
+    return EvalDataset(cases)
+
+
+def _check_evaluators(evaluators: Any) -> list[Evaluator]:
+    checked: list[Evaluator] = _check_list("evaluators", evaluators, "evaluators=[ExactMatch()]")
+    names: set[str] = set()
+    for i, ev in enumerate(checked):
+        where = f"EvalRun(evaluators=...): evaluators[{i}]"
+        if isinstance(ev, type):
+            raise ConfigError(
+                f"{where} is the class {ev.__name__}, not an evaluator; pass an instance: "
+                f"{ev.__name__}(...)"
+            )
+        name = getattr(ev, "name", None)
+        evaluate = getattr(ev, "evaluate", None)
+        if not isinstance(name, str) or not callable(evaluate):
+            raise ConfigError(
+                f"{where} ({type(ev).__name__}) is not an Evaluator: it needs a str `name` "
+                "and an `async def evaluate(self, case, outcome) -> Score`"
+            )
+        if not inspect.iscoroutinefunction(evaluate):
+            raise ConfigError(
+                f"{where} ({type(ev).__name__}, name {name!r}): evaluate is a plain `def`; "
+                "the run awaits it, so declare it `async def evaluate(self, case, outcome) "
+                "-> Score`"
+            )
+        if name in names:
+            raise ConfigError(f"EvalRun(evaluators=...): two evaluators are named {name!r}")
+        names.add(name)
+    return checked
 
 
 async def _evaluate(ev: Evaluator, case: EvalCase, outcome: CaseOutcome) -> EvaluatorResult:

@@ -82,7 +82,8 @@ class SqliteTraceSink:
     ISO-8601 UTC text, JSON values are compact text. ``eval_events`` holds each case's run
     as session events (``event_json`` is exactly what a session backend stores). The schema
     is created on first use (versioned with ``PRAGMA user_version``); one run is written in
-    one transaction, so a failure leaves nothing of it behind. Several runs share one file.
+    one transaction, so a failure leaves nothing of it behind. Several runs share one file;
+    each needs its own ``run_id`` (a reused one is refused, and the file keeps the old run).
 
     Args:
         path: the database file (created if missing).
@@ -95,8 +96,8 @@ class SqliteTraceSink:
         >>> db = os.path.join(tempfile.mkdtemp(), "evals.db")
         >>> EvalRun(dataset=[], evaluators=[ExactMatch()], run_id="r1",
         ...         agent=Agent(name="a", model=MockModel()),
-        ...         sinks=[SqliteTraceSink(db)]).run_sync().passed()
-        True
+        ...         sinks=[SqliteTraceSink(db)]).run_sync().passed()  # no case: not passed
+        False
         >>> sqlite3.connect(db).execute("SELECT run_id, case_count FROM eval_runs").fetchall()
         [('r1', 0)]
     """
@@ -118,7 +119,14 @@ class SqliteTraceSink:
         try:
             _migrate(conn)
             with conn:
-                _insert(conn, "eval_runs", [run_row(report)])
+                try:
+                    _insert(conn, "eval_runs", [run_row(report)])
+                except sqlite3.IntegrityError:
+                    raise sqlite3.IntegrityError(
+                        f"run id {report.run_id!r} already exists in {self.path}; run ids are "
+                        "unique per file: pass another EvalRun(run_id=...) (or leave it out "
+                        "for a random one), or use another file"
+                    ) from None
                 _insert(conn, "eval_cases", case_rows(report))
                 _insert(conn, "eval_scores", score_rows(report))
                 _insert(conn, "eval_events", event_rows(report))
