@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 import os
 import sys
+import time
+from pathlib import Path
 
 import pytest
 
@@ -13,13 +15,22 @@ from helikon.core.tool import ToolEffect
 from helikon.errors import (
     ConfigError,
     InvalidArgs,
+    McpConnectError,
     McpOther,
     McpSpawnError,
     ToolError,
     ToolOther,
 )
 from helikon.mcp import McpServerHandle
-from tests.mcp._support import REPO, bounded, by_name, stdio_handle, timed, tool_ctx
+from tests.mcp._support import (
+    REPO,
+    bounded,
+    by_name,
+    process_gone,
+    stdio_handle,
+    timed,
+    tool_ctx,
+)
 
 
 async def test_connect_lists_every_page_with_prefix_description_and_schema() -> None:
@@ -126,6 +137,59 @@ async def test_tools_before_connect_and_double_connect() -> None:
     async with h:
         with pytest.raises(McpOther, match="already connected"):
             await h.connect()
+    with pytest.raises(McpOther, match=r"handle is closed.*create a new one"):
+        await bounded(h.connect(), 2)
+    async with stdio_handle("tools") as fresh:  # a new handle is how to reconnect
+        assert "echo" in by_name(fresh)
+
+
+_NEVER_ANSWERS = "import time; time.sleep(1000)"
+_IGNORES_SIGTERM = (
+    "import signal, subprocess, sys, time\n"
+    "signal.signal(signal.SIGTERM, signal.SIG_IGN)\n"
+    "child = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(1000)'])\n"
+    "open(sys.argv[1], 'w').write(str(child.pid))\n"
+    "time.sleep(1000)\n"
+)
+
+
+async def test_connect_timeout_bounds_a_server_that_never_answers_and_kills_it() -> None:
+    h = McpServerHandle.stdio(sys.executable, args=["-c", _NEVER_ANSWERS], connect_timeout=2)
+    out, took = await timed(lambda: bounded(h.connect(), 15))
+    assert isinstance(out, McpConnectError), out
+    assert "within connect_timeout=2s" in str(out)
+    assert 1.9 < took < 5
+    assert h.pid is not None and process_gone(h.pid)  # killed and reaped, no zombie
+    with pytest.raises(McpOther, match="handle is closed"):
+        await bounded(h.connect(), 2)
+
+
+async def test_connect_timeout_kills_the_whole_group_even_if_sigterm_is_ignored(
+    tmp_path: Path,
+) -> None:
+    pid_file = tmp_path / "grandchild.pid"
+    h = McpServerHandle.stdio(
+        sys.executable, args=["-c", _IGNORES_SIGTERM, str(pid_file)], connect_timeout=2
+    )
+    out, took = await timed(lambda: bounded(h.connect(), 15))
+    assert isinstance(out, McpConnectError), out
+    assert took < 6  # 2 s, SIGTERM ignored for 1 s, then SIGKILL
+    assert h.pid is not None and process_gone(h.pid)
+    grandchild = int(pid_file.read_text())
+    assert _dead(grandchild)
+
+
+def _dead(pid: int) -> bool:
+    """Gone, or a zombie waiting for its new parent (it was in the killed group)."""
+    stat = Path(f"/proc/{pid}/stat")
+    for _ in range(100):
+        try:
+            if stat.read_text().rsplit(")", 1)[1].split()[0] == "Z":
+                return True
+        except FileNotFoundError:
+            return True
+        time.sleep(0.02)
+    return False
 
 
 def test_bad_arguments_are_config_errors() -> None:

@@ -24,7 +24,12 @@ def test_vector_mcp_server_tool_name(case: dict[str, Any]) -> None:
 
 
 def test_empty_agent_name_serves_as_agent() -> None:
-    assert server_tool_name("") == "agent"
+    assert server_tool_name("") == "agent"  # unreachable from McpAgentServer: names are non-empty
+
+
+def test_a_name_without_allowed_characters_becomes_underscores() -> None:
+    assert server_tool_name("日本") == "__"
+    assert server_tool_name("🙂 bot") == "__bot"
 
 
 @pytest.mark.parametrize(

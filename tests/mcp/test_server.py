@@ -10,6 +10,7 @@ from contextlib import asynccontextmanager
 import pytest
 
 from helikon import Agent
+from helikon.agents import SequentialAgent
 from helikon.core.cancel import CancellationToken
 from helikon.core.context import RunContext
 from helikon.core.events import ToolOutputItem
@@ -125,8 +126,8 @@ def test_ctx_factory_value_becomes_user_ctx() -> None:
         Agent(name="a", model=MockModel([[Text("x")]])), ctx_factory=lambda: {"u": 1}
     )
     assert server._new_ctx().user_ctx == {"u": 1}
-    with pytest.raises(ConfigError):
-        McpAgentServer("not an agent")  # type: ignore[arg-type]
+    with pytest.raises(ConfigError, match=r"McpAgentServer\(agent=...\): 'x' is not an agent"):
+        McpAgentServer("x")  # type: ignore[arg-type]
 
 
 async def test_bind_failure_is_mcp_bind_error() -> None:
@@ -141,3 +142,60 @@ async def test_bind_failure_is_mcp_bind_error() -> None:
 def test_asgi_app_serves_mcp_path() -> None:
     app = build().streamable_http_app(path="/agent")
     assert [getattr(r, "path", None) for r in app.routes] == ["/agent"]
+
+
+async def _start(server: McpAgentServer) -> asyncio.Task[None]:
+    task = asyncio.create_task(server.serve_streamable_http("127.0.0.1", 0))
+    for _ in range(500):
+        if server.port is not None:
+            return task
+        await asyncio.sleep(0.01)
+    raise AssertionError("the server never listened")
+
+
+async def test_cancelled_serve_stops_cleanly_and_the_loop_serves_again() -> None:
+    first = build()
+    task = await _start(first)
+    port = first.port
+    async with McpServerHandle.streamable_http(f"http://127.0.0.1:{port}/mcp") as h:
+        assert [t.name for t in h.tools()] == ["triage_helper"]
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await bounded(task, 15)
+    with pytest.raises(ConnectionRefusedError):  # the listener is really closed
+        await bounded(asyncio.open_connection("127.0.0.1", port), 5)
+    for _ in range(2):  # serve -> cancel -> serve again, twice over on the same loop
+        again = build()
+        async with _http_server(again) as url:
+            handle = McpServerHandle.streamable_http(url, connect_timeout=5)
+            async with handle as h:
+                await _client_agent_round_trip_prefixless(h)
+        task = await _start(build())
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await bounded(task, 15)
+
+
+async def _client_agent_round_trip_prefixless(handle: McpServerHandle) -> None:
+    tool = handle.tools()[0]
+    out = await bounded(tool.invoke(tool_ctx(), {"input": "hi"}), 10)
+    assert out.content[0].text == REPLY  # type: ignore[union-attr]
+
+
+async def test_a_multi_agent_pattern_is_served_over_http() -> None:
+    first = Agent(name="draft", model=MockModel([[Text("a draft")]]))
+    second = Agent(name="polish", model=MockModel([[Text("the polished answer")]]))
+    pipe = SequentialAgent("write pipeline", "Drafts, then polishes.", steps=[first, second])
+    server = McpAgentServer(pipe)
+    assert server.tool_name == "write_pipeline"
+    async with (
+        _http_server(server) as url,
+        McpServerHandle.streamable_http(url, connect_timeout=5) as h,
+    ):
+        (tool,) = h.tools()
+        assert (tool.name, tool.description) == ("write_pipeline", "Drafts, then polishes.")
+        out = await bounded(tool.invoke(tool_ctx(), {"input": "write"}), 10)
+        assert out.content[0].text == "the polished answer"  # type: ignore[union-attr]
+        # the one-turn mock models ran out: each step ran exactly once per call
+        with pytest.raises(ToolOther, match=r"agent 'write pipeline' failed.*exhausted"):
+            await bounded(tool.invoke(tool_ctx(), {"input": "write"}), 10)

@@ -17,10 +17,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import os
+import signal
+import sys
 from collections.abc import Callable
 from contextlib import AbstractAsyncContextManager, AsyncExitStack
 from typing import Any
 
+import anyio
 import mcp_types as types
 from mcp.client._transport import TransportStreams
 from mcp.client.session import ClientSession
@@ -46,6 +50,7 @@ _MAX_PAGES = 1000  # a server whose cursor never ends cannot hang connect
 _EXIT_POLL = 0.05
 _EXIT_WAIT = 1.0  # how long a closed pipe may precede the exit status
 _CLOSE_TIMEOUT = 10.0  # the package's own stdio shutdown needs at most ~6.5 s
+_KILL_GRACE = 1.0  # after a connect timeout: SIGTERM, this long, then SIGKILL
 
 
 def _client_info() -> types.Implementation:
@@ -90,6 +95,7 @@ class Connection:
         self._dead = asyncio.Event()
         self._dead_reason: str | None = None
         self._owner: asyncio.Task[None] | None = None
+        self._scope: anyio.CancelScope | None = None
 
     # ------------------------------------------------------------------ lifetime
 
@@ -103,8 +109,18 @@ class Connection:
         """Why the connection is unusable (closed, server exited), or ``None`` while live."""
         return self._dead_reason
 
+    @property
+    def started(self) -> bool:
+        """:meth:`start` has run (whatever its outcome); a connection starts only once."""
+        return self._owner is not None
+
     async def start(self, timeout: float) -> list[types.Tool]:
         """Connect, ``initialize`` and list every tool; within ``timeout`` seconds.
+
+        ``timeout`` bounds the whole connect: spawn, ``initialize`` and every
+        ``tools/list`` page. When it passes, the stdio server's process group is killed
+        (SIGTERM, then SIGKILL after :data:`_KILL_GRACE`) and reaped, and the transport is
+        closed, before the error is raised.
 
         Raises:
             McpSpawnError: the stdio command could not be started.
@@ -117,13 +133,42 @@ class Connection:
         try:
             return await asyncio.wait_for(asyncio.shield(ready), timeout)
         except TimeoutError:
-            await self.close()
+            ready.cancel()  # the owner must not report a late outcome nobody reads
+            await self._abort()
             raise McpConnectError(
-                f"MCP server {self.label}: no answer to initialize/tools/list within {timeout:g}s"
+                f"MCP server {self.label}: no answer to initialize/tools/list within "
+                f"connect_timeout={timeout:g}s; the server was stopped"
             ) from None
         except BaseException:
-            await self.close()
+            if not ready.done():
+                ready.cancel()
+            await self._abort()
             raise
+
+    async def _abort(self) -> None:
+        """Stop a connect that will not finish: kill the server, then unwind the owner."""
+        self._mark_dead("the connection is closed")
+        self._closing.set()
+        await self._kill_process()
+        scope = self._scope
+        if scope is not None:
+            scope.cancel()  # an anyio cancel: the transport's shielded shutdown still runs
+        await self.close()
+
+    async def _kill_process(self) -> None:
+        """SIGTERM the stdio server's process group, SIGKILL it after a grace; bounded."""
+        proc = self._process
+        if proc is None or proc.returncode is not None or sys.platform == "win32":
+            return
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGTERM, signal.SIGKILL):
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(int(proc.pid), sig)  # the pid is the group id (start_new_session)
+            deadline = loop.time() + _KILL_GRACE
+            while proc.returncode is None and loop.time() < deadline:
+                await asyncio.sleep(0.01)
+            if proc.returncode is not None:
+                return
 
     async def close(self) -> None:
         """End the session and stop the server; bounded, idempotent."""
@@ -135,9 +180,14 @@ class Connection:
         try:
             await asyncio.wait_for(asyncio.shield(owner), _CLOSE_TIMEOUT)
         except TimeoutError:
-            owner.cancel()
+            if self._scope is not None:
+                self._scope.cancel()
             with contextlib.suppress(BaseException):
-                await asyncio.wait_for(owner, 2.0)
+                await asyncio.wait_for(asyncio.shield(owner), 2.0)
+            if not owner.done():
+                owner.cancel()
+                with contextlib.suppress(BaseException):
+                    await asyncio.wait_for(owner, 2.0)
 
     def _mark_dead(self, reason: str) -> None:
         if self._dead_reason is None:
@@ -147,25 +197,30 @@ class Connection:
     async def _own(self, ready: asyncio.Future[list[types.Tool]]) -> None:
         failure: McpError | None = None
         try:
-            async with AsyncExitStack() as stack:
-                with _process.capture_spawns() as spawned:
-                    try:
-                        read, write = await stack.enter_async_context(self._open())
-                    except OSError as exc:
-                        failure = self._spawn_failure(exc)
-                if spawned:
-                    self._process = spawned[0]
-                    _process.track(self._process)
-                if failure is None:
-                    session = ClientSession(read, write, client_info=_client_info())
-                    await stack.enter_async_context(session)
-                    failure = await self._handshake(session, ready)
-                if failure is None:
-                    await self._serve_until_done()
+            # An anyio scope, so that _abort can interrupt a stuck handshake while the
+            # transport's own (shielded) shutdown still runs when the stack unwinds.
+            with anyio.CancelScope() as scope:
+                self._scope = scope
+                async with AsyncExitStack() as stack:
+                    with _process.capture_spawns() as spawned:
+                        try:
+                            read, write = await stack.enter_async_context(self._open())
+                        except OSError as exc:
+                            failure = self._spawn_failure(exc)
+                    if spawned:
+                        self._process = spawned[0]
+                        _process.track(self._process)
+                    if failure is None:
+                        session = ClientSession(read, write, client_info=_client_info())
+                        await stack.enter_async_context(session)
+                        failure = await self._handshake(session, ready)
+                    if failure is None:
+                        await self._serve_until_done()
         except Exception as exc:  # a transport task failed (ExceptionGroup, ...)
             kind = McpOther if ready.done() else McpConnectError
             failure = failure or kind(f"MCP server {self.label}: {_leaf(exc)}")
         finally:
+            self._scope = None
             self._mark_dead(self._exit_reason() or "the connection is closed")
             self._session = None
             if self._process is not None and self._process.returncode is not None:
@@ -207,6 +262,8 @@ class Connection:
             return McpServiceError(
                 f"MCP server {self.label}: tools/list failed: {self._describe(exc, 'tools/list')}"
             )
+        if ready.done():  # connect gave up meanwhile
+            return McpConnectError(f"MCP server {self.label}: connect was abandoned")
         self._session = session
         ready.set_result(tools)
         return None

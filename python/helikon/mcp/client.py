@@ -158,10 +158,20 @@ class McpServerHandle:
             McpConnectError: the transport or handshake failed or took longer than
                 ``connect_timeout``.
             McpServiceError: ``tools/list`` failed.
-            McpOther: the handle was already connected.
+            McpOther: the handle is connected, or it was connected once (a handle connects
+                only once: after :meth:`close`, a failed connect or the server's exit,
+                build a new handle; tools taken from the old one stay unavailable).
         """
-        if self._remote is not None:
-            raise McpOther(f"MCP server {self._connection.label}: already connected")
+        label = self._connection.label
+        if self._connection.started:
+            ended = self._connection.dead_reason
+            if ended is None:
+                raise McpOther(f"MCP server {label}: already connected")
+            raise McpOther(
+                f"MCP server {label}: this handle is closed ({ended}); a handle connects "
+                "only once, so create a new one (McpServerHandle.stdio(...) or "
+                ".streamable_http(...)) to reconnect"
+            )
         self._remote = await self._connection.start(self.connect_timeout)
         self._tools = self._build_tools(self._remote)
         return self

@@ -1,4 +1,4 @@
-""":class:`McpAgentServer`: one helikon agent served as one MCP tool.
+""":class:`McpAgentServer`: one helikon agent (or multi-agent pattern) served as one MCP tool.
 
 Built on the ``mcp`` package's low-level ``Server``: ``tools/list`` answers the single tool,
 ``tools/call`` runs the agent. Transports are the package's: ``stdio_server`` for stdio,
@@ -19,8 +19,9 @@ from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
 from starlette.applications import Starlette
 
-from helikon.core.agent import Agent
+from helikon.agents.base import Runnable, check_runnable
 from helikon.core.context import RunConfig, RunContext
+from helikon.core.result import RunResult, RunResultStreaming
 from helikon.core.tool import ToolOutput
 from helikon.errors import ConfigError, McpBindError, McpServeError, RunError, RunTimeout
 from helikon.mcp._naming import server_tool_name
@@ -29,6 +30,7 @@ __all__ = ["McpAgentServer"]
 
 _TIMEOUT_GRACE = 5.0  # the driver enforces RunConfig.timeout; this backstop never should
 _CANCEL_WAIT = 5.0  # how long a cancelled run may take to wind down
+_STOP_GRACE = 5.0  # a cancelled serve: graceful uvicorn shutdown, then forced
 
 
 def _error(text: str) -> types.CallToolResult:
@@ -39,25 +41,31 @@ class McpAgentServer:
     """Serve ``agent`` as one MCP tool that takes ``{"input": string}`` and returns the
     agent's final text.
 
-    The tool is named after the agent (each character outside ``[A-Za-z0-9_-]`` becomes
-    ``_``; an empty name becomes ``agent``) and described by ``agent.description``.
+    ``agent`` is an :class:`~helikon.Agent` or anything that runs like one (a
+    :class:`~helikon.agents.base.Runnable`: every pattern in :mod:`helikon.agents`, such as
+    ``SequentialAgent``); all run the same way, through ``run`` (or ``stream``).
+
+    The tool is named after the agent: each character outside ``[A-Za-z0-9_-]`` becomes one
+    ``_`` (``"triage helper"`` -> ``triage_helper``, ``"日本"`` -> ``__``). It is described by
+    ``agent.description``.
 
     Args:
-        agent: the agent to serve.
+        agent: the agent or pattern to serve.
         ctx_factory: called once per tool call for that run's context: return a
             :class:`~helikon.RunContext` (permissions, hooks, ...) or any other value, used
             as the ``user_ctx`` of a fresh ``RunContext``. ``None``: ``RunContext.ephemeral()``.
         name: the server name reported at ``initialize`` (default: the agent's name).
         version: the server version reported at ``initialize``.
         instructions: optional MCP instructions for the client.
-        run_config: the :class:`~helikon.RunConfig` of each run (default: the agent's).
+        run_config: the :class:`~helikon.RunConfig` of each run (default: the agent's own,
+            or a default ``RunConfig`` for a runnable without one).
             Its ``timeout`` ends a call with an MCP error result instead of hanging.
 
     A failed run (timeout, max turns, a model error) is an MCP error result (``isError``)
     whose text says why. A client cancelling the request, or disconnecting, cancels the run.
 
     Raises:
-        ConfigError: ``agent`` is not an Agent, or a bad argument.
+        ConfigError: ``agent`` does not run like an Agent, or a bad argument.
 
     Example:
         >>> from helikon import Agent
@@ -70,7 +78,7 @@ class McpAgentServer:
 
     def __init__(
         self,
-        agent: Agent,
+        agent: Runnable,
         *,
         ctx_factory: Callable[[], Any] | None = None,
         name: str | None = None,
@@ -78,8 +86,7 @@ class McpAgentServer:
         instructions: str | None = None,
         run_config: RunConfig | None = None,
     ) -> None:
-        if not isinstance(agent, Agent):
-            raise ConfigError(f"McpAgentServer(agent=...) must be an Agent, got {agent!r}")
+        check_runnable("McpAgentServer(agent=...)", agent)
         if ctx_factory is not None and not callable(ctx_factory):
             raise ConfigError("McpAgentServer(ctx_factory=...) must be a function fn() -> ctx")
         if run_config is not None and not isinstance(run_config, RunConfig):
@@ -89,7 +96,10 @@ class McpAgentServer:
             )
         self.agent = agent
         self.tool_name = server_tool_name(agent.name)
-        self.run_config = run_config or agent.run_config
+        own = getattr(agent, "run_config", None)
+        self.run_config = run_config or (own if isinstance(own, RunConfig) else RunConfig())
+        """The effective run config (its ``timeout`` bounds each call)."""
+        self._run_config = run_config  # None: the agent applies its own, as in agent.run()
         self.port: int | None = None
         """The bound port once :meth:`serve_streamable_http` listens (useful with port 0)."""
         self._ctx_factory = ctx_factory
@@ -144,7 +154,7 @@ class McpAgentServer:
         disconnect) cancels the run and waits (bounded) for it to wind down.
         """
         ctx = self._new_ctx()
-        run = asyncio.ensure_future(self.agent.run(input, ctx, run_config=self.run_config))
+        run = asyncio.ensure_future(self._run(input, ctx))
         timeout = self.run_config.timeout
         try:
             if timeout is None:
@@ -168,6 +178,15 @@ class McpAgentServer:
         out = result.final_output
         text = out if isinstance(out, str) else ToolOutput.from_value(out).content[0].text  # type: ignore[union-attr]
         return types.CallToolResult(content=[types.TextContent(type="text", text=text)])
+
+    async def _run(self, input: str, ctx: RunContext[Any]) -> RunResult[Any]:
+        """``agent.run`` when it has one (typed output); else its drained ``stream``."""
+        run = getattr(self.agent, "run", None)
+        if callable(run):
+            result: RunResult[Any] = await run(input, ctx, run_config=self._run_config)
+            return result
+        events = self.agent.stream(input, ctx, run_config=self._run_config)
+        return await RunResultStreaming(events).collect()
 
     # ------------------------------------------------------------------ transports
 
@@ -219,19 +238,28 @@ class McpAgentServer:
         self.port = int(sock.getsockname()[1])
         app = self.streamable_http_app(path=path, host=host)
         config = uvicorn.Config(app, log_level="warning", lifespan="on")
-        self._uvicorn = uvicorn.Server(config)
+        server = uvicorn.Server(config)
+        self._uvicorn = server
+        serving = asyncio.ensure_future(server.serve(sockets=[sock]))
         try:
-            await self._uvicorn.serve(sockets=[sock])
-        except (asyncio.CancelledError, KeyboardInterrupt):
+            await asyncio.shield(serving)
+        except asyncio.CancelledError:
+            await _stop_uvicorn(server, serving)
+            raise
+        except KeyboardInterrupt:
             raise
         except BaseException as exc:
             raise McpServeError(f"serving {self.tool_name!r} over HTTP failed: {exc}") from exc
         finally:
-            sock.close()
+            _close_listener(sock)
             self._uvicorn = None
 
     def shutdown(self) -> None:
-        """Ask :meth:`serve_streamable_http` to stop (it returns once connections close)."""
+        """Ask :meth:`serve_streamable_http` to stop (it returns once connections close).
+
+        Cancelling the serving task also stops it cleanly: uvicorn is shut down (listener
+        closed, connections asked to close, forced after a few seconds) before the
+        cancellation propagates, so a later server on the same event loop works."""
         if self._uvicorn is not None:
             self._uvicorn.should_exit = True
 
@@ -246,3 +274,36 @@ async def _wind_down(run: asyncio.Future[Any]) -> None:
         await run
     if not run.done():
         run.cancel()
+
+
+async def _stop_uvicorn(server: Any, serving: asyncio.Future[None]) -> None:
+    """Shut a cancelled serve down through uvicorn itself (bounded, cancellation-proof)."""
+    server.should_exit = True
+    for force in (False, True):
+        if force:
+            server.force_exit = True  # stop waiting for open connections
+        with contextlib.suppress(BaseException):
+            await asyncio.wait({serving}, timeout=_STOP_GRACE)
+        if serving.done():
+            break
+    if not serving.done():
+        serving.cancel()
+        with contextlib.suppress(BaseException):
+            await asyncio.wait({serving}, timeout=_STOP_GRACE)
+    for listener in getattr(server, "servers", []):
+        listener.close()  # idempotent; unregisters the socket from the loop first
+    if serving.done() and not serving.cancelled():
+        serving.exception()  # retrieved: the caller sees its own cancellation
+
+
+def _close_listener(sock: socket.socket) -> None:
+    """Close ``sock`` unless uvicorn already did, unregistering it from the loop first.
+
+    Closing a socket the loop still watches lets the next socket reuse the descriptor
+    while the stale registration swallows its connections.
+    """
+    if sock.fileno() == -1:
+        return
+    with contextlib.suppress(Exception):
+        asyncio.get_running_loop().remove_reader(sock.fileno())
+    sock.close()
