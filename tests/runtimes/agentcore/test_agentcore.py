@@ -16,8 +16,10 @@ import pytest
 import uvicorn
 
 from helikon import Agent, tool
+from helikon.agents import SequentialAgent
 from helikon.core.cancel import CancellationToken
 from helikon.core.context import ToolContext
+from helikon.errors import ConfigError
 from helikon.runtimes.agentcore import SESSION_HEADER, AgentCoreServer, mcp_app
 from helikon.sessions import MemorySession
 from helikon.testing import Call, Delay, Fail, MockModel, Text, Usage
@@ -234,3 +236,68 @@ async def test_mcp_mode_serves_the_agent_as_one_stateless_tool() -> None:
             out = await asyncio.wait_for(only.invoke(ctx, {"input": "hi"}), BOUND)
     assert only.name == "helper"
     assert [p.text for p in out.content] == ["from agentcore"]  # type: ignore[union-attr]
+
+
+async def _started(server: AgentCoreServer, task: asyncio.Task[None]) -> str:
+    """The base URL of ``server.serve(..., port=0)`` once uvicorn listens."""
+    deadline = time.monotonic() + BOUND
+    while server._uvicorn is None or not server._uvicorn.started:
+        assert time.monotonic() < deadline, "uvicorn did not start"
+        if task.done():
+            task.result()
+        await asyncio.sleep(0.02)
+    port = server._uvicorn.servers[0].sockets[0].getsockname()[1]
+    return f"http://127.0.0.1:{port}"
+
+
+async def _cancel(task: asyncio.Task[None]) -> None:
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await asyncio.wait_for(task, BOUND)
+
+
+async def test_cancelled_serve_closes_its_socket_and_the_next_server_answers() -> None:
+    def make() -> AgentCoreServer:
+        return AgentCoreServer(Agent(name="a", model=MockModel([[Text("hi")]])))
+
+    first = make()
+    task = asyncio.create_task(first.serve("127.0.0.1", 0))
+    url = await _started(first, task)
+    async with httpx.AsyncClient(timeout=BOUND) as http:
+        assert (await http.get(f"{url}/ping")).status_code == 200
+        with pytest.raises(ConfigError, match="already serving"):
+            await asyncio.wait_for(first.serve("127.0.0.1", 0), BOUND)
+        await _cancel(task)
+        with pytest.raises(httpx.ConnectError):
+            await http.get(f"{url}/ping")
+        for _ in range(2):
+            server = make()
+            task = asyncio.create_task(server.serve("127.0.0.1", 0))
+            url = await _started(server, task)
+            r = await http.post(f"{url}/invocations", json={"prompt": "x"}, timeout=5)
+            assert r.json()["output"] == "hi"
+            await _cancel(task)
+
+
+async def test_a_pattern_is_served() -> None:
+    pipe = SequentialAgent(
+        "pipe",
+        steps=[
+            Agent(name="draft", model=MockModel([[Text("draft")]])),
+            Agent(name="polish", model=MockModel([[Text("polished")]])),
+        ],
+    )
+    server = AgentCoreServer(pipe)
+    assert server.run_config is None  # the steps keep their own run configs
+    async with serving(server.app()) as url, httpx.AsyncClient(base_url=url) as http:
+        r = await http.post("/invocations", json={"prompt": "go"}, timeout=BOUND)
+    assert r.status_code == 200, r.text
+    assert r.json()["output"] == "polished"
+
+
+async def test_text_that_is_not_unicode_is_400() -> None:
+    server = AgentCoreServer(Agent(name="a", model=MockModel([[Text("hi")]])))
+    async with serving(server.app()) as url, httpx.AsyncClient(base_url=url) as http:
+        r = await http.post("/invocations", content=b'{"prompt": "\\ud800"}', timeout=BOUND)
+    assert r.status_code == 400
+    assert "not valid Unicode" in r.json()["error"]["message"]

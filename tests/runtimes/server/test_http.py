@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import re
 import time
 import uuid
 from collections.abc import Iterator, Sequence
@@ -13,6 +14,7 @@ from starlette.requests import HTTPConnection
 from starlette.testclient import TestClient
 
 from helikon import Agent, CancellationToken, RunContext
+from helikon.agents import SequentialAgent
 from helikon.errors import ConfigError, SessionUnavailable
 from helikon.runtimes.server import (
     AgentServer,
@@ -21,6 +23,7 @@ from helikon.runtimes.server import (
     ServerConfig,
     ServerError,
 )
+from helikon.runtimes.server.sessions import session_id_header
 from helikon.sessions import MemorySession, SequenceId, Session, SessionEvent
 from helikon.testing import MockModel, Text
 
@@ -97,7 +100,22 @@ def test_unknown_agent_is_404_naming_the_known_agents(calc: TestClient) -> None:
     [
         (b"{not json", None, "not valid JSON"),
         (b"[1, 2]", None, "must be a JSON object, got list"),
-        (b'{"prompt": "x"}', "input", "needs 'input' or 'messages' (got keys: 'prompt')"),
+        (b"{}", "input", "needs 'input' or 'messages' (got no keys)"),
+        (
+            b'{"prompt": "x"}',
+            "prompt",
+            "unknown key 'prompt' in the request body; allowed keys: 'input', 'messages'",
+        ),
+        (b'{"input": "x", "extra": 1}', "extra", "unknown key 'extra'"),
+        (b'{"input": ""}', "input", "'input' is empty or only whitespace"),
+        (b'{"input": " \\n "}', "input", "'input' is empty or only whitespace"),
+        (b'{"input": "a\\ud800"}', "input", "'input' is not valid Unicode text"),
+        (
+            b'{"messages": [{"type": "user_message", "content": [{"type": "text", '
+            b'"text": "\\udfff"}]}]}',
+            "messages[0].content[0].text",
+            "messages[0].content[0].text is not valid Unicode text",
+        ),
         (b'{"input": 3}', "input", "'input' must be a string, got number"),
         (b'{"input": "x", "messages": []}', "messages", "either 'input' or 'messages'"),
         (b'{"messages": []}', "messages", "non-empty list of items, got array"),
@@ -201,6 +219,62 @@ def test_session_id_shares_history_and_no_header_stores_nothing() -> None:
 def test_session_id_header_too_long_is_400(calc: TestClient) -> None:
     r = calc.post("/agents/calc/runs", json={"input": "x"}, headers={"X-Session-Id": "s" * 257})
     assert r.status_code == 400 and r.json()["field"] == "X-Session-Id"
+
+
+def test_session_id_header_is_read_as_utf8() -> None:
+    sessions = MemorySessions()
+    with client(AgentServer([calc_agent(2)], session_factory=sessions)) as c:
+        r = c.post(
+            "/agents/calc/runs", json={"input": "x"}, headers={"X-Session-Id": "héllo".encode()}
+        )
+        assert r.status_code == 200 and r.json()["session_id"] == "héllo"
+    assert list(sessions.sessions) == ["héllo"]
+    # Starlette hands header bytes over decoded as latin-1: b"a\xff" arrives as "a\xff"
+    assert session_id_header({"x-session-id": "h\xc3\xa9llo"}) == "héllo"
+    with pytest.raises(ServerError, match="X-Session-Id must be UTF-8 text") as bad:
+        session_id_header({"x-session-id": "a\xff"})
+    assert (bad.value.status, bad.value.body()["field"]) == (400, "X-Session-Id")
+
+
+def test_text_that_is_not_unicode_is_refused_and_nothing_is_recorded() -> None:
+    sessions = MemorySessions()
+    with client(AgentServer([calc_agent()], session_factory=sessions)) as c:
+        r = c.post(
+            "/agents/calc/runs",
+            content=b'{"input": "\\ud800"}',
+            headers={"X-Session-Id": "sur"},
+        )
+    assert r.status_code == 400 and r.json()["field"] == "input"
+    assert sessions.sessions == {}  # refused before any session was opened
+
+
+def test_a_pattern_is_served_end_to_end() -> None:
+    first = Agent(name="draft", model=MockModel([[Text("draft")]]))
+    second = Agent(name="polish", model=MockModel([[Text("polished")]]))
+    pipe = SequentialAgent("pipe", "drafts, then polishes", steps=[first, second])
+    sessions = MemorySessions()
+    server = AgentServer([pipe], session_factory=sessions, config=ServerConfig(run_timeout=5))
+    assert server.agents == {"pipe": pipe}
+    with client(server) as c:
+        r = c.post("/agents/pipe/runs", json={"input": "go"}, headers={"X-Session-Id": "p"})
+    body = r.json()
+    assert r.status_code == 200, body
+    assert (body["agent"], body["status"], body["output"]) == ("pipe", "completed", "polished")
+    types = types_of(body["events"])
+    assert types[0] == "run_started" and types[-1] == "run_completed"
+    assert [e["agent"] for e in body["events"] if e["type"] == "agent_updated"] == [
+        "draft",
+        "polish",
+    ]
+    recorded = asyncio.run(sessions.sessions["p"].events())
+    assert [e.type for e in recorded] == ["user_message", "assistant_message", "assistant_message"]
+
+
+def test_a_patterns_run_timeout_becomes_its_run_config() -> None:
+    pipe = SequentialAgent("pipe", steps=[calc_agent()])
+    assert AgentServer([pipe])._run_config(pipe) is None  # children keep their own configs
+    capped = AgentServer([pipe], config=ServerConfig(run_timeout=2))._run_config(pipe)
+    assert capped is not None and capped.timeout == 2
 
 
 def test_async_session_factory_is_called_per_session_id() -> None:
@@ -394,7 +468,7 @@ def test_finished_runs_expire_after_retention_and_past_the_count() -> None:
         ({"agents": "calc"}, "must be a dict"),
         ({"agents": {"a/b": calc_agent()}}, "without '/'"),
         ({"agents": [calc_agent(), calc_agent()]}, "two agents are named 'calc'"),
-        ({"agents": {"x": "agent"}}, "not an Agent"),
+        ({"agents": {"x": "agent"}}, "'agent' is not an agent; pass an Agent or a pattern"),
         ({"agents": [calc_agent()], "auth": "token"}, "auth=...) must be callable"),
         ({"agents": [calc_agent()], "config": {"max_body_bytes": 1}}, "must be a ServerConfig"),
     ],
@@ -407,14 +481,32 @@ def test_bad_server_arguments_raise_config_error(kwargs: dict[str, Any], says: s
 @pytest.mark.parametrize(
     ("kwargs", "says"),
     [
-        ({"max_body_bytes": 0}, "max_body_bytes must be >= 1"),
-        ({"max_concurrent_runs": 0}, "max_concurrent_runs must be >= 1 or None"),
-        ({"run_timeout": 0}, "run_timeout must be > 0"),
-        ({"keepalive": -1}, "keepalive must be > 0"),
-        ({"max_retained_runs": -1}, "max_retained_runs must be >= 0"),
-        ({"health_path": "healthz"}, "health_path must start with '/'"),
+        ({"max_body_bytes": 0}, "max_body_bytes must be an int >= 1, got 0 (int)"),
+        ({"max_body_bytes": "1MB"}, "max_body_bytes must be an int >= 1, got '1MB' (str)"),
+        ({"max_body_bytes": None}, "max_body_bytes must be an int >= 1, got None (NoneType)"),
+        ({"max_body_bytes": True}, "max_body_bytes must be an int >= 1, got True (bool)"),
+        (
+            {"max_concurrent_runs": 0},
+            "max_concurrent_runs must be an int >= 1 or None (no cap), got 0 (int)",
+        ),
+        ({"max_concurrent_runs": 2.5}, "max_concurrent_runs must be an int >= 1"),
+        ({"run_timeout": 0}, "run_timeout must be a number of seconds > 0 or None"),
+        ({"run_timeout": "30"}, "run_timeout must be a number of seconds > 0 or None"),
+        ({"run_timeout": float("nan")}, "run_timeout must be a number of seconds > 0"),
+        ({"keepalive": -1}, "keepalive must be a number of seconds > 0, got -1 (int)"),
+        ({"retention": None}, "retention must be a number of seconds > 0, got None"),
+        ({"cancel_grace": "5"}, "cancel_grace must be a number of seconds > 0, got '5'"),
+        ({"max_retained_runs": -1}, "max_retained_runs must be an int >= 0, got -1 (int)"),
+        ({"max_retained_runs": None}, "max_retained_runs must be an int >= 0, got None"),
+        ({"openapi": "yes"}, "openapi must be True or False, got 'yes' (str)"),
+        ({"health_path": "healthz"}, "health_path must be a path starting with '/'"),
+        (
+            {"health_path": 5},
+            "health_path must be a path starting with '/' (e.g. '/healthz') or None (no health "
+            "route), got 5 (int)",
+        ),
     ],
 )
 def test_bad_config_raises_config_error(kwargs: dict[str, Any], says: str) -> None:
-    with pytest.raises(ConfigError, match=says):
+    with pytest.raises(ConfigError, match=re.escape(f"ServerConfig.{says}")):
         ServerConfig(**kwargs)

@@ -50,10 +50,10 @@ def test_websocket_round_trip_cancel_records_the_run() -> None:
             while not seen or seen[-1]["type"] != "token_delta":
                 seen.append(json.loads(ws.receive_text()))
             ws.send_text("hello")
-            assert json.loads(ws.receive_text()) == {
-                "type": "error",
-                "message": 'unknown message; send {"type": "cancel"}',
-            }
+            error = {"type": "error", "message": 'unknown message; send {"type": "cancel"}'}
+            assert json.loads(ws.receive_text()) == error
+            ws.send_bytes(b'{"type": "cancel"}')  # binary: answered, not taken as a command
+            assert json.loads(ws.receive_text()) == error
             ws.send_json({"type": "cancel"})
             rest, code = frames_until_close(ws)
     assert code == 1000

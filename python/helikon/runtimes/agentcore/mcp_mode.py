@@ -64,10 +64,18 @@ async def serve_mcp(
     run_config: RunConfig | None = None,
     ctx_factory: Any = None,
 ) -> None:
-    """Serve MCP mode on ``host:port`` (AgentCore: ``0.0.0.0:8000``) until cancelled."""
+    """Serve MCP mode on ``host:port`` (AgentCore: ``0.0.0.0:8000``) until cancelled.
+
+    Cancelling shuts uvicorn down (its socket closed and unregistered from the loop) before
+    the cancellation propagates.
+    """
     import uvicorn
 
+    from helikon.runtimes.server.serving import run_uvicorn
+
     app = mcp_app(agent, run_config=run_config, ctx_factory=ctx_factory, host=host)
-    await uvicorn.Server(
-        uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on")
-    ).serve()
+    await run_uvicorn(
+        uvicorn.Server(
+            uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on")
+        )
+    )

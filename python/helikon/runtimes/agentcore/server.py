@@ -37,6 +37,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
+from helikon.agents.base import Runnable, check_runnable
 from helikon.core.agent import Agent, AgentInput
 from helikon.core.cancel import CancellationToken
 from helikon.core.context import RunConfig, RunContext
@@ -44,6 +45,7 @@ from helikon.core.events import AgentEvent
 from helikon.core.result import RunResultStreaming
 from helikon.errors import ConfigError, RunError
 from helikon.runtimes.runner import Runner
+from helikon.runtimes.server.serving import run_uvicorn
 from helikon.sessions import MemorySession, Session
 
 __all__ = ["HTTP_PORT", "SESSION_HEADER", "AgentCoreServer"]
@@ -65,7 +67,8 @@ class AgentCoreServer:
     """Hosts ``agent`` behind AgentCore's HTTP contract (a hosting shim around a Runner).
 
     Args:
-        agent: the agent to serve.
+        agent: the agent to serve: an :class:`~helikon.Agent` or anything that runs like one
+            (a pattern from :mod:`helikon.agents`).
         runner: runs the agent (default: :class:`~helikon.Runner`).
         session_factory: ``fn(session_id) -> Session`` (may be async); default: one
             :class:`~helikon.sessions.MemorySession` per id, kept in this process (lost when
@@ -87,24 +90,26 @@ class AgentCoreServer:
 
     def __init__(
         self,
-        agent: Agent,
+        agent: Agent | Runnable,
         *,
         runner: Runner | None = None,
         session_factory: SessionFactory | None = None,
         ctx_factory: CtxFactory | None = None,
         run_config: RunConfig | None = None,
     ) -> None:
-        if not isinstance(agent, Agent):
-            raise ConfigError(f"AgentCoreServer(agent=...) must be an Agent, got {agent!r}")
+        agent = check_runnable("AgentCoreServer(agent=...)", agent)
         if session_factory is not None and not callable(session_factory):
             raise ConfigError("AgentCoreServer(session_factory=...) must be fn(session_id)")
         if ctx_factory is not None and not callable(ctx_factory):
             raise ConfigError("AgentCoreServer(ctx_factory=...) must be fn(request)")
         if run_config is not None and not isinstance(run_config, RunConfig):
             raise ConfigError("AgentCoreServer(run_config=...) must be a RunConfig")
-        self.agent = agent
+        self.agent: Agent | Runnable = agent
         self.runner = runner or Runner()
-        self.run_config = run_config or agent.run_config
+        # a pattern without an explicit run_config keeps its children's own configs
+        self.run_config: RunConfig | None = run_config or (
+            agent.run_config if isinstance(agent, Agent) else None
+        )
         self._session_factory = session_factory
         self._ctx_factory = ctx_factory
         self._sessions: dict[str, Session] = {}
@@ -155,6 +160,11 @@ class AgentCoreServer:
         if not isinstance(body, dict):
             raise _BadRequest('the body must be a JSON object, e.g. {"prompt": "hello"}')
         value = body.get("prompt", body.get("input"))
+        if isinstance(value, str | list) and value and not _unicode_ok(value):
+            raise _BadRequest(
+                "the body holds text that is not valid Unicode (a lone surrogate such as "
+                "\\ud800, which cannot be stored as UTF-8)"
+            )
         if isinstance(value, str) and value.strip():
             return value
         if isinstance(value, list) and value:
@@ -246,7 +256,8 @@ class AgentCoreServer:
             return JSONResponse({"error": error, "session_id": sid}, 500, headers=headers)
         try:
             run = await RunResultStreaming(_replay(items)).collect()
-            run = self.agent.typed_result(run)
+            typed = getattr(self.agent, "typed_result", None)  # a pattern may have none
+            run = typed(run) if typed is not None else run
         except RunError as exc:
             return JSONResponse(
                 {"error": exc.error.to_dict(), "session_id": sid}, 500, headers=headers
@@ -271,13 +282,25 @@ class AgentCoreServer:
         )
 
     async def serve(self, host: str = "0.0.0.0", port: int = HTTP_PORT) -> None:
-        """Serve on ``host:port`` (AgentCore: ``0.0.0.0:8080``) until :meth:`shutdown`."""
+        """Serve on ``host:port`` (AgentCore: ``0.0.0.0:8080``) until :meth:`shutdown`.
+
+        Cancelling the task running ``serve()`` shuts uvicorn down (its socket closed and
+        unregistered from the loop) before the cancellation propagates.
+
+        Raises:
+            ConfigError: this server is already serving.
+        """
         import uvicorn
 
+        if self._uvicorn is not None:
+            raise ConfigError(
+                "AgentCoreServer.serve(): this server is already serving; call shutdown() "
+                "and await the running serve() first"
+            )
         config = uvicorn.Config(self.app(), host=host, port=port, log_level="warning")
         self._uvicorn = uvicorn.Server(config)
         try:
-            await self._uvicorn.serve()
+            await run_uvicorn(self._uvicorn)
         finally:
             self._uvicorn = None
 
@@ -285,6 +308,15 @@ class AgentCoreServer:
         """Ask :meth:`serve` to stop."""
         if self._uvicorn is not None:
             self._uvicorn.should_exit = True
+
+
+def _unicode_ok(value: Any) -> bool:
+    """True when every string (key or value) under ``value`` can be encoded as UTF-8."""
+    try:
+        json.dumps(value, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 async def _replay(events: list[AgentEvent]) -> AsyncIterator[AgentEvent]:

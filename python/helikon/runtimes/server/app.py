@@ -26,6 +26,7 @@ from starlette.exceptions import HTTPException
 from starlette.requests import HTTPConnection, Request
 from starlette.responses import JSONResponse, Response
 
+from helikon.agents.base import Runnable, check_runnable
 from helikon.core.agent import Agent
 from helikon.core.cancel import CancellationToken
 from helikon.core.context import RunConfig, RunContext
@@ -36,13 +37,13 @@ from helikon.runtimes.server.config import ServerConfig
 from helikon.runtimes.server.errors import ServerBindError, ServerError
 from helikon.runtimes.server.routes import build_routes
 from helikon.runtimes.server.runs import Run, RunRegistry
+from helikon.runtimes.server.serving import run_uvicorn
 from helikon.runtimes.server.sessions import (
-    MAX_SESSION_ID,
-    SESSION_HEADER,
     MemorySessions,
     SessionFactory,
     SessionLocks,
     resolve_session,
+    session_id_header,
 )
 from helikon.sessions import Session
 
@@ -65,7 +66,8 @@ class AgentServer:
 
     Args:
         agents: the agents to serve, keyed by route name, or a sequence (keyed by
-            ``agent.name``).
+            ``agent.name``): an :class:`~helikon.Agent` or anything that runs like one
+            (a pattern from :mod:`helikon.agents`, see :class:`~helikon.agents.Runnable`).
         session_factory: ``factory(session_id) -> Session`` for requests carrying
             ``X-Session-Id`` (default :class:`MemorySessions`: one in-memory session per
             id). Runs on the same session id are serialised.
@@ -92,7 +94,7 @@ class AgentServer:
 
     def __init__(
         self,
-        agents: Mapping[str, Agent] | Sequence[Agent],
+        agents: Mapping[str, Runnable] | Sequence[Runnable],
         *,
         session_factory: SessionFactory | None = None,
         context_factory: ContextFactory | None = None,
@@ -127,6 +129,7 @@ class AgentServer:
         self._locks = SessionLocks()
         self._starting = 0
         self._uvicorn: Any = None
+        self._serving = False
         self._app: Starlette | None = None
 
     # ------------------------------------------------------------------ the ASGI app
@@ -173,7 +176,7 @@ class AgentServer:
                 f"authentication failed: {type(exc).__name__}: {exc}", code="auth_failed"
             ) from exc
 
-    def agent(self, name: str) -> Agent:
+    def agent(self, name: str) -> Runnable:
         """The agent served as ``name``.
 
         Raises:
@@ -214,14 +217,7 @@ class AgentServer:
                 500 when the session or the context cannot be made.
         """
         agent = self.agent(name)
-        session_id = conn.headers.get(SESSION_HEADER)
-        if session_id is not None and not 0 < len(session_id) <= MAX_SESSION_ID:
-            raise ServerError(
-                f"X-Session-Id must be 1 to {MAX_SESSION_ID} characters, got {len(session_id)}",
-                status=400,
-                code="invalid_request",
-                details={"field": "X-Session-Id"},
-            )
+        session_id = session_id_header(conn.headers)
         cap = self.config.max_concurrent_runs
         if cap is not None and self.runs.active + self._starting >= cap:
             raise ServerError(
@@ -265,21 +261,31 @@ class AgentServer:
             )
         return ctx if ctx.cancel is cancel else ctx.with_cancel(cancel)
 
-    def _run_config(self, agent: Agent) -> RunConfig:
-        run_config: RunConfig = agent.run_config
+    def _run_config(self, agent: Runnable) -> RunConfig | None:
+        """The run's config: the agent's own, with ``run_timeout`` as a ceiling.
+
+        A pattern gets ``None`` (its children keep their own configs) unless the ceiling
+        applies; then it gets its own config with the shorter timeout, which its children
+        inherit (without the timeout), as for any explicit ``run_config``.
+        """
+        own = getattr(agent, "run_config", None)
+        run_config: RunConfig | None = own if isinstance(own, RunConfig) else None
         limit = self.config.run_timeout
-        if limit is not None and (run_config.timeout is None or run_config.timeout > limit):
-            run_config = dataclasses.replace(run_config, timeout=limit)
-        return run_config
+        if limit is None:
+            return run_config if isinstance(agent, Agent) else None
+        base = run_config or RunConfig()
+        if base.timeout is None or base.timeout > limit:
+            return dataclasses.replace(base, timeout=limit)
+        return run_config if isinstance(agent, Agent) else None
 
     async def _drive(
         self,
         run: Run,
-        agent: Agent,
+        agent: Runnable,
         items: list[Item],
         session: Session,
         ctx: RunContext[Any],
-        run_config: RunConfig,
+        run_config: RunConfig | None,
     ) -> None:
         async with self._locks.hold(run.session_id, run.cancel) as acquired:
             if not acquired:
@@ -305,35 +311,53 @@ class AgentServer:
     # ------------------------------------------------------------------ serving
 
     async def serve(self, host: str = "127.0.0.1", port: int = 8080) -> None:
-        """Serve on ``http://host:port`` with uvicorn until :meth:`shutdown`.
+        """Serve on ``http://host:port`` with uvicorn until :meth:`shutdown` or cancellation.
 
         ``port=0`` picks a free port; :attr:`port` holds the bound one once the socket
-        listens. A sweeper drops expired runs while serving.
+        listens. A sweeper drops expired runs while serving. Cancelling the task that runs
+        ``serve()`` stops the server like :meth:`shutdown` (runs in flight are cancelled and
+        recorded, the socket is closed by uvicorn) before the cancellation propagates. One
+        server serves once at a time: a second ``serve()`` while one runs is refused.
 
         Raises:
             ServerBindError: the address cannot be bound.
+            ConfigError: this server is already serving.
         """
         import uvicorn
 
-        family = socket.AF_INET6 if ":" in host else socket.AF_INET
-        sock = socket.socket(family, socket.SOCK_STREAM)
+        if self._serving:
+            where = f"port {self.port}" if self.port is not None else "a port (starting)"
+            raise ConfigError(
+                f"AgentServer.serve(): this server is already serving on {where}; call "
+                "shutdown() and await the running serve() first, or create another AgentServer"
+            )
+        self._serving = True
         try:
-            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-            sock.bind((host, port))
-            sock.listen(128)
-        except OSError as exc:
-            sock.close()
-            raise ServerBindError(f"cannot bind {host}:{port}: {exc}") from exc
-        self.port = int(sock.getsockname()[1])
-        config = uvicorn.Config(self.app, log_level="warning", lifespan="on")
-        self._uvicorn = uvicorn.Server(config)
-        sweeper = asyncio.create_task(self._sweep())
-        try:
-            await self._uvicorn.serve(sockets=[sock])
+            family = socket.AF_INET6 if ":" in host else socket.AF_INET
+            sock = socket.socket(family, socket.SOCK_STREAM)
+            try:
+                sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+                sock.bind((host, port))
+                sock.listen(128)
+            except OSError as exc:
+                sock.close()
+                raise ServerBindError(f"cannot bind {host}:{port}: {exc}") from exc
+            self.port = int(sock.getsockname()[1])
+            config = uvicorn.Config(self.app, log_level="warning", lifespan="on")
+            self._uvicorn = uvicorn.Server(config)
+            sweeper = asyncio.create_task(self._sweep())
+            try:
+                await run_uvicorn(
+                    self._uvicorn,
+                    [sock],
+                    stop_timeout=self.config.cancel_grace * 2 + 5.0,
+                    on_cancel=self.aclose,
+                )
+            finally:
+                sweeper.cancel()
+                self._uvicorn = None
         finally:
-            sweeper.cancel()
-            sock.close()
-            self._uvicorn = None
+            self._serving = False
 
     def shutdown(self) -> None:
         """Ask :meth:`serve` to stop; runs in flight are cancelled and recorded."""
@@ -359,7 +383,7 @@ async def _http_error(request: Request, exc: Exception) -> Response:
     return JSONResponse(error.body(), status_code=status, headers=headers)
 
 
-def _check_agents(agents: Mapping[str, Agent] | Sequence[Agent]) -> dict[str, Agent]:
+def _check_agents(agents: Mapping[str, Runnable] | Sequence[Runnable]) -> dict[str, Runnable]:
     pairs: list[tuple[Any, Any]]
     if isinstance(agents, Mapping):
         pairs = list(agents.items())
@@ -367,15 +391,14 @@ def _check_agents(agents: Mapping[str, Agent] | Sequence[Agent]) -> dict[str, Ag
         pairs = [(getattr(a, "name", None), a) for a in agents]
     else:
         raise ConfigError(
-            "AgentServer(agents=...) must be a dict {name: Agent} or a list of Agents, got "
-            f"{type(agents).__name__}"
+            "AgentServer(agents=...) must be a dict {name: agent} or a list of agents (Agent "
+            f"or a pattern from helikon.agents), got {type(agents).__name__}"
         )
     if not pairs:
-        raise ConfigError("AgentServer(agents=...) is empty; serve at least one Agent")
-    out: dict[str, Agent] = {}
+        raise ConfigError("AgentServer(agents=...) is empty; serve at least one agent")
+    out: dict[str, Runnable] = {}
     for name, agent in pairs:
-        if not isinstance(agent, Agent):
-            raise ConfigError(f"AgentServer(agents=...) holds {agent!r}, not an Agent")
+        checked = check_runnable(f"AgentServer(agents=...): {name!r}", agent)
         if not isinstance(name, str) or not name or "/" in name:
             raise ConfigError(
                 f"AgentServer(agents=...): route name {name!r} must be a non-empty string "
@@ -383,5 +406,5 @@ def _check_agents(agents: Mapping[str, Agent] | Sequence[Agent]) -> dict[str, Ag
             )
         if name in out:
             raise ConfigError(f"AgentServer(agents=...): two agents are named {name!r}")
-        out[name] = agent
+        out[name] = checked
     return out

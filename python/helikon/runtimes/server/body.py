@@ -1,7 +1,9 @@
 """Reading ``POST /agents/{name}/runs``: the body (size-limited JSON) and the transport.
 
 The body is ``{"input": "text"}`` or ``{"messages": [item, ...]}`` (items in their JSON form,
-e.g. ``{"type": "user_message", "content": [{"type": "text", "text": "hi"}]}``). The query
+e.g. ``{"type": "user_message", "content": [{"type": "text", "text": "hi"}]}``). Any other
+top-level key, a blank ``input``, and text that is not valid Unicode (a lone surrogate such as
+``"\\ud800"``, legal in JSON but not storable as UTF-8) answer 400 naming the field. The query
 picks the transport: nothing for one-shot JSON, ``?stream=sse`` (or ``true`` / ``1``) for
 SSE, ``?mode=async`` for 202 Accepted with the run continuing in the background.
 """
@@ -27,6 +29,11 @@ _EXAMPLE = '{"input": "hello"} or {"messages": [{"type": "user_message", "conten
 _STREAM_ON = ("sse", "true", "1")
 _STREAM_OFF = ("false", "0", "")
 _MODES = ("sync", "oneshot", "async", "")
+_KEYS = ("input", "messages")
+_NOT_UNICODE = (
+    "{field} is not valid Unicode text (it holds a lone surrogate such as \\ud800, which "
+    "cannot be stored as UTF-8); send the text as UTF-8 or a complete surrogate pair"
+)
 
 
 def bad_request(message: str, field: str | None) -> ServerError:
@@ -93,6 +100,13 @@ def parse_run_body(raw: bytes) -> list[Item]:
         raise bad_request(
             f"request body must be a JSON object, got {type(body).__name__}; send {_EXAMPLE}", None
         )
+    unknown = [key for key in body if key not in _KEYS]
+    if unknown:
+        raise bad_request(
+            f"unknown key {unknown[0]!r} in the request body; allowed keys: "
+            f"{', '.join(map(repr, _KEYS))} (send one of them)",
+            unknown[0] if _is_text(unknown[0]) else None,
+        )
     has_input, has_messages = "input" in body, "messages" in body
     if has_input and has_messages:
         raise bad_request("send either 'input' or 'messages', not both", "messages")
@@ -100,6 +114,12 @@ def parse_run_body(raw: bytes) -> list[Item]:
         text = body["input"]
         if not isinstance(text, str):
             raise bad_request(f"'input' must be a string, got {_json_type(text)}", "input")
+        if not _is_text(text):
+            raise bad_request(_NOT_UNICODE.format(field="'input'"), "input")
+        if not text.strip():
+            raise bad_request(
+                "'input' is empty or only whitespace; send the text for the agent", "input"
+            )
         return input_items(text)
     if has_messages:
         messages = body["messages"]
@@ -108,6 +128,9 @@ def parse_run_body(raw: bytes) -> list[Item]:
                 f"'messages' must be a non-empty list of items, got {_json_type(messages)}",
                 "messages",
             )
+        bad = _bad_text(messages, "messages")
+        if bad is not None:
+            raise bad_request(_NOT_UNICODE.format(field=bad), bad)
         try:
             return input_items(messages)
         except ConfigError as exc:
@@ -115,10 +138,37 @@ def parse_run_body(raw: bytes) -> list[Item]:
             field = "messages" if index is None else f"messages[{index}]"
             message = str(exc).replace("agent input[", "messages[")
             raise bad_request(message, field) from None
-    unknown = ", ".join(repr(k) for k in body) or "none"
     raise bad_request(
-        f"request body needs 'input' or 'messages' (got keys: {unknown}); send {_EXAMPLE}", "input"
+        f"request body needs 'input' or 'messages' (got no keys); send {_EXAMPLE}", "input"
     )
+
+
+def _is_text(value: str) -> bool:
+    """True when ``value`` can be stored as UTF-8 (JSON allows lone surrogates; UTF-8 not)."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _bad_text(value: Any, path: str) -> str | None:
+    """The path of the first string (key or value) under ``value`` that is not valid Unicode."""
+    if isinstance(value, str):
+        return None if _is_text(value) else path
+    if isinstance(value, list):
+        for i, child in enumerate(value):
+            found = _bad_text(child, f"{path}[{i}]")
+            if found is not None:
+                return found
+    elif isinstance(value, dict):
+        for key, child in value.items():
+            if not _is_text(key):
+                return path
+            found = _bad_text(child, f"{path}.{key}")
+            if found is not None:
+                return found
+    return None
 
 
 def _json_type(value: Any) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from helikon.errors import ConfigError
@@ -30,7 +31,8 @@ class ServerConfig:
             none (default ``"/healthz"``).
 
     Raises:
-        ConfigError: a value is out of range (the message names the field).
+        ConfigError: a value has the wrong type or is out of range (the message names the
+            field and what it accepts).
 
     Example:
         >>> ServerConfig(max_concurrent_runs=8).max_concurrent_runs
@@ -48,28 +50,51 @@ class ServerConfig:
     health_path: str | None = "/healthz"
 
     def __post_init__(self) -> None:
-        if self.max_body_bytes < 1:
-            raise ConfigError(
-                f"ServerConfig.max_body_bytes must be >= 1, got {self.max_body_bytes}"
-            )
-        if self.max_concurrent_runs is not None and self.max_concurrent_runs < 1:
-            raise ConfigError(
-                "ServerConfig.max_concurrent_runs must be >= 1 or None (no cap), got "
-                f"{self.max_concurrent_runs}"
-            )
-        for name in ("run_timeout",):
-            value = getattr(self, name)
-            if value is not None and value <= 0:
-                raise ConfigError(f"ServerConfig.{name} must be > 0 seconds or None, got {value}")
+        _count("max_body_bytes", self.max_body_bytes, minimum=1)
+        _count("max_concurrent_runs", self.max_concurrent_runs, minimum=1, none="no cap")
+        _seconds("run_timeout", self.run_timeout, none="the agent's own")
         for name in ("retention", "keepalive", "cancel_grace"):
-            value = getattr(self, name)
-            if value <= 0:
-                raise ConfigError(f"ServerConfig.{name} must be > 0 seconds, got {value}")
-        if self.max_retained_runs < 0:
+            _seconds(name, getattr(self, name))
+        _count("max_retained_runs", self.max_retained_runs, minimum=0)
+        if not isinstance(self.openapi, bool):
             raise ConfigError(
-                f"ServerConfig.max_retained_runs must be >= 0, got {self.max_retained_runs}"
+                f"ServerConfig.openapi must be True or False, got {_shown(self.openapi)}"
             )
-        if self.health_path is not None and not self.health_path.startswith("/"):
+        path = self.health_path
+        if path is not None and (not isinstance(path, str) or not path.startswith("/")):
             raise ConfigError(
-                f"ServerConfig.health_path must start with '/', got {self.health_path!r}"
+                "ServerConfig.health_path must be a path starting with '/' (e.g. '/healthz') "
+                f"or None (no health route), got {_shown(path)}"
             )
+
+
+def _shown(value: object) -> str:
+    return f"{value!r} ({type(value).__name__})"
+
+
+def _count(name: str, value: object, *, minimum: int, none: str | None = None) -> None:
+    """Check an int field (``none``: what ``None`` means, when it is allowed)."""
+    if value is None and none is not None:
+        return
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+        alt = f" or None ({none})" if none is not None else ""
+        raise ConfigError(
+            f"ServerConfig.{name} must be an int >= {minimum}{alt}, got {_shown(value)}"
+        )
+
+
+def _seconds(name: str, value: object, *, none: str | None = None) -> None:
+    """Check a duration in seconds: a finite number > 0 (``None`` allowed when ``none``)."""
+    if value is None and none is not None:
+        return
+    ok = (
+        isinstance(value, int | float)
+        and not isinstance(value, bool)
+        and math.isfinite(value)
+        and value > 0
+    )
+    if not ok:
+        alt = f" or None ({none})" if none is not None else ""
+        raise ConfigError(
+            f"ServerConfig.{name} must be a number of seconds > 0{alt}, got {_shown(value)}"
+        )

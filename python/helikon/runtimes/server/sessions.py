@@ -1,9 +1,10 @@
 """Session affinity: the ``X-Session-Id`` header picks a session; runs on one session queue.
 
 A *session factory* maps a session id to a :class:`~helikon.sessions.Session` (the spec's
-``SessionProvider``). The default, :class:`MemorySessions`, keeps one
-:class:`~helikon.sessions.MemorySession` per id for the life of the process. A request
-without the header runs on a fresh anonymous ``MemorySession`` that is never stored.
+``SessionProvider``); the header is read as UTF-8 (1 to 256 characters). The default,
+:class:`MemorySessions`, keeps one :class:`~helikon.sessions.MemorySession` per id for the
+life of the process. A request without the header runs on a fresh anonymous
+``MemorySession`` that is never stored.
 """
 
 from __future__ import annotations
@@ -11,14 +12,20 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import inspect
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from typing import TypeAlias
 
 from helikon.core.cancel import CancellationToken
 from helikon.runtimes.server.errors import ServerError
 from helikon.sessions import MemorySession, Session
 
-__all__ = ["MemorySessions", "SessionFactory", "SessionLocks", "resolve_session"]
+__all__ = [
+    "MemorySessions",
+    "SessionFactory",
+    "SessionLocks",
+    "resolve_session",
+    "session_id_header",
+]
 
 SessionFactory: TypeAlias = Callable[[str], Session | Awaitable[Session]]
 """``factory(session_id) -> Session`` (or an awaitable of one), called for every request
@@ -48,6 +55,36 @@ class MemorySessions:
         if session is None:
             session = self.sessions[session_id] = MemorySession()
         return session
+
+
+def session_id_header(headers: Mapping[str, str]) -> str | None:
+    """The ``X-Session-Id`` header decoded as UTF-8 (``None`` when absent).
+
+    ASGI servers hand header values over as bytes and Starlette decodes them as latin-1, so
+    ``héllo`` sent as UTF-8 would read ``hÃ©llo``; the bytes are decoded again as UTF-8.
+
+    Raises:
+        ServerError: 400 ``invalid_request`` when the value is not UTF-8, is empty or is longer
+            than :data:`MAX_SESSION_ID` characters.
+    """
+    raw = headers.get(SESSION_HEADER)
+    if raw is None:
+        return None
+    try:
+        session_id = raw.encode("latin-1").decode("utf-8")
+    except (UnicodeEncodeError, UnicodeDecodeError):
+        raise _bad_session_id("X-Session-Id must be UTF-8 text") from None
+    if not 0 < len(session_id) <= MAX_SESSION_ID:
+        raise _bad_session_id(
+            f"X-Session-Id must be 1 to {MAX_SESSION_ID} characters, got {len(session_id)}"
+        )
+    return session_id
+
+
+def _bad_session_id(message: str) -> ServerError:
+    return ServerError(
+        message, status=400, code="invalid_request", details={"field": "X-Session-Id"}
+    )
 
 
 async def resolve_session(factory: SessionFactory, session_id: str | None) -> Session:

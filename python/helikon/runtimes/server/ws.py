@@ -7,7 +7,7 @@ then live ones. After the terminal event (``run_completed`` or ``run_failed``; a
 ``?last_event_id=N`` resumes after event ``N`` (frame ``k`` is event ``N + 1 + k``).
 
 The client may send one message: ``{"type": "cancel"}`` cancels the run (its
-``run_failed`` frame follows). Anything else is answered with
+``run_failed`` frame follows). Anything else (a binary frame too) is answered with
 ``{"type": "error", "message": ...}`` and otherwise ignored. Closing the socket only stops
 the frames: an observer never cancels the run.
 
@@ -77,9 +77,12 @@ async def _send_events(ws: WebSocket, run: Run, after: int) -> None:
 async def _receive_commands(server: AgentServer, ws: WebSocket, run: Run) -> None:
     try:
         while True:
-            raw = await ws.receive_text()
+            received = await ws.receive()
+            if received["type"] == "websocket.disconnect":
+                return
+            raw = received.get("text")
             try:
-                message = json.loads(raw)
+                message = json.loads(raw) if raw is not None else None
             except ValueError:
                 message = None
             if isinstance(message, dict) and message.get("type") == "cancel":
@@ -87,5 +90,5 @@ async def _receive_commands(server: AgentServer, ws: WebSocket, run: Run) -> Non
                 continue
             error = {"type": "error", "message": 'unknown message; send {"type": "cancel"}'}
             await ws.send_text(json.dumps(error))
-    except (WebSocketDisconnect, RuntimeError, KeyError):
-        return  # disconnected (receive_text raises KeyError on a binary frame)
+    except (WebSocketDisconnect, RuntimeError):
+        return  # disconnected

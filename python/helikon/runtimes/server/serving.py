@@ -1,0 +1,80 @@
+"""Running a uvicorn server so that cancelling the caller stops it cleanly.
+
+``await uvicorn.Server.serve()`` cancelled from outside skips uvicorn's own shutdown: its
+listening sockets stay registered with the event loop. Closing such a socket by hand frees
+its file descriptor while the loop still watches it, and the next server of that loop that
+gets the same descriptor accepts connections but never answers them.
+
+:func:`run_uvicorn` runs ``serve()`` on an inner task. When the caller is cancelled it sets
+``should_exit`` and waits (bounded) for uvicorn's own shutdown, which closes the listeners
+and the sockets, then re-raises the cancellation. Whatever happens, the listeners are
+unregistered before any socket is closed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import socket
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+__all__ = ["run_uvicorn"]
+
+
+async def run_uvicorn(
+    server: Any,
+    sockets: list[socket.socket] | None = None,
+    *,
+    stop_timeout: float = 10.0,
+    on_cancel: Callable[[], Awaitable[None]] | None = None,
+) -> None:
+    """Run ``server.serve(sockets)`` until it returns; on cancellation, shut it down first.
+
+    Args:
+        server: a ``uvicorn.Server``.
+        sockets: bound, listening sockets to serve on (``None``: uvicorn binds its own).
+        stop_timeout: seconds uvicorn may take to shut down after a cancellation before
+            it is forced (``force_exit``), then cancelled.
+        on_cancel: awaited alongside the shutdown after a cancellation (e.g. to end the
+            runs whose streams keep connections open).
+
+    Raises:
+        asyncio.CancelledError: the caller was cancelled (after the shutdown).
+    """
+    serving = asyncio.ensure_future(server.serve(sockets=sockets))
+    try:
+        await asyncio.shield(serving)
+    except asyncio.CancelledError:
+        server.should_exit = True
+        helper = asyncio.ensure_future(on_cancel()) if on_cancel is not None else None
+        await _stop(server, serving, stop_timeout)
+        if helper is not None and not helper.done():
+            helper.cancel()
+        raise
+    finally:
+        if not serving.done():  # a second cancellation: stop waiting, still clean up
+            serving.cancel()
+        _close_listeners(server)
+        for sock in sockets or []:
+            sock.close()
+
+
+async def _stop(server: Any, serving: asyncio.Future[None], timeout: float) -> None:
+    """Wait for uvicorn's shutdown; force it after ``timeout``, cancel it after 2 s more."""
+    done, _ = await asyncio.wait([serving], timeout=timeout)
+    if not done:
+        server.force_exit = True
+        done, _ = await asyncio.wait([serving], timeout=2.0)
+    if not done:
+        serving.cancel()
+        with contextlib.suppress(asyncio.CancelledError, Exception):
+            await serving
+    elif not serving.cancelled():
+        serving.exception()  # retrieved: an error while stopping is not the caller's concern
+
+
+def _close_listeners(server: Any) -> None:
+    """Unregister uvicorn's listeners from the loop (idempotent; closes their sockets)."""
+    for listener in getattr(server, "servers", None) or []:
+        listener.close()

@@ -1,0 +1,102 @@
+"""``AgentServer.serve()``'s lifecycle: cancelling it, serving twice, serving again."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+
+import httpx
+import pytest
+
+from helikon.errors import ConfigError
+from helikon.runtimes.server import AgentServer, MemorySessions
+
+from .conftest import BOUND, Live, calc_agent, slow_agent
+
+
+async def started(server: AgentServer, task: asyncio.Task[None]) -> str:
+    """The base URL once ``server`` answers (fails the test after ``BOUND`` seconds)."""
+    async with asyncio.timeout(BOUND):
+        while server._uvicorn is None or not server._uvicorn.started:
+            if task.done():
+                task.result()
+            await asyncio.sleep(0.01)
+    return f"http://127.0.0.1:{server.port}"
+
+
+async def cancel(task: asyncio.Task[None]) -> None:
+    task.cancel()
+    async with asyncio.timeout(BOUND):
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+
+async def test_a_cancelled_serve_stops_and_the_next_server_on_the_loop_answers() -> None:
+    first = AgentServer([calc_agent()])
+    task = asyncio.create_task(first.serve("127.0.0.1", 0))
+    url = await started(first, task)
+    async with httpx.AsyncClient(timeout=BOUND) as c:
+        assert (await c.get(f"{url}/healthz")).text == "ok"
+        await cancel(task)
+        assert first._uvicorn is None
+        with pytest.raises(httpx.ConnectError):  # the socket is closed, not left behind
+            await c.get(f"{url}/healthz")
+        for _ in range(2):  # each new server may reuse the closed socket's descriptor
+            second = AgentServer([calc_agent()])
+            task = asyncio.create_task(second.serve("127.0.0.1", 0))
+            url = await started(second, task)
+            assert (await c.get(f"{url}/healthz", timeout=5)).text == "ok"
+            r = await c.post(f"{url}/agents/calc/runs", json={"input": "x"}, timeout=5)
+            assert r.status_code == 200 and r.json()["output"] == "3"
+            await cancel(task)
+
+
+async def test_cancelling_serve_cancels_runs_in_flight_and_records_them() -> None:
+    sessions = MemorySessions()
+    server = AgentServer([slow_agent()], session_factory=sessions)
+    task = asyncio.create_task(server.serve("127.0.0.1", 0))
+    url = await started(server, task)
+    async with httpx.AsyncClient(base_url=url, timeout=BOUND) as c:
+        lines: list[str] = []
+
+        async def stream() -> None:
+            body = {"input": "x"}
+            headers = {"X-Session-Id": "s"}
+            async with c.stream(
+                "POST", "/agents/slow/runs?stream=sse", json=body, headers=headers
+            ) as r:
+                async for line in r.aiter_lines():
+                    lines.append(line)
+
+        reader = asyncio.create_task(stream())
+        async with asyncio.timeout(BOUND):
+            while "event: token_delta" not in lines:  # the model is waiting 30 s
+                await asyncio.sleep(0.01)
+        await cancel(task)  # well under the run's 30 s
+        with contextlib.suppress(httpx.HTTPError):
+            async with asyncio.timeout(BOUND):
+                await reader
+    (run,) = server.runs._runs.values()
+    assert run.done and run.events[-1].data["error"]["kind"] == "Cancelled"
+    assert run.cancel.reason == "server shutting down"
+    assert len(await sessions.sessions["s"].events()) == 3
+
+
+async def test_a_second_serve_while_serving_is_refused() -> None:
+    server = AgentServer([calc_agent()])
+    async with Live(server) as srv, httpx.AsyncClient(base_url=srv.url, timeout=BOUND) as c:
+        port = server.port
+        with pytest.raises(ConfigError, match=f"already serving on port {port}; call shutdown"):
+            async with asyncio.timeout(BOUND):
+                await server.serve("127.0.0.1", 0)
+        assert server.port == port
+        assert (await c.get("/healthz")).text == "ok"
+    # Live's exit: shutdown() stopped the only uvicorn, the serve() task ended
+
+
+async def test_serve_again_after_shutdown() -> None:
+    server = AgentServer([calc_agent(2)])
+    for _ in range(2):
+        async with Live(server) as srv, httpx.AsyncClient(base_url=srv.url, timeout=BOUND) as c:
+            r = await c.post("/agents/calc/runs", json={"input": "x"})
+            assert r.json()["output"] == "3"
