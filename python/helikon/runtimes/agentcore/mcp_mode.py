@@ -11,9 +11,9 @@ from typing import Any
 
 from starlette.applications import Starlette
 
+from helikon.agents.base import check_runnable
 from helikon.core.agent import Agent
 from helikon.core.context import RunConfig
-from helikon.errors import ConfigError
 
 __all__ = ["MCP_PATH", "MCP_PORT", "mcp_app", "serve_mcp"]
 
@@ -28,9 +28,8 @@ def _server(agent: Agent, run_config: RunConfig | None, ctx_factory: Any) -> Any
         raise ImportError(
             "AgentCore MCP mode needs the 'mcp' extra: pip install 'helikon[mcp]'"
         ) from exc
-    if not isinstance(agent, Agent):
-        raise ConfigError(f"AgentCore MCP mode serves an Agent, got {agent!r}")
-    return McpAgentServer(agent, run_config=run_config, ctx_factory=ctx_factory)
+    checked = check_runnable("AgentCore MCP mode (agent)", agent)  # an Agent or a pattern
+    return McpAgentServer(checked, run_config=run_config, ctx_factory=ctx_factory)
 
 
 def mcp_app(
@@ -46,7 +45,7 @@ def mcp_app(
     name turns on the MCP SDK's DNS-rebinding protection (for local tests).
 
     Raises:
-        ConfigError: ``agent`` is not an Agent.
+        ConfigError: ``agent`` does not run like an Agent (an Agent or a pattern).
         ImportError: the ``mcp`` extra is missing.
     """
     server = _server(agent, run_config, ctx_factory)
