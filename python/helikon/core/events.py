@@ -8,6 +8,7 @@ Variants (the spec's ``AgentEvent``), tagged by ``type``:
 * transitions: ``agent_updated``
 * control: ``guardrail_triggered``, ``approval_requested``, ``permission_denied``,
   ``repair_started``, ``structured_output_failed``, ``conversation_repaired``
+* sandbox: ``network_access`` (a sandboxed command's connection, allowed or refused)
 * terminal: ``run_completed``, ``run_failed``
 
 Raw deltas arrive as the provider streams them; the semantic items carry the same content
@@ -31,6 +32,7 @@ __all__ = [
     "GuardrailTriggered",
     "HandoffItem",
     "MessageOutput",
+    "NetworkAccess",
     "PermissionDenied",
     "ReasoningDelta",
     "RepairKind",
@@ -203,6 +205,27 @@ class ConversationRepaired(_Event):
     detail: str = ""
 
 
+class NetworkAccess(_Event):
+    """A sandboxed command asked the egress proxy for a connection.
+
+    ``verdict`` is ``"allow"`` or ``"deny"``; ``rule`` names what decided (see
+    :class:`helikon.tools.egress.NetworkDecision`) and ``reason`` says it in words.
+    ``address`` is the resolved address connected to (allowed) or refused (address rule).
+    ``protocol`` is how the client asked: ``"connect"`` (HTTP CONNECT), ``"http"`` (a
+    plain-HTTP forward) or ``"socks5"``. ``call_id`` is the Bash call that made it, when known.
+    """
+
+    type: Literal["network_access"] = "network_access"
+    host: str
+    port: int
+    verdict: Literal["allow", "deny"]
+    rule: str
+    reason: str = ""
+    address: str | None = None
+    protocol: str = ""
+    call_id: str | None = None
+
+
 class RunCompleted(_Event):
     """Terminal success; ``usage`` is the run's total."""
 
@@ -240,6 +263,7 @@ AgentEvent: TypeAlias = Annotated[
     | RepairStarted
     | StructuredOutputFailed
     | ConversationRepaired
+    | NetworkAccess
     | RunCompleted
     | RunFailed,
     Field(discriminator="type"),

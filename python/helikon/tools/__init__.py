@@ -34,6 +34,7 @@ from helikon.tools.backend import (
 from helikon.tools.bash import BashTool
 from helikon.tools.choose import BackendChoice, best_available_backend
 from helikon.tools.edit import EditTool
+from helikon.tools.egress import NetworkPolicy
 from helikon.tools.host import HostBackend
 from helikon.tools.os_sandbox import OsSandboxBackend
 from helikon.tools.read import ReadTool
@@ -49,6 +50,7 @@ __all__ = [
     "ExecutionBackend",
     "HostBackend",
     "Isolation",
+    "NetworkPolicy",
     "OsSandboxBackend",
     "ReadTool",
     "ResourceLimits",

@@ -1,0 +1,392 @@
+""":class:`EgressProxy`: the only way out of a sandbox with a :class:`NetworkPolicy`.
+
+One asyncio server speaks three client protocols on the same socket, told apart by the
+first byte:
+
+* SOCKS5 (``0x05``): no-auth method only; the ``CONNECT`` command with an IPv4, IPv6 or
+  domain address. ``BIND`` and ``UDP ASSOCIATE`` are refused (reply ``0x07``), so no UDP
+  and no DNS leaves through the proxy. A refused destination gets reply ``0x02``
+  ("connection not allowed by ruleset").
+* HTTP ``CONNECT host:port`` (what ``HTTPS_PROXY`` clients send): ``200`` then a byte relay.
+* Plain-HTTP forwarding (``GET http://host/path``, what ``HTTP_PROXY`` clients send): the
+  request goes upstream in origin form with ``Connection: close`` and without ``Proxy-*``
+  headers; one request per client connection.
+
+For each request the proxy checks the name with :meth:`NetworkPolicy.check_target`, resolves
+it itself with its :class:`~helikon.tools.web.resolve.Resolver` (the sandboxed command has no
+resolver of its own), checks every address with :meth:`NetworkPolicy.check_address`, and
+connects only to an address that passed. A refusal is answered ``403`` (HTTP) or ``0x02``
+(SOCKS5) with the reason, and every decision, allowed or refused, is reported to
+``on_event`` as a :class:`~helikon.core.events.NetworkAccess`.
+
+The proxy serves a listening socket it is handed (:meth:`EgressProxy.serve`), so the same
+code serves a socket inside the sandbox's private network namespace or a loopback port.
+:class:`ProxyThread` runs it on its own event loop in a daemon thread that helikon owns, so
+it keeps serving whichever event loop (or thread) runs the sandboxed command.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import ipaddress
+import socket
+import struct
+import threading
+from collections.abc import Callable
+from concurrent.futures import Future
+
+from helikon.core.events import NetworkAccess
+from helikon.errors import ConfigError
+from helikon.tools.egress.policy import NetworkDecision, NetworkPolicy, literal_ip
+from helikon.tools.web.resolve import Resolver, SystemResolver
+
+__all__ = ["EgressProxy", "ProxyThread"]
+
+_HEAD_LIMIT = 64 * 1024
+_CHUNK = 64 * 1024
+_HOP_HEADERS = frozenset(
+    {b"connection", b"keep-alive", b"proxy-connection", b"proxy-authorization", b"te", b"upgrade"}
+)
+
+EventSink = Callable[[NetworkAccess], None]
+
+
+class _Refused(Exception):
+    """A request refused before any upstream connection (carries the decision)."""
+
+    def __init__(self, decision: NetworkDecision, address: str | None = None) -> None:
+        super().__init__(decision.reason)
+        self.decision = decision
+        self.address = address
+
+
+class _BadRequest(Exception):
+    """The client did not speak a protocol the proxy understands."""
+
+
+def _split_host_port(authority: str, default_port: int | None) -> tuple[str, int]:
+    text = authority.strip()
+    if text.startswith("["):
+        end = text.find("]")
+        if end < 0:
+            raise _BadRequest(f"bad authority {authority!r}")
+        host, rest = text[1:end], text[end + 1 :]
+        port_text = rest[1:] if rest.startswith(":") else ""
+    elif text.count(":") == 1:
+        host, port_text = text.split(":")
+    else:
+        host, port_text = text, ""
+    if not port_text:
+        if default_port is None:
+            raise _BadRequest(f"no port in {authority!r}")
+        return host, default_port
+    if not port_text.isdigit() or not 0 < int(port_text) < 65536:
+        raise _BadRequest(f"bad port in {authority!r}")
+    return host, int(port_text)
+
+
+class EgressProxy:
+    """An HTTP (CONNECT and forward) and SOCKS5 proxy enforcing a :class:`NetworkPolicy`.
+
+    Args:
+        policy: what may be reached.
+        resolver: resolves names (default: the system resolver). Tests pass a table
+            resolver mapping a test name to ``127.0.0.1``.
+        on_event: called with a :class:`NetworkAccess` for every decision (from the proxy's
+            event loop; it must not block).
+        connect_timeout: seconds allowed for one upstream connection.
+
+    Raises:
+        ConfigError: ``policy`` is not a :class:`NetworkPolicy` or ``resolver`` has no
+            ``resolve`` method.
+    """
+
+    def __init__(
+        self,
+        policy: NetworkPolicy,
+        *,
+        resolver: Resolver | None = None,
+        on_event: EventSink | None = None,
+        connect_timeout: float = 10.0,
+    ) -> None:
+        if not isinstance(policy, NetworkPolicy):
+            raise ConfigError(f"EgressProxy needs a NetworkPolicy, got {type(policy).__name__}")
+        if resolver is not None and not isinstance(resolver, Resolver):
+            raise ConfigError("EgressProxy.resolver must have an async resolve(host, port)")
+        self.policy = policy
+        self.resolver: Resolver = resolver or SystemResolver()
+        self.on_event = on_event
+        self.connect_timeout = float(connect_timeout)
+
+    async def serve(self, sock: socket.socket) -> asyncio.Server:
+        """Start serving on a listening TCP socket (it is put in non-blocking mode)."""
+        sock.setblocking(False)
+        return await asyncio.start_server(self._client, sock=sock, limit=_HEAD_LIMIT)
+
+    def _emit(
+        self, host: str, port: int, decision: NetworkDecision, protocol: str, address: str | None
+    ) -> None:
+        if self.on_event is None:
+            return
+        self.on_event(
+            NetworkAccess(
+                host=host,
+                port=port,
+                verdict=decision.verdict,
+                rule=decision.rule,
+                reason=decision.reason,
+                address=address,
+                protocol=protocol,
+            )
+        )
+
+    async def _open(
+        self, host: str, port: int, protocol: str
+    ) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+        """Check, resolve, check each address, connect. Raises :class:`_Refused` or OSError."""
+        decision = self.policy.check_target(host, port)
+        if not decision.allowed:
+            self._emit(host, port, decision, protocol, None)
+            raise _Refused(decision)
+        if decision.rule.startswith("allow_addresses:"):
+            addresses = [str(literal_ip(host))]
+        else:
+            try:
+                resolved = await asyncio.wait_for(
+                    self.resolver.resolve(host.rstrip(".").lower(), port), self.connect_timeout
+                )
+            except (OSError, TimeoutError) as exc:
+                failed = NetworkDecision("deny", "resolve", f"{host} did not resolve: {exc}")
+                self._emit(host, port, failed, protocol, None)
+                raise _Refused(failed) from None
+            addresses = []
+            first_refusal: NetworkDecision | None = None
+            refused_at: str | None = None
+            for ip in resolved:
+                verdict = self.policy.check_address(host, ip)
+                if verdict.allowed:
+                    addresses.append(str(ip))
+                elif first_refusal is None:
+                    first_refusal, refused_at = verdict, str(ip)
+            if not addresses:
+                refusal = first_refusal or NetworkDecision(
+                    "deny", "resolve", f"{host} resolved to no address"
+                )
+                self._emit(host, port, refusal, protocol, refused_at)
+                raise _Refused(refusal, refused_at)
+        last: OSError | None = None
+        for address in addresses:
+            try:
+                reader, writer = await asyncio.wait_for(
+                    asyncio.open_connection(address, port, limit=_CHUNK), self.connect_timeout
+                )
+            except (OSError, TimeoutError) as exc:
+                last = exc if isinstance(exc, OSError) else OSError(f"timed out: {exc}")
+                continue
+            self._emit(host, port, decision, protocol, address)
+            return reader, writer
+        raise last or OSError(f"could not connect to {host}:{port}")
+
+    async def _client(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            first = await reader.readexactly(1)
+            if first == b"\x05":
+                await self._socks5(reader, writer)
+            else:
+                await self._http(first, reader, writer)
+        except (_BadRequest, asyncio.IncompleteReadError, asyncio.LimitOverrunError, OSError):
+            pass
+        finally:
+            with contextlib.suppress(OSError, RuntimeError):
+                writer.close()
+
+    # ----------------------------------------------------------------------------- SOCKS5
+
+    async def _socks5(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        (count,) = await reader.readexactly(1)
+        methods = await reader.readexactly(count)
+        if 0 not in methods:
+            writer.write(b"\x05\xff")
+            await writer.drain()
+            return
+        writer.write(b"\x05\x00")
+        version, command, _rsv, atyp = await reader.readexactly(4)
+        if version != 5:
+            raise _BadRequest("bad SOCKS version")
+        if atyp == 1:
+            host = str(ipaddress.IPv4Address(await reader.readexactly(4)))
+        elif atyp == 4:
+            host = str(ipaddress.IPv6Address(await reader.readexactly(16)))
+        elif atyp == 3:
+            (length,) = await reader.readexactly(1)
+            host = (await reader.readexactly(length)).decode("ascii", "replace")
+        else:
+            raise _BadRequest("bad SOCKS address type")
+        (port,) = struct.unpack("!H", await reader.readexactly(2))
+        if command != 1:
+            kind = {2: "BIND", 3: "UDP ASSOCIATE"}.get(command, f"command {command}")
+            refusal = NetworkDecision(
+                "deny", "socks_command", f"SOCKS5 {kind} is refused; only CONNECT is proxied"
+            )
+            self._emit(host, port, refusal, "socks5", None)
+            writer.write(b"\x05\x07\x00\x01" + bytes(6))
+            await writer.drain()
+            return
+        try:
+            up_reader, up_writer = await self._open(host, port, "socks5")
+        except _Refused:
+            writer.write(b"\x05\x02\x00\x01" + bytes(6))
+            await writer.drain()
+            return
+        except OSError:
+            writer.write(b"\x05\x05\x00\x01" + bytes(6))
+            await writer.drain()
+            return
+        writer.write(b"\x05\x00\x00\x01" + bytes(6))
+        await _relay(reader, writer, up_reader, up_writer)
+
+    # ------------------------------------------------------------------------------- HTTP
+
+    async def _http(
+        self, first: bytes, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+    ) -> None:
+        head = first + await reader.readuntil(b"\r\n\r\n")
+        lines = head[:-4].split(b"\r\n")
+        try:
+            method, target, version = lines[0].decode("ascii").split(" ")
+        except (UnicodeDecodeError, ValueError):
+            await _reply(writer, 400, "malformed request line")
+            return
+        if method == "CONNECT":
+            try:
+                host, port = _split_host_port(target, None)
+            except _BadRequest as exc:
+                await _reply(writer, 400, str(exc))
+                return
+            try:
+                up_reader, up_writer = await self._open(host, port, "connect")
+            except _Refused as exc:
+                await _reply(writer, 403, exc.decision.reason, exc.decision.rule)
+                return
+            except OSError as exc:
+                await _reply(writer, 502, f"could not connect to {host}:{port}: {exc}")
+                return
+            writer.write(b"HTTP/1.1 200 Connection established\r\n\r\n")
+            await _relay(reader, writer, up_reader, up_writer)
+            return
+        if not target.lower().startswith("http://"):
+            await _reply(writer, 400, "only absolute http:// URLs and CONNECT are proxied")
+            return
+        rest = target[len("http://") :]
+        authority, slash, path = rest.partition("/")
+        authority = authority.rsplit("@", 1)[-1]
+        try:
+            host, port = _split_host_port(authority, 80)
+        except _BadRequest as exc:
+            await _reply(writer, 400, str(exc))
+            return
+        try:
+            up_reader, up_writer = await self._open(host, port, "http")
+        except _Refused as exc:
+            await _reply(writer, 403, exc.decision.reason, exc.decision.rule)
+            return
+        except OSError as exc:
+            await _reply(writer, 502, f"could not connect to {host}:{port}: {exc}")
+            return
+        out = [f"{method} {slash}{path} {version}".encode("ascii")]
+        out.extend(
+            line for line in lines[1:] if line.split(b":", 1)[0].strip().lower() not in _HOP_HEADERS
+        )
+        out.append(b"Connection: close")
+        up_writer.write(b"\r\n".join(out) + b"\r\n\r\n")
+        await _relay(reader, writer, up_reader, up_writer)
+
+
+async def _reply(
+    writer: asyncio.StreamWriter, status: int, reason: str, rule: str | None = None
+) -> None:
+    title = {400: "Bad Request", 403: "Forbidden", 502: "Bad Gateway"}[status]
+    body = f"helikon egress proxy: {reason}\n".encode()
+    extra = f"X-Helikon-Egress-Rule: {rule}\r\n" if rule else ""
+    writer.write(
+        f"HTTP/1.1 {status} {title}\r\nContent-Type: text/plain; charset=utf-8\r\n"
+        f"Content-Length: {len(body)}\r\n{extra}Connection: close\r\n\r\n".encode()
+        + body
+    )
+    with contextlib.suppress(ConnectionError):
+        await writer.drain()
+
+
+async def _pipe(src: asyncio.StreamReader, dst: asyncio.StreamWriter) -> None:
+    try:
+        while chunk := await src.read(_CHUNK):
+            dst.write(chunk)
+            await dst.drain()
+        if dst.can_write_eof():
+            dst.write_eof()
+    except (ConnectionError, OSError):
+        pass
+
+
+async def _relay(
+    reader: asyncio.StreamReader,
+    writer: asyncio.StreamWriter,
+    up_reader: asyncio.StreamReader,
+    up_writer: asyncio.StreamWriter,
+) -> None:
+    try:
+        await writer.drain()
+        await asyncio.gather(_pipe(reader, up_writer), _pipe(up_reader, writer))
+    finally:
+        with contextlib.suppress(OSError, RuntimeError):
+            up_writer.close()
+
+
+class ProxyThread:
+    """An :class:`EgressProxy` served on its own event loop in a daemon thread.
+
+    Args:
+        proxy: the proxy to run.
+        sock: the listening socket to serve (ownership passes to the thread).
+
+    Raises:
+        OSError: the server could not start on ``sock``.
+    """
+
+    def __init__(self, proxy: EgressProxy, sock: socket.socket) -> None:
+        self.proxy = proxy
+        self._loop = asyncio.new_event_loop()
+        self._server: asyncio.Server | None = None
+        self._thread = threading.Thread(
+            target=self._loop.run_forever, name="helikon-egress-proxy", daemon=True
+        )
+        self._thread.start()
+        started: Future[asyncio.Server] = asyncio.run_coroutine_threadsafe(
+            proxy.serve(sock), self._loop
+        )
+        try:
+            self._server = started.result(timeout=10)
+        except BaseException:
+            self.close()
+            raise
+
+    def close(self) -> None:
+        """Stop serving and end the thread (idempotent)."""
+        if self._loop.is_closed():
+            return
+
+        async def _stop() -> None:
+            if self._server is not None:
+                self._server.close()
+            for task in asyncio.all_tasks():
+                if task is not asyncio.current_task():
+                    task.cancel()
+
+        if self._thread.is_alive():
+            with contextlib.suppress(Exception):
+                asyncio.run_coroutine_threadsafe(_stop(), self._loop).result(timeout=5)
+            self._loop.call_soon_threadsafe(self._loop.stop)
+            self._thread.join(timeout=5)
+        if not self._thread.is_alive():
+            self._loop.close()

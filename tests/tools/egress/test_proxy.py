@@ -1,0 +1,218 @@
+"""EgressProxy on a loopback port: real curl and a raw SOCKS5 client against real origins."""
+
+from __future__ import annotations
+
+import shutil
+import socket
+import struct
+import subprocess
+import threading
+from collections.abc import Iterator
+
+import pytest
+
+from helikon.core.events import NetworkAccess
+from helikon.tools.egress import EgressProxy, NetworkPolicy, ProxyThread, StaticResolver
+from tests.tools.egress.servers import ORIGIN_BODY, origin
+
+CURL = shutil.which("curl")
+needs_curl = pytest.mark.skipif(CURL is None, reason="curl is not installed")
+
+
+class Harness:
+    def __init__(self, port: int, events: list[NetworkAccess]) -> None:
+        self.port = port
+        self.events = events
+
+    def curl(self, *args: str) -> subprocess.CompletedProcess[str]:
+        assert CURL is not None
+        return subprocess.run(
+            [CURL, "-sS", "--max-time", "10", "--noproxy", "", *args],
+            capture_output=True,
+            text=True,
+            timeout=20,
+            env={"PATH": "/usr/bin:/bin"},
+        )
+
+
+@pytest.fixture
+def proxy() -> Iterator[Harness]:
+    events: list[NetworkAccess] = []
+    lock = threading.Lock()
+
+    def sink(e: NetworkAccess) -> None:
+        with lock:
+            events.append(e)
+
+    policy = NetworkPolicy(
+        allow_domains=["pypi.test", "*.hosted.test", "rebind.test"],
+        deny_domains=["bad.hosted.test"],
+        allow_addresses=["127.0.0.1/32"],
+    )
+    resolver = StaticResolver(
+        {
+            "pypi.test": "127.0.0.1",
+            "files.hosted.test": "127.0.0.1",
+            "bad.hosted.test": "127.0.0.1",
+            "rebind.test": ["127.0.0.2", "169.254.169.254"],
+            "other.test": "127.0.0.1",
+        }
+    )
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.bind(("127.0.0.1", 0))
+    sock.listen(64)
+    port = sock.getsockname()[1]
+    thread = ProxyThread(EgressProxy(policy, resolver=resolver, on_event=sink), sock)
+    try:
+        yield Harness(port, events)
+    finally:
+        thread.close()
+
+
+@needs_curl
+def test_http_forward_reaches_an_allowed_name(proxy: Harness) -> None:
+    with origin() as (port, seen):
+        r = proxy.curl("-x", f"http://127.0.0.1:{proxy.port}", f"http://pypi.test:{port}/")
+    assert r.stdout.encode() == ORIGIN_BODY, r.stderr
+    assert seen == ["/"]
+    (e,) = proxy.events
+    assert (e.host, e.port, e.verdict, e.rule, e.protocol, e.address) == (
+        "pypi.test",
+        port,
+        "allow",
+        "allow_domains:pypi.test",
+        "http",
+        "127.0.0.1",
+    )
+
+
+@needs_curl
+def test_connect_tunnel_reaches_a_wildcard_name(proxy: Harness) -> None:
+    with origin() as (port, _):
+        r = proxy.curl(
+            "-p", "-x", f"http://127.0.0.1:{proxy.port}", f"http://files.hosted.test:{port}/"
+        )
+    assert r.stdout.encode() == ORIGIN_BODY, r.stderr
+    assert [(e.protocol, e.rule) for e in proxy.events] == [
+        ("connect", "allow_domains:*.hosted.test")
+    ]
+
+
+@needs_curl
+@pytest.mark.parametrize("scheme", ["socks5h", "socks5"])
+def test_socks5_reaches_an_allowed_name(proxy: Harness, scheme: str) -> None:
+    # socks5h sends the name; socks5 makes curl resolve locally (it cannot resolve
+    # pypi.test, so --resolve hands it 127.0.0.1 and the proxy sees a literal).
+    with origin() as (port, _):
+        extra = [] if scheme == "socks5h" else ["--resolve", f"pypi.test:{port}:127.0.0.1"]
+        r = proxy.curl(
+            *extra, "-x", f"{scheme}://127.0.0.1:{proxy.port}", f"http://pypi.test:{port}/"
+        )
+    assert r.stdout.encode() == ORIGIN_BODY, r.stderr
+    expected = "allow_domains:pypi.test" if scheme == "socks5h" else "allow_addresses:127.0.0.1/32"
+    assert [(e.protocol, e.rule) for e in proxy.events] == [("socks5", expected)]
+
+
+@needs_curl
+@pytest.mark.parametrize(
+    ("host", "rule"),
+    [
+        ("other.test", "not_allowed"),
+        ("bad.hosted.test", "deny_domains:bad.hosted.test"),
+        ("127.0.0.2", "ip_literal"),
+        ("2130706434", "ip_literal"),
+        ("[::1]", "ip_literal"),
+        ("rebind.test", "address"),
+        ("unknown.hosted.test", "resolve"),
+    ],
+)
+@pytest.mark.parametrize("mode", ["http", "connect", "socks5h"])
+def test_refusals_say_why(proxy: Harness, host: str, rule: str, mode: str) -> None:
+    with origin() as (port, seen):
+        url = f"http://{host}:{port}/"
+        if mode == "http":
+            r = proxy.curl("-i", "-x", f"http://127.0.0.1:{proxy.port}", url)
+        elif mode == "connect":
+            r = proxy.curl("-p", "-x", f"http://127.0.0.1:{proxy.port}", url)
+        else:
+            r = proxy.curl("-x", f"socks5h://127.0.0.1:{proxy.port}", url)
+    assert seen == []
+    assert ORIGIN_BODY.decode() not in r.stdout
+    if mode == "http":
+        assert r.stdout.startswith("HTTP/1.1 403 Forbidden")
+        assert f"X-Helikon-Egress-Rule: {rule}" in r.stdout
+    else:
+        assert r.returncode != 0
+    (e,) = proxy.events
+    assert (e.verdict, e.rule) == ("deny", rule)
+    if rule == "address":
+        assert e.address == "127.0.0.2"
+        assert e.reason.startswith("rebind.test resolved to 127.0.0.2, a loopback address")
+
+
+def _socks_greet(port: int) -> socket.socket:
+    s = socket.create_connection(("127.0.0.1", port), timeout=5)
+    s.sendall(b"\x05\x01\x00")
+    assert s.recv(2) == b"\x05\x00"
+    return s
+
+
+def test_socks5_udp_associate_and_bind_are_refused(proxy: Harness) -> None:
+    for command in (3, 2):
+        s = _socks_greet(proxy.port)
+        s.sendall(b"\x05" + bytes([command]) + b"\x00\x03\x09pypi.test" + struct.pack("!H", 53))
+        assert s.recv(10)[:2] == b"\x05\x07"
+        s.close()
+    assert [(e.rule, e.port) for e in proxy.events] == [("socks_command", 53)] * 2
+    assert "SOCKS5 UDP ASSOCIATE is refused" in proxy.events[0].reason
+
+
+def test_socks5_without_no_auth_method_is_refused(proxy: Harness) -> None:
+    s = socket.create_connection(("127.0.0.1", proxy.port), timeout=5)
+    s.sendall(b"\x05\x01\x02")
+    assert s.recv(2) == b"\x05\xff"
+    s.close()
+
+
+def test_malformed_and_non_http_requests_get_400(proxy: Harness) -> None:
+    for request in [b"GARBAGE\r\n\r\n", b"GET /relative HTTP/1.1\r\nHost: pypi.test\r\n\r\n"]:
+        s = socket.create_connection(("127.0.0.1", proxy.port), timeout=5)
+        s.sendall(request)
+        assert s.recv(100).startswith(b"HTTP/1.1 400 Bad Request")
+        s.close()
+    assert proxy.events == []
+
+
+@needs_curl
+def test_forwarded_request_drops_proxy_headers(proxy: Harness) -> None:
+    captured: list[bytes] = []
+    srv = socket.socket()
+    srv.bind(("127.0.0.1", 0))
+    srv.listen(1)
+    port = srv.getsockname()[1]
+
+    def serve() -> None:
+        conn, _ = srv.accept()
+        data = b""
+        while b"\r\n\r\n" not in data:
+            data += conn.recv(4096)
+        captured.append(data)
+        conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+        conn.close()
+
+    t = threading.Thread(target=serve, daemon=True)
+    t.start()
+    r = proxy.curl(
+        "-x",
+        f"http://127.0.0.1:{proxy.port}",
+        "-H",
+        "Proxy-Authorization: Basic c2VjcmV0",
+        f"http://pypi.test:{port}/path?q=1",
+    )
+    t.join(5)
+    srv.close()
+    assert r.stdout == "ok"
+    head = captured[0].decode()
+    assert head.startswith("GET /path?q=1 HTTP/1.1\r\n")
+    assert "Proxy-Authorization" not in head and "Proxy-Connection" not in head
+    assert "Connection: close" in head
