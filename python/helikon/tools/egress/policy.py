@@ -263,20 +263,15 @@ class NetworkPolicy:
             name = normalize_name(host)
         except ValueError as exc:
             return NetworkDecision("deny", "invalid_name", str(exc))
-        for pattern in self._deny:
-            if pattern.matches(name):
-                return NetworkDecision(
-                    "deny",
-                    f"deny_domains:{pattern.source}",
-                    f"{name} matches deny_domains entry {pattern.source!r}",
-                )
-        for pattern in self._allow:
-            if pattern.matches(name):
-                return NetworkDecision(
-                    "allow",
-                    f"allow_domains:{pattern.source}",
-                    f"{name} matches allow_domains entry {pattern.source!r}",
-                )
+        lists = (("deny", "deny_domains", self._deny), ("allow", "allow_domains", self._allow))
+        for verdict, field, patterns in lists:
+            for pattern in patterns:
+                if pattern.matches(name):
+                    return NetworkDecision(
+                        "deny" if verdict == "deny" else "allow",
+                        f"{field}:{pattern.source}",
+                        f"{name} matches {field} entry {pattern.source!r}",
+                    )
         return NetworkDecision(
             "deny", "not_allowed", f"{name} is not in allow_domains {list(self.allow_domains)}"
         )
@@ -284,14 +279,12 @@ class NetworkPolicy:
     def check_address(self, host: str, ip: IPAddress | str) -> NetworkDecision:
         """The verdict on one address the proxy resolved ``host`` to.
 
-        Raises:
-            ConfigError: ``ip`` is a string that is not an IP literal.
+        A string that is not an IP literal is refused (rule ``"address"``).
         """
-        if isinstance(ip, str):
-            parsed = parse_ip(ip)
-            if parsed is None:
-                raise ConfigError(f"{ip!r} is not an IP address")
-            ip = parsed
+        parsed = parse_ip(ip) if isinstance(ip, str) else ip
+        if parsed is None:
+            return NetworkDecision("deny", "address", f"{host} resolved to {ip!r}, not an IP")
+        ip = parsed
         net = self._address_allowed(ip)
         if net is not None:
             return NetworkDecision(

@@ -248,6 +248,18 @@ class EgressProxy:
 
     # ------------------------------------------------------------------------------- HTTP
 
+    async def _open_http(
+        self, writer: asyncio.StreamWriter, host: str, port: int, protocol: str
+    ) -> tuple[asyncio.StreamReader, asyncio.StreamWriter] | None:
+        """:meth:`_open`, answering a refusal (403) or a failed connect (502) itself."""
+        try:
+            return await self._open(host, port, protocol)
+        except _Refused as exc:
+            await _reply(writer, 403, exc.decision.reason, exc.decision.rule)
+        except OSError as exc:
+            await _reply(writer, 502, f"could not connect to {host}:{port}: {exc}")
+        return None
+
     async def _http(
         self, first: bytes, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
     ) -> None:
@@ -264,14 +276,10 @@ class EgressProxy:
             except _BadRequest as exc:
                 await _reply(writer, 400, str(exc))
                 return
-            try:
-                up_reader, up_writer = await self._open(host, port, "connect")
-            except _Refused as exc:
-                await _reply(writer, 403, exc.decision.reason, exc.decision.rule)
+            upstream = await self._open_http(writer, host, port, "connect")
+            if upstream is None:
                 return
-            except OSError as exc:
-                await _reply(writer, 502, f"could not connect to {host}:{port}: {exc}")
-                return
+            up_reader, up_writer = upstream
             writer.write(b"HTTP/1.1 200 Connection established\r\n\r\n")
             await _relay(reader, writer, up_reader, up_writer)
             return
@@ -286,14 +294,10 @@ class EgressProxy:
         except _BadRequest as exc:
             await _reply(writer, 400, str(exc))
             return
-        try:
-            up_reader, up_writer = await self._open(host, port, "http")
-        except _Refused as exc:
-            await _reply(writer, 403, exc.decision.reason, exc.decision.rule)
+        upstream = await self._open_http(writer, host, port, "http")
+        if upstream is None:
             return
-        except OSError as exc:
-            await _reply(writer, 502, f"could not connect to {host}:{port}: {exc}")
-            return
+        up_reader, up_writer = upstream
         out = [f"{method} {slash}{path} {version}".encode("ascii")]
         out.extend(
             line for line in lines[1:] if line.split(b":", 1)[0].strip().lower() not in _HOP_HEADERS
