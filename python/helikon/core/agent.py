@@ -4,13 +4,11 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-import json
 from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from typing import Any, Protocol
 
 import pydantic
 
-from helikon import _native
 from helikon.core.context import RunConfig, RunContext
 from helikon.core.driver import run_agent
 from helikon.core.events import AgentEvent
@@ -27,6 +25,7 @@ from helikon.core.items import (
     UserMessage,
     item_adapter,
 )
+from helikon.core.loop_native import LoopConfig, loop_config_json
 from helikon.core.model import Model, ModelSettings
 from helikon.core.output import OutputType
 from helikon.core.result import RunResult, RunResultStreaming
@@ -396,25 +395,12 @@ class Agent:
         cfg = self._native_configs.get(max_turns)
         if cfg is None:
             ot = self.output_type
-            cfg = _native.LoopConfig(
-                json.dumps(
-                    {
-                        "max_turns": max_turns,
-                        "tools": [
-                            {"name": t.name, "description": t.description} for t in self.tools
-                        ],
-                        "handoffs": [
-                            {
-                                "tool_name": s.tool_name,
-                                "target": s.target,
-                                "description": s.description,
-                            }
-                            for s in self.handoff_specs
-                        ],
-                        "output_type": None
-                        if ot is None
-                        else {"name": ot.name, "schema": ot.schema},
-                    }
+            cfg = LoopConfig(
+                loop_config_json(
+                    max_turns,
+                    [(t.name, t.description) for t in self.tools],
+                    [(s.tool_name, s.target, s.description) for s in self.handoff_specs],
+                    None if ot is None else (ot.name, ot.schema),
                 )
             )
             self._native_configs[max_turns] = cfg

@@ -19,21 +19,10 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
-import json
 from collections.abc import AsyncIterator, Coroutine
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from helikon import _native
-from helikon.core._native_step import (
-    call_of,
-    dump_items,
-    event_of,
-    native_usage,
-    plan_of,
-    run_started,
-    usage_of,
-)
 from helikon.core.context import RunConfig, RunContext
 from helikon.core.events import (
     AgentEvent,
@@ -55,18 +44,17 @@ from helikon.core.hooks import (
     fire,
 )
 from helikon.core.items import (
-    AssistantMessage,
     Item,
     SystemMessage,
     TextPart,
     ToolCall,
     ToolResult,
     UserMessage,
-    items_adapter,
     text_of,
 )
-from helikon.core.model import JsonSchemaFormat, ModelRequest, ModelSettings, ToolDef
-from helikon.core.repair import ConversationCheck
+from helikon.core.loop_core import LoopCore, request_settings, turn_plan, validate_output
+from helikon.core.loop_native import call_of, run_started
+from helikon.core.model import ModelRequest, ModelSettings, ToolDef
 from helikon.core.tool import Tool
 from helikon.core.tool_exec import CallOutcome, ToolCallRunner
 from helikon.core.turn import TurnAccumulator
@@ -137,16 +125,13 @@ class _Run:
         self.input_guard = input_guard
         self.tools: dict[str, Tool] = {t.name: t for t in agent.tools}
         self.handoffs = {h.tool_name: h for h in agent.handoff_specs} if agent.handoffs else {}
-        self.machine = _native.LoopRun(agent.native_config(config.max_turns))
+        self.core = LoopCore(agent.native_config(config.max_turns), self.handoffs)
         self._usage: Usage | None = None
-        self.invalid_args_seen: set[str] = set()
         self.hooks = [*agent.hooks, *ctx.hooks]
         self.injected: list[str] = []
-        self.handoff_calls: list[str] = []
         self._caller: ToolCallRunner | None = None
         self._requests: dict[str, tuple[Any, Any, list[ToolDef], ModelSettings]] = {}
-        self._pending: tuple[Any, list[Item]] | None = None
-        self.check = ConversationCheck()
+        self._pending: Any = None
         self.final_text = ""  # the run's answer once run_completed is reached (via handoffs too)
 
     @property
@@ -154,7 +139,7 @@ class _Run:
         """The run's usage: the machine's total, unless a failure path set it."""
         if self._usage is not None:
             return self._usage
-        return usage_of(self.machine.usage)
+        return self.core.usage
 
     @usage.setter
     def usage(self, value: Usage) -> None:
@@ -184,7 +169,7 @@ class _Run:
             or cached[0] is not agent.model_settings
             or cached[1] is not agent.output_type
         ):
-            tools, settings = self._plan_request(plan_of(plan_json))
+            tools, settings = self._plan_request(plan_json)
             cached = (agent.model_settings, agent.output_type, tools, settings)
             self._requests[plan_json] = cached
         messages = list(conversation)
@@ -195,27 +180,23 @@ class _Run:
             self.injected = []
         return ModelRequest(messages=messages, tools=list(cached[2]), settings=cached[3])
 
-    def _plan_request(self, plan: dict[str, Any]) -> tuple[list[ToolDef], ModelSettings]:
-        agent = self.agent
-        settings = agent.model_settings
-        rf = plan.get("response_format", "unchanged")
-        if isinstance(rf, dict) and agent.output_type is not None:
-            ot = agent.output_type
-            settings = settings.merged(
-                response_format=JsonSchemaFormat(name=ot.name, schema=ot.schema, strict=ot.strict)
-            )
-        if plan.get("clear_tool_choice"):
-            settings = settings.merged(tool_choice=None)
+    def _plan_request(self, plan_json: str) -> tuple[list[ToolDef], ModelSettings]:
+        plan = turn_plan(plan_json)
         tools: list[ToolDef] = []
-        for name in plan.get("tools", ()):
+        for name in plan.tools:
             t = self.tools.get(name)
             if t is not None:
                 tools.append(ToolDef(t.name, t.description, t.parameters))
             elif name in self.handoffs:
                 h = self.handoffs[name]
                 tools.append(ToolDef(name, h.description, dict(_TRANSFER_SCHEMA)))
-        if not tools and settings.tool_choice is not None:
-            settings = settings.merged(tool_choice=None)
+        settings = request_settings(
+            self.agent.model_settings,
+            self.agent.output_type,
+            response_format=plan.response_format,
+            clear_tool_choice=plan.clear_tool_choice,
+            has_tools=bool(tools),
+        )
         return tools, settings
 
     async def _model_turn(
@@ -262,22 +243,9 @@ class _Run:
             outcomes = [await self._run_one(calls[0])]
         else:
             outcomes = await self._run_many(calls)
-        # one feedback round per tool: a tool whose arguments were invalid in an earlier turn
-        # ends the run when they are invalid again (several bad calls in one turn are one round)
-        invalid: set[str] = set()
-        for call, outcome in zip(calls, outcomes, strict=True):
-            if outcome.invalid_args is None:
-                continue
-            name = call.name
-            if name in self.invalid_args_seen:
-                raise _Stop(
-                    AgentOther(
-                        f"tool {name!r} got invalid arguments again after the errors were fed "
-                        f"back once: {'; '.join(outcome.invalid_args)}"
-                    )
-                )
-            invalid.add(name)
-        self.invalid_args_seen |= invalid
+        error = self.core.invalid_args_error(calls, outcomes)
+        if error is not None:
+            raise _Stop(error)
         return outcomes
 
     async def _run_one(self, call: ToolCall) -> CallOutcome:
@@ -379,16 +347,13 @@ class _Run:
 
     async def drive(self, conversation: list[Item]) -> AsyncIterator[AgentEvent]:
         """Drive this agent's loop over ``conversation`` (mutated in place)."""
-        step = self.machine.start()
-        items: list[Item] = []  # the last model response, which the step's events point into
-        results: list[ToolResult] = []  # the last tool results, likewise
+        core = self.core
+        step = core.start()
         ev: AgentEvent | None = None
         while True:
             kind, events, payload, appends = step
             for ref in events:
-                ev = event_of(ref, items, results)
-                if ev.type == "tool_call_item" and ev.item.name in self.handoffs:
-                    self.handoff_calls.append(ev.item.call_id)
+                ev = core.event(ref)
                 if ev.type == "turn_started":
                     if self.spans is not None:
                         self.spans.turn(ev.turn)
@@ -397,41 +362,38 @@ class _Run:
                         self.injected.extend(turn.inject)
                 elif ev.type == "run_completed":
                     await self._await_input_guard()
-                    self.final_text = self.machine.output_text or ""
+                    self.final_text = core.output_text or ""
                     await self._check_output()
                     if self.hooks:
                         await fire(self.hooks, self.ctx, OnRunComplete(self.agent.name))
                 yield ev
             ev = None  # nothing of a finished step stays alive while tools run
             del events
-            if appends is not None:
-                conversation.extend(items_adapter.validate_json(appends))
+            core.appended(conversation, appends)
             if kind == "Terminate":
                 return
             if self.token.cancelled:
                 await self._await_input_guard()
                 raise _Stop(self._cancel_error())
             if kind == "CallModel":
-                for ev in self.check.repair(conversation):
+                repairs, refusal = core.before_model_call(conversation)
+                for ev in repairs:
                     yield ev
-                if _nothing_to_send(conversation):
+                if refusal is not None:
                     await self._await_input_guard()
-                    raise _Stop(AgentOther(_EMPTY_CONVERSATION))
+                    raise _Stop(refusal)
                 async for ev in self._call_model(conversation, payload):
                     yield ev
                 assert self._pending is not None
-                step, items = self._pending
-                self._pending = None
+                step, self._pending = self._pending, None
             elif kind == "ExecuteTools":
-                calls = [call_of(items, c) for c in payload]
+                calls = [call_of(core.items, c) for c in payload]
                 del step, payload
                 outcomes = await self._run_tools(calls)
                 for o in outcomes:
                     for ev in o.events:
                         yield ev
-                results = [o.item for o in outcomes]
-                conversation.extend(results)
-                step = self._tool_step(outcomes)
+                step = core.tools_replied(conversation, outcomes)
             elif kind == "Handoff":
                 async for ev in self._handoff(payload):
                     yield ev
@@ -457,59 +419,11 @@ class _Run:
             raise _Stop(self._cancel_error())
         del request
         items = acc.items(self.agent.name)
-        conversation.extend(items)
-        validation: list[str] | None = None
-        validate = self.machine.state in ("Finalizing", "RepairingOutput")
-        if validate:
-            verdict = self._validate(items)
-            validation = None if verdict is None else verdict["errors"]
-        conv = "[]"
-        if self.handoffs and any(
-            isinstance(i, ToolCall) and i.name in self.handoffs for i in items
-        ):
-            conv = json.dumps(dump_items(conversation[: len(conversation) - len(items)]))
-        self._pending = (self._model_step(items, acc, validate, validation, conv), items)
-
-    def _model_step(
-        self,
-        items: list[Item],
-        acc: TurnAccumulator,
-        validate: bool,
-        validation: list[str] | None,
-        conv: str,
-    ) -> Any:
-        # Python-mode dumps, so a value JSON would change (a tuple, NaN, ...) is refused as
-        # it is, and the JSON-text path (which decodes everything the machine returns)
-        # handles the response exactly as before.
-        exact = [i.model_dump(exclude_none=True) for i in items]
-        try:
-            return self.machine.model_response(
-                exact, native_usage(acc.usage), acc.finish.value, validation, conv
-            )
-        except TypeError:  # a value without an exact JSON form: the text path decides
-            response: dict[str, Any] = {
-                "items": dump_items(items),
-                "usage": acc.usage.model_dump(),
-                "finish_reason": acc.finish.value,
-            }
-            if validate:
-                response["validation"] = None if validation is None else {"errors": validation}
-            return self.machine.step_json(json.dumps({"model_response": response}), conv)
-
-    def _tool_step(self, outcomes: list[CallOutcome]) -> Any:
-        try:
-            return self.machine.tool_results([o.native() for o in outcomes])
-        except TypeError:  # a value without an exact JSON form: the text path decides
-            results = [o.result for o in outcomes]
-            return self.machine.step_json(json.dumps({"tool_results": results}))
-
-    def _validate(self, items: list[Item]) -> dict[str, Any] | None:
-        ot = self.agent.output_type
-        if ot is None or any(isinstance(i, ToolCall) for i in items):
-            return None  # the machine reports the tool-call violation itself
-        last = next((i for i in reversed(items) if isinstance(i, AssistantMessage)), None)
-        _, errors = ot.validate_text(text_of(last.content) if last else "")
-        return {"errors": errors}
+        core = self.core
+        verdict = validate_output(self.agent.output_type, items) if core.validating else None
+        self._pending = core.model_replied(
+            conversation, items, acc.usage, acc.finish.value, verdict
+        )
 
     async def _handoff(self, target_name: str) -> AsyncIterator[AgentEvent]:
         await self._await_input_guard()
@@ -519,20 +433,18 @@ class _Run:
             raise _Stop(MaxAgentDepthExceeded(self.config.max_agent_depth))
         if self.hooks:
             await fire(self.hooks, self.ctx, OnHandoff(self.agent.name, target.name))
-        for call_id in self.handoff_calls:  # every transfer call gets its result
+        for call_id in self.core.take_handoff_calls():  # every transfer call gets its result
             yield ToolOutputItem(
                 item=ToolResult(
                     call_id=call_id, content=[TextPart(text=f"Transferred to {target.name}.")]
                 )
             )
-        self.handoff_calls = []
         yield HandoffItem.model_validate({"from": self.agent.name, "to": target.name})
         yield AgentUpdated(agent=target.name)
-        transcript = items_adapter.validate_json(self.machine.transcript_json() or "[]")
-        conversation = _with_instructions(target, self.ctx, transcript)
+        conversation = _with_instructions(target, self.ctx, self.core.transcript())
         spans = RunSpans.start(target.name, self.ctx.tracer, self.spans)
         sub = _Run(target, self.ctx.nested(), self.config, self.token, spans)
-        base = usage_of(self.machine.usage)
+        base = self.core.usage
         error: str | None = None
         try:
             async for ev in sub.drive(conversation):
@@ -563,17 +475,6 @@ def _abandon(fut: asyncio.Future[Any]) -> None:
 def _retrieve(fut: asyncio.Future[Any]) -> None:
     if not fut.cancelled():
         fut.exception()
-
-
-_EMPTY_CONVERSATION = (
-    "nothing to send to the model: the conversation holds no message (the input was empty "
-    "or blank and there is no history); pass the user's message as the input"
-)
-
-
-def _nothing_to_send(conversation: list[Item]) -> bool:
-    """True when only instructions are left (providers reject a request without messages)."""
-    return all(isinstance(item, SystemMessage) for item in conversation)
 
 
 def _with_instructions(agent: Agent, ctx: RunContext[Any], items: list[Item]) -> list[Item]:

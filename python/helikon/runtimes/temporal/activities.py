@@ -20,8 +20,9 @@ from temporalio.exceptions import ApplicationError
 
 from helikon.core.agent import Agent
 from helikon.core.cancel import CancellationToken
-from helikon.core.items import AssistantMessage, ToolCall, items_adapter, text_of
-from helikon.core.model import JsonSchemaFormat, ModelRequest, ToolDef
+from helikon.core.items import ToolCall, items_adapter
+from helikon.core.loop_core import request_settings, validate_output
+from helikon.core.model import ModelRequest, ToolDef
 from helikon.core.tool_exec import ToolCallRunner
 from helikon.core.turn import TurnAccumulator
 from helikon.errors import ModelError
@@ -128,14 +129,13 @@ class AgentActivities:
     async def call_model(self, req: ModelCall) -> ModelReply:
         """One model turn, settled (streamed deltas are aggregated, not recorded)."""
         agent = self._agent(req.agent)
-        settings = agent.model_settings
-        ot = agent.output_type
-        if req.response_format and ot is not None:
-            settings = settings.merged(
-                response_format=JsonSchemaFormat(name=ot.name, schema=ot.schema, strict=ot.strict)
-            )
-        if req.clear_tool_choice or (not req.tools and settings.tool_choice is not None):
-            settings = settings.merged(tool_choice=None)
+        settings = request_settings(
+            agent.model_settings,
+            agent.output_type,
+            response_format=req.response_format,
+            clear_tool_choice=req.clear_tool_choice,
+            has_tools=bool(req.tools),
+        )
         request = ModelRequest(
             messages=list(items_adapter.validate_python(req.messages)),
             tools=[ToolDef(t["name"], t["description"], t["parameters"]) for t in req.tools],
@@ -160,10 +160,7 @@ class AgentActivities:
                 if aclose is not None:
                     await aclose()
         items = acc.items(agent.name)
-        validation: list[str] | None = None
-        if req.validate and ot is not None and not any(isinstance(i, ToolCall) for i in items):
-            last = next((i for i in reversed(items) if isinstance(i, AssistantMessage)), None)
-            _, validation = ot.validate_text(text_of(last.content) if last else "")
+        validation = validate_output(agent.output_type, items) if req.validate else None
         return ModelReply(
             items=[i.model_dump(mode="json", exclude_none=True) for i in items],
             usage=acc.usage.model_dump(),

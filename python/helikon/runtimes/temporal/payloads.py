@@ -14,6 +14,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from helikon.core.loop_native import loop_config_json
+
 __all__ = [
     "CALL_MODEL",
     "INVOKE_TOOL",
@@ -98,16 +100,13 @@ class Prepared:
     heartbeat_timeout: float | None = None
 
     def loop_config_json(self, max_turns: int) -> str:
-        """The native ``LoopConfig`` JSON (the shape ``Agent.native_config`` builds)."""
-        import json
-
-        return json.dumps(
-            {
-                "max_turns": max_turns,
-                "tools": [{"name": t["name"], "description": t["description"]} for t in self.tools],
-                "handoffs": [],
-                "output_type": self.output_type,
-            }
+        """The native ``LoopConfig`` JSON (as ``Agent.native_config`` builds it)."""
+        ot = self.output_type
+        return loop_config_json(
+            max_turns,
+            [(t["name"], t["description"]) for t in self.tools],
+            [],
+            None if ot is None else (ot["name"], ot["schema"]),
         )
 
 

@@ -1,9 +1,10 @@
-"""Glue between the driver and the native ``LoopRun``: what a native step's tuples stand for.
+"""The binding of the native loop machine: its configuration, and what its step tuples mean.
 
-``LoopRun`` (see ``_native.pyi``) answers each step with small tuples that point at the
-driver's own items (an index into this turn's response items or results) instead of copies.
-This module turns those references back into items and events, converts usage tuples, and
-shares the immutable events every run emits (``TurnStarted``, ``RunStarted``).
+The one module that reaches ``helikon._native`` for the loop. ``LoopRun`` (see
+``_native.pyi``) answers each step with small tuples that point at the caller's own items
+(an index into this turn's response items or results) instead of copies. This module builds
+the ``LoopConfig``, turns those references back into items and events, converts usage
+tuples, and shares the immutable events every run emits (``TurnStarted``, ``RunStarted``).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import functools
 import json
 from typing import Any, cast
 
+from helikon import _native
 from helikon.core.events import (
     AgentEvent,
     MessageOutput,
@@ -26,16 +28,49 @@ from helikon.core.items import AssistantMessage, Item, ToolCall, ToolResult
 from helikon.core.usage import Usage
 
 __all__ = [
+    "LoopConfig",
+    "LoopRun",
     "as_machine_sees",
     "call_of",
     "dump_items",
     "event_of",
+    "loop_config_json",
     "native_usage",
     "plan_of",
     "run_started",
     "turn_started",
     "usage_of",
 ]
+
+
+LoopConfig = _native.LoopConfig
+LoopRun = _native.LoopRun
+
+
+def loop_config_json(
+    max_turns: int,
+    tools: list[tuple[str, str]],
+    handoffs: list[tuple[str, str, str]],
+    output_type: tuple[str, dict[str, Any]] | None,
+) -> str:
+    """The native ``LoopConfig`` JSON.
+
+    Args:
+        max_turns: the run's turn limit.
+        tools: ``(name, description)`` of each regular tool, in the agent's order.
+        handoffs: ``(tool_name, target, description)`` of each transfer tool.
+        output_type: ``(name, JSON Schema)`` of the structured output, if any.
+    """
+    return json.dumps(
+        {
+            "max_turns": max_turns,
+            "tools": [{"name": n, "description": d} for n, d in tools],
+            "handoffs": [{"tool_name": t, "target": g, "description": d} for t, g, d in handoffs],
+            "output_type": None
+            if output_type is None
+            else {"name": output_type[0], "schema": output_type[1]},
+        }
+    )
 
 
 def dump_items(items: list[Item]) -> list[dict[str, Any]]:
