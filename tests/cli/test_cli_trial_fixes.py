@@ -67,12 +67,14 @@ def test_model_override_reaches_handoff_targets(tmp_path: Path) -> None:
         "← transfer_to_billing: Transferred to billing.\n"
         "⇢ handoff front → billing\n"
     )
-    own = _helikon("run", str(sidecar), "--agent", "front", "refund me")
+    own = _helikon("run", "--agents", str(sidecar), "--agent", "front", "refund me")
     assert own.returncode == 0, own.stderr
     assert own.stdout == handoff_lines + "from billing's own script\n"
 
     override = _script(tmp_path / "override.json", [[HANDOFF], [{"token": "from the override"}]])
-    proc = _helikon("run", str(sidecar), "--agent", "front", "--model", f"mock:{override}", "hi")
+    proc = _helikon(
+        "run", "--agents", str(sidecar), "--agent", "front", "--model", f"mock:{override}", "hi"
+    )
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout == handoff_lines + "from the override\n"
 
@@ -97,7 +99,7 @@ def test_a_broken_agent_the_run_does_not_reach_fails_at_once(tmp_path: Path) -> 
         '[agents.a]\nmodel = { provider = "mock", script = "a.json" }\n'
         '[agents.b]\nmodel = { provider = "mock", script = "missing.json" }\n'
     )
-    proc = _helikon("run", str(sidecar), "--agent", "a", "hi")
+    proc = _helikon("run", "--agents", str(sidecar), "--agent", "a", "hi")
     assert proc.returncode == 2, proc.stderr
     assert proc.stdout == ""
     lines = proc.stderr.strip().splitlines()
@@ -145,7 +147,7 @@ def test_an_unused_live_agent_needs_no_api_key(tmp_path: Path) -> None:
         '[agents.live_b]\nmodel = { provider = "mock", script = "missing.json" }\n'
     )
     # with --model, no agent's own model table is used (nor checked): the run works
-    proc = _helikon("run", str(sidecar), "--model", f"mock:{tmp_path / 'a.json'}", "hi")
+    proc = _helikon("run", "--agents", str(sidecar), "--model", f"mock:{tmp_path / 'a.json'}", "hi")
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout == "mock answer\n"
     sidecar.write_text(
@@ -153,10 +155,10 @@ def test_an_unused_live_agent_needs_no_api_key(tmp_path: Path) -> None:
         '[agents.live]\nmodel = { provider = "openai", id = "gpt-5-mini" }\n'
     )
     assert "OPENAI_API_KEY" not in os.environ
-    proc = _helikon("run", str(sidecar), "--agent", "a", "hi")
+    proc = _helikon("run", "--agents", str(sidecar), "--agent", "a", "hi")
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout == "mock answer\n"
-    proc = _helikon("run", str(sidecar), "--agent", "live", "hi")
+    proc = _helikon("run", "--agents", str(sidecar), "--agent", "live", "hi")
     assert proc.returncode == 2
     assert "agents.live.model: OPENAI_API_KEY is not set" in proc.stderr
 
@@ -174,18 +176,19 @@ def test_version() -> None:
 @pytest.mark.parametrize("text", ["", "   ", " \n\t "])
 def test_empty_input_is_refused_before_running(tmp_path: Path, text: str) -> None:
     sidecar = _two_agents(tmp_path)
-    proc = _helikon("run", str(sidecar), text)
+    proc = _helikon("run", "--agents", str(sidecar), text)
     assert proc.returncode == 2
     assert proc.stdout == ""
     assert proc.stderr == (
         "error: INPUT is empty: there is nothing to send to the agent. "
-        'Fix: pass the user message, e.g. helikon run agents.toml "Hello"\n'
+        'Fix: pass the user message, e.g. helikon run --agents agents.toml "Hello"\n'
     )
 
 
 def test_help_names_the_arguments() -> None:
     proc = _helikon("run", "--help")
     assert proc.returncode == 0
+    assert "--agents" in proc.stdout
     assert "AGENTS_TOML" in proc.stdout
     assert "INPUT" in proc.stdout
     assert "{agents_toml}" not in proc.stdout
@@ -250,7 +253,7 @@ def test_ctrl_c_during_a_sync_tool_exits_promptly_with_130(tmp_path: Path) -> No
         '[tools.sleepy]\npython = "slowtools:sleepy"\n'
     )
     proc = subprocess.Popen(
-        [_exe(), "run", str(sidecar), "hi"],
+        [_exe(), "run", "--agents", str(sidecar), "hi"],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,

@@ -182,7 +182,8 @@ EVAL_ERRORS = [
     (
         '[eval]\nevaluators = ["llm_judge"]\n[eval.llm_judge]\nmodel = { provider = "x" }\n'
         'rubric = "r"\n',
-        'eval.llm_judge.model.provider: unknown provider \'x\'. Fix: use "openai" or "mock"',
+        "eval.llm_judge.model.provider: unknown provider 'x'. Fix: use one of \"mock\", "
+        '"openai", "anthropic", "gemini", "bedrock"',
     ),
 ]
 
@@ -199,7 +200,7 @@ def test_a_bad_eval_table_is_one_error_line_for_eval_and_run(
     assert proc.returncode == 2
     assert proc.stdout == ""
     assert proc.stderr == f"error: agents.toml: {problem}\n"
-    also = helikon("run", str(sidecar), "hi")
+    also = helikon("run", "--agents", str(sidecar), "hi")
     assert (also.returncode, also.stderr) == (2, f"error: {sidecar}: {problem}\n")
 
 
@@ -264,11 +265,9 @@ def test_dataset_problems_exit_2(tmp_path: Path) -> None:
     assert proc.stderr.startswith(f"error: {empty}: no cases. Fix: add one JSON object per line")
 
 
-def test_missing_sidecar_and_missing_agent_flag(tmp_path: Path) -> None:
+def test_missing_sidecar_names_the_default_path(tmp_path: Path) -> None:
     (tmp_path / "d.jsonl").write_text('{"input": "x"}\n')
-    proc = helikon("eval", "run", "d.jsonl", "--agent", "a", cwd=tmp_path)
-    assert proc.returncode == 2
-    assert proc.stderr.startswith("error: agents.toml: cannot read the sidecar")
-    proc = helikon("eval", "run", "d.jsonl", cwd=tmp_path)
-    assert proc.returncode == 2
-    assert "Missing option '--agent'" in proc.stderr
+    for extra in ((), ("--agent", "a")):
+        proc = helikon("eval", "run", "d.jsonl", *extra, cwd=tmp_path)
+        assert proc.returncode == 2
+        assert proc.stderr.startswith("error: agents.toml: cannot read the sidecar")

@@ -25,7 +25,9 @@ def _helikon(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess
 
 
 def test_runs_the_budget_assistant_example() -> None:
-    proc = _helikon("run", str(EXAMPLE / "agents.toml"), "How am I doing on my dining budget?")
+    proc = _helikon(
+        "run", "--agents", str(EXAMPLE / "agents.toml"), "How am I doing on my dining budget?"
+    )
     assert proc.returncode == 0, proc.stderr
     out = proc.stdout
     assert "Let me check your dining spending and budget." in out
@@ -82,7 +84,7 @@ def test_bad_sidecar_is_one_clear_error(tmp_path: Path, toml: str, expected: str
     (tmp_path / "s.json").write_text('{"default": [[{"token": "hi"}]]}')
     sidecar = tmp_path / "agents.toml"
     sidecar.write_text(toml)
-    proc = _helikon("run", str(sidecar), "hi")
+    proc = _helikon("run", "--agents", str(sidecar), "hi")
     assert proc.returncode == 2
     err = " ".join(proc.stderr.split())
     assert str(sidecar) in err
@@ -94,7 +96,7 @@ def test_bad_sidecar_is_one_clear_error(tmp_path: Path, toml: str, expected: str
 def test_missing_openai_key_is_reported(tmp_path: Path) -> None:
     sidecar = tmp_path / "agents.toml"
     sidecar.write_text('[agents.a]\nmodel = { provider = "openai", id = "gpt-5-mini" }\n')
-    proc = _helikon("run", str(sidecar), "hi")
+    proc = _helikon("run", "--agents", str(sidecar), "hi")
     assert proc.returncode == 2
     assert "OPENAI_API_KEY" in proc.stderr
 
@@ -113,7 +115,7 @@ def test_model_override_and_agent_choice(tmp_path: Path) -> None:
     )
     assert proc.returncode == 0, proc.stderr
     assert "from override" in proc.stdout
-    bad = _helikon("run", str(EXAMPLE / "agents.toml"), "hi", "--agent", "nobody")
+    bad = _helikon("run", "--agents", str(EXAMPLE / "agents.toml"), "hi", "--agent", "nobody")
     assert bad.returncode == 2
     assert "no agent 'nobody'" in bad.stderr
 
@@ -141,7 +143,7 @@ def test_broken_tool_modules_are_one_clear_error(
         '[agents.a]\nmodel = { provider = "mock", script = "s.json" }\ntools = ["f"]\n'
         '[tools.f]\npython = "mod:f"\n' + toml_tail
     )
-    proc = _helikon("run", str(sidecar), "hi")
+    proc = _helikon("run", "--agents", str(sidecar), "hi")
     assert proc.returncode == 2, proc.stderr
     assert "Traceback" not in proc.stderr
     assert expected in proc.stderr
@@ -165,7 +167,7 @@ def test_model_table_is_checked(tmp_path: Path, model: str, expected: str) -> No
     (tmp_path / "s.json").write_text('{"default": [[{"token": "hi"}]]}')
     sidecar = tmp_path / "agents.toml"
     sidecar.write_text(f"[agents.a]\nmodel = {model}\n")
-    proc = _helikon("run", str(sidecar), "hi")
+    proc = _helikon("run", "--agents", str(sidecar), "hi")
     assert proc.returncode == 2
     assert expected in proc.stderr
 
@@ -173,13 +175,17 @@ def test_model_table_is_checked(tmp_path: Path, model: str, expected: str) -> No
 @pytest.mark.parametrize(
     ("value", "expected"),
     [
-        ("foo:bar", "--model 'foo:bar': expected PROVIDER:ID with PROVIDER openai or mock"),
+        (
+            "foo:bar",
+            "--model 'foo:bar': expected PROVIDER:ID with PROVIDER one of mock, openai, "
+            "openai-responses, anthropic, gemini, bedrock. Fix: e.g. --model openai:gpt-5-mini",
+        ),
         ("mock:nope.json", "--model 'mock:nope.json': cannot read script file"),
         ("openai:gpt-5-mini", "--model 'openai:gpt-5-mini': OPENAI_API_KEY is not set"),
     ],
 )
 def test_model_override_errors_name_the_flag(value: str, expected: str) -> None:
-    proc = _helikon("run", str(EXAMPLE / "agents.toml"), "hi", "--model", value)
+    proc = _helikon("run", "--agents", str(EXAMPLE / "agents.toml"), "hi", "--model", value)
     assert proc.returncode == 2
     assert expected in proc.stderr
     assert "agents.toml" not in proc.stderr
@@ -207,14 +213,14 @@ AGENT_WITH_F = '[agents.a]\nmodel = { provider = "mock", script = "s.json" }\nto
 
 def test_a_typo_in_a_tool_table_names_the_key(tmp_path: Path) -> None:
     sidecar = _write(tmp_path, AGENT_WITH_F + '[tools.f]\npyhton = "mod:f"\n')
-    err = _one_error_line(_helikon("run", str(sidecar), "hi"))
+    err = _one_error_line(_helikon("run", "--agents", str(sidecar), "hi"))
     assert f"{sidecar}: tools.f: unknown keys ['pyhton']" in err
     assert "Fix: use only ['inline', 'python', 'script'], e.g. python = \"module:f\"" in err
 
 
 def test_a_tool_without_python_gets_a_fix_for_its_own_name(tmp_path: Path) -> None:
     sidecar = _write(tmp_path, AGENT_WITH_F + "[tools.f]\n")
-    err = _one_error_line(_helikon("run", str(sidecar), "hi"))
+    err = _one_error_line(_helikon("run", "--agents", str(sidecar), "hi"))
     assert "tools.f.python: missing or not module:function" in err
     assert 'Fix: python = "module:f"' in err
 
@@ -225,18 +231,20 @@ def test_a_missing_function_suggests_the_closest_name(tmp_path: Path) -> None:
         '[agents.a]\nmodel = { provider = "mock", script = "s.json" }\ntools = ["budget_stat"]\n'
         '[tools.budget_stat]\npython = "mod:budget_stat"\n'
     )
-    err = _one_error_line(_helikon("run", str(_write(tmp_path, toml, module)), "hi"))
+    err = _one_error_line(_helikon("run", "--agents", str(_write(tmp_path, toml, module)), "hi"))
     assert "mod has no 'budget_stat'. Fix: did you mean 'budget_status'?" in err
     far = _write(tmp_path, AGENT_WITH_F + '[tools.f]\npython = "mod:f"\n', module)
-    err = _one_error_line(_helikon("run", str(far), "hi"))
+    err = _one_error_line(_helikon("run", "--agents", str(far), "hi"))
     assert "mod has no 'f'. Fix: use one of ['budget_status']" in err
 
 
 def test_a_missing_script_names_the_resolved_path(tmp_path: Path) -> None:
     sidecar = _write(tmp_path, '[agents.a]\nmodel = { provider = "mock", script = "nope.json" }\n')
-    err = _one_error_line(_helikon("run", str(sidecar), "hi", cwd=tmp_path.parent))
+    err = _one_error_line(_helikon("run", "--agents", str(sidecar), "hi", cwd=tmp_path.parent))
     assert f"Fix: create {(tmp_path / 'nope.json').resolve()} or point script at" in err
-    proc = _helikon("run", str(sidecar), "hi", "--model", "mock:nope.json", cwd=tmp_path)
+    proc = _helikon(
+        "run", "--agents", str(sidecar), "hi", "--model", "mock:nope.json", cwd=tmp_path
+    )
     assert f"Fix: create {(tmp_path / 'nope.json').resolve()} or pass the path" in proc.stderr
 
 
@@ -263,7 +271,9 @@ def test_a_repair_before_a_model_call_is_reported(tmp_path: Path) -> None:
     script.write_text(
         json.dumps({"default": [[{"tool_call": cut}], [{"token": "Could not look it up."}]]})
     )
-    proc = _helikon("run", str(EXAMPLE / "agents.toml"), "hi", "--model", f"mock:{script}")
+    proc = _helikon(
+        "run", "--agents", str(EXAMPLE / "agents.toml"), "hi", "--model", f"mock:{script}"
+    )
     assert proc.returncode == 0, proc.stderr
     assert "Could not look it up." in proc.stdout
     assert (
@@ -276,7 +286,7 @@ def test_a_bad_step_in_an_existing_script_asks_to_correct_it(tmp_path: Path) -> 
     (tmp_path / "bad.json").write_text('{"default": [[{"tokn": "hi"}]]}')
     sidecar = tmp_path / "agents.toml"
     sidecar.write_text('[agents.a]\nmodel = { provider = "mock", script = "bad.json" }\n')
-    proc = _helikon("run", str(sidecar), "hi")
+    proc = _helikon("run", "--agents", str(sidecar), "hi")
     assert proc.returncode == 2
     assert "default[0][0]: unknown script step 'tokn'" in proc.stderr
     assert "Fix: correct the script file (its format: docs/guides/testing.md#script-files)" in (

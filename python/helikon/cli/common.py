@@ -8,7 +8,7 @@ import os
 import sys
 from collections.abc import Coroutine
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Annotated, Any, NoReturn
 
 import typer
 from rich.console import Console
@@ -18,18 +18,45 @@ from helikon.cli.sidecar import Sidecar, load_sidecar
 from helikon.errors import ConfigError
 
 __all__ = [
+    "AGENTS_OPTION",
+    "AGENT_OPTION",
     "DEFAULT_AGENTS",
     "EXIT_FAILED",
     "EXIT_INTERRUPTED",
     "EXIT_USAGE",
+    "OLD_SIDECAR_ARGUMENT",
     "consoles",
     "drive",
     "fail",
     "load_or_exit",
+    "sidecar_path",
 ]
 
 DEFAULT_AGENTS = Path("agents.toml")
 """``--agents`` when not given: ``./agents.toml``."""
+
+AGENTS_OPTION = Annotated[
+    Path | None,
+    typer.Option(
+        "--agents",
+        "-a",
+        metavar="AGENTS_TOML",
+        help="The agents.toml sidecar (default: ./agents.toml).",
+    ),
+]
+"""The sidecar, given the same way to every command."""
+
+OLD_SIDECAR_ARGUMENT = Annotated[
+    Path | None,
+    typer.Argument(metavar="[AGENTS_TOML]", help="Deprecated: use --agents.", hidden=True),
+]
+"""The old positional sidecar path of ``repl`` and ``mcp serve`` (see :func:`sidecar_path`)."""
+
+AGENT_OPTION = Annotated[
+    str | None,
+    typer.Option("--agent", help="The sidecar agent (default: the alphabetically first)."),
+]
+"""The agent, defaulting the same way in every command."""
 
 EXIT_FAILED = 1
 EXIT_USAGE = 2
@@ -48,6 +75,30 @@ def fail(err: Console, message: str, code: int = EXIT_USAGE) -> NoReturn:
     """Print ``error: message`` on stderr and exit with ``code``."""
     err.print(f"[red]error:[/red] {escape(message)}", highlight=False)
     raise typer.Exit(code)
+
+
+def sidecar_path(err: Console, agents: Path | None, positional: Path | None, command: str) -> Path:
+    """The sidecar to load: ``--agents``, else a deprecated positional path, else the default.
+
+    A positional sidecar path (``helikon repl agents.toml``, the old ``helikon run
+    agents.toml INPUT``) still works, with a note on stderr naming the new spelling; given
+    together with ``--agents`` it is an error (exit 2).
+    """
+    if positional is None:
+        return agents if agents is not None else DEFAULT_AGENTS
+    if agents is not None:
+        fail(
+            err,
+            f"the sidecar is given twice ({positional} and --agents {agents}). "
+            f"Fix: helikon {command} --agents {agents} ...",
+        )
+    err.print(
+        f"note: a positional sidecar path is deprecated; use helikon {command} "
+        f"--agents {positional} ...",
+        markup=False,
+        highlight=False,
+    )
+    return positional
 
 
 def load_or_exit(err: Console, path: Path) -> Sidecar:

@@ -1,4 +1,7 @@
-"""``helikon eval run DATASET --agent NAME``: score a sidecar agent on a JSONL dataset."""
+"""``helikon eval run DATASET [--agents agents.toml] [--agent NAME]``: score an agent.
+
+Every case of a JSONL dataset runs on a fresh agent built from the sidecar.
+"""
 
 from __future__ import annotations
 
@@ -10,7 +13,16 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
-from helikon.cli.common import DEFAULT_AGENTS, EXIT_FAILED, consoles, drive, fail, load_or_exit
+from helikon.cli.common import (
+    AGENT_OPTION,
+    AGENTS_OPTION,
+    EXIT_FAILED,
+    consoles,
+    drive,
+    fail,
+    load_or_exit,
+    sidecar_path,
+)
 from helikon.cli.eval_config import build_evaluators
 from helikon.errors import ConfigError
 from helikon.evals import DatasetError, EvalDataset, EvalRun, TraceSinkError
@@ -84,10 +96,8 @@ def eval_run(
     dataset: Annotated[
         Path, typer.Argument(metavar="DATASET", help="The JSONL dataset, one case per line.")
     ],
-    agent: Annotated[str, typer.Option("--agent", help="The sidecar agent to evaluate.")],
-    agents: Annotated[
-        Path, typer.Option("--agents", help="The agents.toml sidecar.")
-    ] = DEFAULT_AGENTS,
+    agents: AGENTS_OPTION = None,
+    agent: AGENT_OPTION = None,
     as_json: Annotated[
         bool, typer.Option("--json", help="Print the report as JSON instead of a table.")
     ] = False,
@@ -115,10 +125,10 @@ def eval_run(
     if fail_under is not None and not 0.0 <= fail_under <= 1.0:
         fail(err, f"--fail-under {fail_under:g}: must be in [0, 1]. Fix: e.g. --fail-under 0.8")
     sinks = [_trace_sink(err, trace)] if trace is not None else []
-    sidecar = load_or_exit(err, agents)
+    sidecar = load_or_exit(err, sidecar_path(err, agents, None, "eval run"))
     try:
         sidecar.build(agent)  # the whole file is checked and the agent can be built
-        evaluators: list[Evaluator] = build_evaluators(sidecar)
+        evaluators: list[Evaluator] = build_evaluators(sidecar, sidecar.eval)
     except ConfigError as exc:
         fail(err, str(exc))
     try:

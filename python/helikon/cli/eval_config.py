@@ -26,10 +26,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from helikon.cli.sidecar_file import SidecarFile
+from helikon.cli.sidecar_models import build_model, check_model
 from helikon.errors import ConfigError
 
 if TYPE_CHECKING:
-    from helikon.cli.sidecar import Sidecar
     from helikon.evals.evaluator import Evaluator
 
 __all__ = ["DEFAULT_EVALUATORS", "EVALUATORS", "EvalConfig", "build_evaluators", "check_eval"]
@@ -57,15 +58,15 @@ class EvalConfig:
     judge_threshold: float = 0.7
 
 
-def _unknown(sc: Sidecar, key: str, table: dict[str, Any], allowed: tuple[str, ...]) -> None:
+def _unknown(sc: SidecarFile, key: str, table: dict[str, Any], allowed: tuple[str, ...]) -> None:
     for name in table:
         if name not in allowed:
             close = difflib.get_close_matches(name, allowed, n=1)
             hint = f"did you mean {close[0]!r}? " if close else ""
-            raise sc._err(key, f"unknown key {name!r}", f"{hint}use only {list(allowed)}")
+            raise sc.err(key, f"unknown key {name!r}", f"{hint}use only {list(allowed)}")
 
 
-def check_eval(sc: Sidecar, raw: Any) -> EvalConfig:
+def check_eval(sc: SidecarFile, raw: Any) -> EvalConfig:
     """Check the ``[eval]`` table (``None`` when the file has none).
 
     Raises:
@@ -74,11 +75,11 @@ def check_eval(sc: Sidecar, raw: Any) -> EvalConfig:
     if raw is None:
         return EvalConfig()
     if not isinstance(raw, dict):
-        raise sc._err("eval", "must be a table", '[eval] evaluators = ["exact_match"]')
+        raise sc.err("eval", "must be a table", '[eval] evaluators = ["exact_match"]')
     _unknown(sc, "eval", raw, _EVAL_KEYS)
     names = raw.get("evaluators", list(DEFAULT_EVALUATORS))
     if not isinstance(names, list) or not all(isinstance(n, str) for n in names) or not names:
-        raise sc._err(
+        raise sc.err(
             "eval.evaluators",
             "must be a non-empty list of evaluator names",
             f"evaluators = [...] with names from {list(EVALUATORS)}",
@@ -87,56 +88,56 @@ def check_eval(sc: Sidecar, raw: Any) -> EvalConfig:
         if name not in EVALUATORS:
             close = difflib.get_close_matches(name, EVALUATORS, n=1)
             hint = f"did you mean {close[0]!r}? " if close else ""
-            raise sc._err(
+            raise sc.err(
                 "eval.evaluators", f"unknown evaluator {name!r}", f"{hint}use {list(EVALUATORS)}"
             )
     if len(set(names)) != len(names):
         dup = next(n for n in names if names.count(n) > 1)
-        raise sc._err("eval.evaluators", f"{dup!r} is named twice", "name each evaluator once")
+        raise sc.err("eval.evaluators", f"{dup!r} is named twice", "name each evaluator once")
     for block, keys in _BLOCK_KEYS.items():
         if block in names and block not in raw:
-            raise sc._err(
+            raise sc.err(
                 "eval.evaluators", f"{block!r} needs its [eval.{block}] table", _BLOCK_FIX[block]
             )
         if block in raw and block not in names:
-            raise sc._err(
+            raise sc.err(
                 f"eval.{block}",
                 f"configured but {block!r} is not in evaluators",
                 f'add "{block}" to evaluators or remove [eval.{block}]',
             )
         if block in raw:
             if not isinstance(raw[block], dict):
-                raise sc._err(f"eval.{block}", "must be a table", _BLOCK_FIX[block])
+                raise sc.err(f"eval.{block}", "must be a table", _BLOCK_FIX[block])
             _unknown(sc, f"eval.{block}", raw[block], keys)
     schema = None
     if "json_schema" in raw:
         value = raw["json_schema"].get("schema")
         if not isinstance(value, str) or not value:
-            raise sc._err(
+            raise sc.err(
                 "eval.json_schema.schema",
                 "missing or not a path",
                 'schema = "schemas/answer.json" (relative to the sidecar)',
             )
-        schema = (sc.path.parent / value).resolve()
+        schema = (sc.folder / value).resolve()
     judge = raw.get("llm_judge")
     if judge is None:
         return EvalConfig(evaluators=tuple(names), schema=schema)
-    sc._model("eval.llm_judge.model", judge.get("model"), live=False)
+    check_model(sc, "eval.llm_judge.model", judge.get("model"))
     rubric = judge.get("rubric")
     if rubric is None or (isinstance(rubric, str) and not rubric.strip()):
-        raise sc._err(
+        raise sc.err(
             "eval.llm_judge.rubric",
             "missing or empty",
             'rubric = "what a good answer does" or rubric = { file = "rubric.md" }',
         )
-    sc._text_or_file("eval.llm_judge.rubric", rubric)
+    sc.text_or_file("eval.llm_judge.rubric", rubric)
     threshold = judge.get("threshold", 0.7)
     if (
         isinstance(threshold, bool)
         or not isinstance(threshold, int | float)
         or not 0.0 <= threshold <= 1.0
     ):
-        raise sc._err(
+        raise sc.err(
             "eval.llm_judge.threshold", f"must be a number in [0, 1], got {threshold!r}", "0.7"
         )
     return EvalConfig(
@@ -148,7 +149,7 @@ def check_eval(sc: Sidecar, raw: Any) -> EvalConfig:
     )
 
 
-def build_evaluators(sc: Sidecar) -> list[Evaluator]:
+def build_evaluators(sc: SidecarFile, cfg: EvalConfig) -> list[Evaluator]:
     """The evaluators ``[eval]`` names, in its order.
 
     Raises:
@@ -157,7 +158,6 @@ def build_evaluators(sc: Sidecar) -> list[Evaluator]:
     """
     from helikon.evals import ExactMatch, JsonSchema, LlmJudge, ToolUseTrajectory
 
-    cfg = sc.eval
     out: list[Evaluator] = []
     for name in cfg.evaluators:
         if name == "exact_match":
@@ -169,20 +169,20 @@ def build_evaluators(sc: Sidecar) -> list[Evaluator]:
             try:
                 out.append(JsonSchema(cfg.schema))
             except ImportError:
-                raise sc._err(
+                raise sc.err(
                     "eval.json_schema",
                     "the json_schema evaluator needs the jsonschema package",
                     "pip install 'helikon[evals]'",
                 ) from None
             except ConfigError as exc:
-                raise sc._err(
+                raise sc.err(
                     "eval.json_schema.schema",
                     str(exc),
                     "point schema at a JSON Schema file (paths are relative to the sidecar)",
                 ) from None
         else:
-            rubric = sc._text_or_file("eval.llm_judge.rubric", cfg.judge_rubric)
+            rubric = sc.text_or_file("eval.llm_judge.rubric", cfg.judge_rubric)
             assert rubric is not None
-            model = sc._model("eval.llm_judge.model", cfg.judge_model)
+            model = build_model(sc, "eval.llm_judge.model", cfg.judge_model)
             out.append(LlmJudge(model, rubric=rubric, threshold=cfg.judge_threshold))
     return out

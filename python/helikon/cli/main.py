@@ -19,12 +19,19 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
         "the helikon command needs the 'cli' extra: pip install 'helikon[cli]'"
     ) from exc
 
-from helikon.cli.common import consoles, drive, fail
+from helikon.cli.common import (
+    AGENT_OPTION,
+    AGENTS_OPTION,
+    consoles,
+    drive,
+    fail,
+    load_or_exit,
+    sidecar_path,
+)
 from helikon.cli.eval_cmd import eval_app
 from helikon.cli.mcp_cmd import mcp_app
 from helikon.cli.render import render_events
 from helikon.cli.repl import repl
-from helikon.cli.sidecar import load_sidecar
 from helikon.core.agent import Agent
 from helikon.errors import ConfigError
 
@@ -80,33 +87,45 @@ async def _stream(agent: Agent, prompt: str, out: Console, err: Console) -> int:
 
 _EMPTY_INPUT = (
     "INPUT is empty: there is nothing to send to the agent. "
-    'Fix: pass the user message, e.g. helikon run agents.toml "Hello"'
+    'Fix: pass the user message, e.g. helikon run --agents agents.toml "Hello"'
 )
 
 
 @app.command()
 def run(
-    agents_toml: Annotated[
-        Path, typer.Argument(metavar="AGENTS_TOML", help="The agents.toml sidecar.")
+    words: Annotated[
+        list[str],
+        typer.Argument(metavar="INPUT", help="The user message (quote it).", show_default=False),
     ],
-    input: Annotated[str, typer.Argument(metavar="INPUT", help="The user message.")],
-    agent: Annotated[
-        str | None, typer.Option("--agent", help="Agent to run (default: alphabetically first).")
-    ] = None,
+    agents: AGENTS_OPTION = None,
+    agent: AGENT_OPTION = None,
     model: Annotated[
         str | None,
         typer.Option(
             "--model",
-            help="Override the model of every agent: PROVIDER:ID (openai:gpt-5-mini).",
+            help="Override the model of every agent: PROVIDER:ID (openai:gpt-5-mini, "
+            "openai-responses:ID, anthropic:ID, gemini:ID, bedrock:ID, mock:script.json).",
         ),
     ] = None,
 ) -> None:
     """Run one agent on INPUT, streaming its answer and tool calls."""
     out, err = consoles()
+    if len(words) == 2:  # the old spelling: helikon run AGENTS_TOML INPUT
+        path = sidecar_path(err, agents, Path(words[0]), "run")
+    elif len(words) == 1:
+        path = sidecar_path(err, agents, None, "run")
+    else:
+        fail(
+            err,
+            f"expected one INPUT, got {len(words)} arguments. "
+            'Fix: quote the message, e.g. helikon run "How am I doing?"',
+        )
+    input = words[-1]
     if not input.strip():
         fail(err, _EMPTY_INPUT)
+    sidecar = load_or_exit(err, path)
     try:
-        built = load_sidecar(agents_toml).build(agent, model_override=model)
+        built = sidecar.build(agent, model_override=model)
     except ConfigError as exc:
         fail(err, str(exc))
     raise typer.Exit(drive(_stream(built, input, out, err)))

@@ -1,14 +1,14 @@
-"""``helikon mcp serve --agent NAME [--http HOST:PORT]``: one sidecar agent as an MCP server.
+"""``helikon mcp serve [--agents agents.toml] [--agent NAME] [--http HOST:PORT]``.
 
-stdio by default (the client starts this command and speaks MCP on its stdin/stdout);
-``--http`` serves streamable HTTP at ``http://HOST:PORT/mcp`` instead. Needs the ``mcp``
-extra. Messages go to stderr only: on stdio, stdout belongs to the protocol.
+Serves one sidecar agent as an MCP server, over stdio by default (the client starts this
+command and speaks MCP on its stdin/stdout); ``--http`` serves streamable HTTP at
+``http://HOST:PORT/mcp`` instead. Needs the ``mcp`` extra. Messages go to stderr only: on
+stdio, stdout belongs to the protocol.
 """
 
 from __future__ import annotations
 
 import asyncio
-from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
@@ -16,12 +16,15 @@ from rich.console import Console
 from rich.markup import escape
 
 from helikon.cli.common import (
-    DEFAULT_AGENTS,
+    AGENT_OPTION,
+    AGENTS_OPTION,
     EXIT_FAILED,
+    OLD_SIDECAR_ARGUMENT,
     consoles,
     drive,
     fail,
     load_or_exit,
+    sidecar_path,
 )
 from helikon.errors import ConfigError, McpBindError, McpServeError
 
@@ -88,10 +91,9 @@ async def _serve_http(server: McpAgentServer, host: str, port: int, err: Console
 
 @mcp_app.command("serve")
 def serve(
-    agent: Annotated[str, typer.Option("--agent", help="The sidecar agent to serve.")],
-    agents: Annotated[
-        Path, typer.Option("--agents", help="The agents.toml sidecar.")
-    ] = DEFAULT_AGENTS,
+    positional: OLD_SIDECAR_ARGUMENT = None,
+    agents: AGENTS_OPTION = None,
+    agent: AGENT_OPTION = None,
     http: Annotated[
         str | None,
         typer.Option(
@@ -121,7 +123,7 @@ def serve(
             f"helikon mcp serve needs the 'mcp' extra ({missing} is not installed). "
             "Fix: pip install 'helikon[mcp]'",
         )
-    sidecar = load_or_exit(err, agents)
+    sidecar = load_or_exit(err, sidecar_path(err, agents, positional, "mcp serve"))
     try:
         server = McpAgentServer(sidecar.build(agent))
     except ConfigError as exc:

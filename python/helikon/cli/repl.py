@@ -23,13 +23,21 @@ import tempfile
 import threading
 from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Any
 
 import typer
 from rich.console import Console
 from rich.markup import escape
 
-from helikon.cli.common import DEFAULT_AGENTS, EXIT_INTERRUPTED, consoles, fail
+from helikon.cli.common import (
+    AGENT_OPTION,
+    AGENTS_OPTION,
+    EXIT_INTERRUPTED,
+    OLD_SIDECAR_ARGUMENT,
+    consoles,
+    fail,
+    sidecar_path,
+)
 from helikon.cli.reload import Loaded, load_agent, watched
 from helikon.cli.render import render_events
 from helikon.core.items import text_of
@@ -226,13 +234,9 @@ async def _main(repl: _Repl, interactive: bool) -> int:
 
 
 def repl(
-    agents: Annotated[
-        Path, typer.Option("--agents", help="The agents.toml sidecar.")
-    ] = DEFAULT_AGENTS,
-    agent: Annotated[
-        str | None,
-        typer.Option("--agent", help="Agent to start with (default: alphabetically first)."),
-    ] = None,
+    positional: OLD_SIDECAR_ARGUMENT = None,
+    agents: AGENTS_OPTION = None,
+    agent: AGENT_OPTION = None,
 ) -> None:
     """Chat with a sidecar agent; reloads when the sidecar or its tools change.
 
@@ -240,18 +244,19 @@ def repl(
     sidecar is invalid at start.
     """
     out, err = consoles()
+    path = sidecar_path(err, agents, positional, "repl")
     # compile tool modules from source on every reload: a cached .pyc can look current when
     # a file is saved twice within one second with the same size
     sys.dont_write_bytecode = True
     with tempfile.TemporaryDirectory(prefix="helikon-repl-") as empty:
         sys.pycache_prefix = empty
         try:
-            loaded = load_agent(agents, agent)
+            loaded = load_agent(path, agent)
         except ConfigError as exc:
             fail(err, str(exc))
         runner = asyncio.Runner()
         try:
-            code = runner.run(_main(_Repl(agents, loaded, out, err), sys.stdin.isatty()))
+            code = runner.run(_main(_Repl(path, loaded, out, err), sys.stdin.isatty()))
         except KeyboardInterrupt:  # a Ctrl-C before the REPL's own handler is installed
             code = EXIT_INTERRUPTED
         if _tool_threads_running():

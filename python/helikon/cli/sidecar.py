@@ -28,13 +28,14 @@ import sys
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, overload
+from typing import Any
 
 from helikon.cli.eval_config import EvalConfig, check_eval
+from helikon.cli.sidecar_file import SidecarError, SidecarFile
+from helikon.cli.sidecar_models import build_model, check_model, override_model
 from helikon.core.agent import Agent
 from helikon.core.model import Model
 from helikon.core.tool import FunctionTool, Tool, tool
-from helikon.errors import ConfigError
 
 __all__ = ["Sidecar", "SidecarError", "load_sidecar"]
 
@@ -42,54 +43,15 @@ _AGENT_KEYS = {"description", "instructions", "model", "tools", "handoffs"}
 _TOOL_KEYS = {"python", "script", "inline"}
 
 
-_MODEL_KEYS = {"mock": {"provider", "script"}, "openai": {"provider", "id", "base_url"}}
-
-
-def _mock(path: Path, case: str | None = None) -> Model:
-    from helikon.testing.mock import MockModel
-
-    return MockModel.from_script_file(path, case=case)
-
-
-class _MissingExtra(ConfigError):
-    """A provider's optional dependency is not installed."""
-
-
-_OPENAI_EXTRA_FIX = "pip install 'helikon[cli,openai]'"
-_OPENAI_KEY_FIX = "export OPENAI_API_KEY=... before running"
-
-
-def _openai(model_id: str, base_url: str | None) -> Model:
-    try:
-        from helikon.providers.openai import OpenAIModel
-    except ImportError as exc:
-        raise _MissingExtra(
-            f"the openai provider is not installed ({exc}); install the 'openai' extra"
-        ) from None
-    import os
-
-    if not os.environ.get("OPENAI_API_KEY"):
-        raise ConfigError("OPENAI_API_KEY is not set")
-    return OpenAIModel.chat(model_id, base_url=base_url)
-
-
-class SidecarError(ConfigError):
-    """A sidecar file is invalid; the message names the file, the key and the fix."""
-
-
 @dataclass
-class Sidecar:
+class Sidecar(SidecarFile):
     """A parsed sidecar: agent definitions and tool references, built on demand."""
 
-    path: Path
     agents: dict[str, dict[str, Any]]
     tools: dict[str, dict[str, Any]]
     eval: EvalConfig = field(default_factory=EvalConfig)
     """The checked ``[eval]`` table (the defaults when the file has none)."""
     _built_tools: dict[str, Tool] = field(default_factory=dict)
-
-    def _err(self, key: str, problem: str, fix: str) -> SidecarError:
-        return SidecarError(f"{self.path}: {key}: {problem}. Fix: {fix}")
 
     @property
     def default_agent(self) -> str:
@@ -123,7 +85,7 @@ class Sidecar:
             raise SidecarError(
                 f"{self.path}: no agent {name!r}. Fix: use one of {sorted(self.agents)}"
             )
-        override = self._override_model(model_override) if model_override is not None else None
+        override = override_model(model_override) if model_override is not None else None
         built = self._build(name, override, (), case)
         for other in sorted(self.agents):
             if other != name:
@@ -145,7 +107,7 @@ class Sidecar:
         model = (
             override
             if override is not None
-            else self._model(f"{key}.model", spec.get("model"), case=case)
+            else build_model(self, f"{key}.model", spec.get("model"), case=case)
         )
         tools = [self._tool(f"{key}.tools", t) for t in self._names(f"{key}.tools", spec, "tools")]
         handoffs = []
@@ -167,14 +129,14 @@ class Sidecar:
     def _check(self, name: str, override: Model | None) -> None:
         """Check agent ``name`` as :meth:`_build` would, without building the agent.
 
-        An openai model's table is checked but no client is made, so a missing
-        ``OPENAI_API_KEY`` only matters for the agents a run uses.
+        A live provider's table is checked but no client is made, so a missing API key
+        only matters for the agents a run uses.
         """
         spec = self.agents[name]
         key = f"agents.{name}"
         self._instructions(key, spec.get("instructions"))
         if override is None:
-            self._model(f"{key}.model", spec.get("model"), live=False)
+            check_model(self, f"{key}.model", spec.get("model"))
         for t in self._names(f"{key}.tools", spec, "tools"):
             self._tool(f"{key}.tools", t)
         self._description(key, spec)
@@ -192,110 +154,7 @@ class Sidecar:
         return value
 
     def _instructions(self, key: str, value: Any) -> str | None:
-        return self._text_or_file(f"{key}.instructions", value)
-
-    def _text_or_file(self, key: str, value: Any) -> str | None:
-        """A string, or the text of ``{ file = "path" }`` (relative to the sidecar)."""
-        if value is None or isinstance(value, str):
-            return value
-        if isinstance(value, dict) and set(value) == {"file"} and isinstance(value["file"], str):
-            p = self.path.parent / value["file"]
-            try:
-                return p.read_text(encoding="utf-8")
-            except OSError as exc:
-                raise self._err(
-                    key, f"cannot read {p} ({exc.strerror})", "check the file path"
-                ) from None
-        raise self._err(key, f"unsupported value {value!r}", 'use a string or { file = "path.md" }')
-
-    @overload
-    def _model(self, key: str, value: Any, *, case: str | None = None) -> Model: ...
-    @overload
-    def _model(
-        self, key: str, value: Any, *, live: bool, case: str | None = None
-    ) -> Model | None: ...
-    def _model(
-        self, key: str, value: Any, *, live: bool = True, case: str | None = None
-    ) -> Model | None:
-        """The model of a ``model = {...}`` table (``None`` for openai when not ``live``)."""
-        if not isinstance(value, dict) or "provider" not in value:
-            raise self._err(
-                key, "missing or not a table", 'model = { provider = "openai", id = "gpt-5-mini" }'
-            )
-        provider = value["provider"]
-        allowed = _MODEL_KEYS.get(provider)
-        if allowed is None:
-            raise self._err(
-                f"{key}.provider", f"unknown provider {provider!r}", 'use "openai" or "mock"'
-            )
-        extra = set(value) - allowed
-        if extra:
-            raise self._err(
-                key,
-                f"unknown keys {sorted(extra)} for provider {provider!r}",
-                f"use only {sorted(allowed)}",
-            )
-        if provider == "mock":
-            script = value.get("script")
-            if not isinstance(script, str):
-                raise self._err(
-                    key,
-                    "mock model needs script",
-                    'model = { provider = "mock", script = "script.json" }',
-                )
-            resolved = (self.path.parent / script).resolve()
-            try:
-                return _mock(resolved, case)
-            except ConfigError as exc:
-                fix = (
-                    "correct the script file (its format: docs/guides/testing.md#script-files)"
-                    if resolved.is_file()
-                    else f"create {resolved} or point script at an existing file (paths are "
-                    "relative to the sidecar's folder)"
-                )
-                raise self._err(f"{key}.script", str(exc), fix) from None
-        model_id, base_url = value.get("id"), value.get("base_url")
-        if not isinstance(model_id, str) or not model_id:
-            raise self._err(
-                key, "openai model needs id", 'model = { provider = "openai", id = "gpt-5-mini" }'
-            )
-        if base_url is not None and not (
-            isinstance(base_url, str) and base_url.startswith(("http://", "https://"))
-        ):
-            raise self._err(
-                f"{key}.base_url",
-                f"not an http(s) URL: {base_url!r}",
-                'base_url = "https://host/v1"',
-            )
-        if not live:
-            return None
-        try:
-            return _openai(model_id, base_url)
-        except _MissingExtra as exc:
-            raise self._err(key, str(exc), _OPENAI_EXTRA_FIX) from None
-        except ConfigError as exc:
-            raise self._err(key, str(exc), _OPENAI_KEY_FIX) from None
-
-    def _override_model(self, override: str) -> Model:
-        provider, sep, ident = override.partition(":")
-        where = f"--model {override!r}"
-        if not sep or not ident or provider not in _MODEL_KEYS:
-            raise SidecarError(
-                f"{where}: expected PROVIDER:ID with PROVIDER openai or mock. "
-                "Fix: e.g. --model openai:gpt-5-mini or --model mock:script.json"
-            )
-        script = Path(ident).resolve()
-        try:
-            return _mock(script) if provider == "mock" else _openai(ident, None)
-        except _MissingExtra as exc:
-            raise SidecarError(f"{where}: {exc}. Fix: {_OPENAI_EXTRA_FIX}") from None
-        except ConfigError as exc:
-            fix = (
-                f"create {script} or pass the path of an existing script"
-                if provider == "mock"
-                else _OPENAI_KEY_FIX
-            )
-            raise SidecarError(f"{where}: {exc}. Fix: {fix}") from None
+        return self.text_or_file(f"{key}.instructions", value)
 
     def _tool(self, key: str, name: str) -> Tool:
         if name in self._built_tools:
