@@ -248,7 +248,8 @@ class SandboxPolicy:
         """Run ``<shell> -c command`` in the root; returns the outcome JSON.
 
         ``{"exit_code": int | None, "signal": int | None, "stdout": str, "stderr": str,
-        "truncated": bool, "timed_out": bool, "duration_ms": int}``. Over the cap, each
+        "truncated": bool, "timed_out": bool, "duration_ms": int,
+        "killed_reason": "timeout" | "memory" | None}``. Over the cap, each
         stream keeps its head and tail and states the cut. On timeout the process group gets
         SIGTERM, then SIGKILL; every process the command started is killed before this
         returns. Releases the GIL.
@@ -306,6 +307,12 @@ class ConfinedDir:
 def sandbox_probe() -> str:
     """JSON of the running kernel's sandbox features: ``{"landlock_abi",
     "landlock_missing", "landlock_errata", "seccomp", "arch_supported", "kernel_release"}``."""
+
+def sandbox_capabilities() -> str:
+    """JSON of what the OS sandbox can enforce here: ``{"kernel": <sandbox_probe()>,
+    "os_sandbox", "os_sandbox_missing", "landlock_tcp", "landlock_truncate",
+    "landlock_scoping", "user_namespaces", "cgroup_v2", "cgroup_delegated", "memory",
+    "metadata"}``."""
 
 # --- end sandbox ---
 

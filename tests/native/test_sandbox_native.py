@@ -16,6 +16,7 @@ from helikon.errors import ConfigError, SandboxUnavailable, ToolDenied, ToolOthe
 
 NOBODY = (65534, 65534)
 OUTCOME_KEYS = {
+    "killed_reason",
     "exit_code",
     "signal",
     "stdout",
@@ -133,6 +134,7 @@ def test_host_mode_runs_and_reports_the_outcome_shape(workspace: dict[str, Path]
     assert out["stdout"].startswith("1\n") and out["stdout"].endswith("1000\n")
     out = _run(p, "sleep 30", timeout_s=0.5)
     assert out["timed_out"] and out["signal"] == 15
+    assert out["killed_reason"] == "timeout"
 
 
 def test_bad_config_and_arguments_raise_config_error(workspace: dict[str, Path]) -> None:

@@ -291,6 +291,7 @@ def test_portable_guarantees_state_what_is_weaker(ws: dict[str, Path]) -> None:
         "portable runner: the process group is killed after each call, but a process that "
         "leaves the group (setsid) is not swept",
         "portable runner: RLIMIT_NPROC is not applied",
+        "portable runner: the memory ceiling (ResourceLimits.memory_bytes) is not enforced",
     )
     with pytest.raises(ConfigError, match=r"portable POSIX runner on .*there is no native policy"):
         _ = b.policy

@@ -32,6 +32,7 @@ from helikon.tools.backend import (
     SandboxGuarantees,
 )
 from helikon.tools.bash import BashTool
+from helikon.tools.capabilities import SandboxCapabilities, sandbox_capabilities
 from helikon.tools.choose import BackendChoice, best_available_backend
 from helikon.tools.edit import EditTool
 from helikon.tools.egress import NetworkPolicy
@@ -55,8 +56,10 @@ __all__ = [
     "ReadTool",
     "ResourceLimits",
     "Sandbox",
+    "SandboxCapabilities",
     "SandboxGuarantees",
     "SeatbeltBackend",
     "WriteTool",
     "best_available_backend",
+    "sandbox_capabilities",
 ]

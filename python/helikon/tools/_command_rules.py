@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from helikon.errors import ConfigError, ToolDenied
@@ -49,12 +49,21 @@ class CommandRules:
             rules["allow_exclusive"] = True
         self._policy = CommandPolicy(json.dumps(rules))
 
-    def check(self, command: str) -> None:
-        """Raise :class:`ToolDenied` naming the rule and the sub-command, or return."""
+    def check(self, command: str, note: Callable[[str], str | None] | None = None) -> None:
+        """Raise :class:`ToolDenied` naming the rule and the sub-command, or return.
+
+        Args:
+            command: the shell command.
+            note: given the refused program's name, a sentence to add to the refusal (the
+                Bash tool says when the kernel would refuse the same effect), or ``None``.
+        """
         verdict: dict[str, Any] = json.loads(self._policy.check(command))
         if verdict.get("verdict") != "deny":
             return
         rule = verdict.get("rule") or "policy"
         explain = str(verdict.get("explain") or verdict.get("reason") or "refused")
         explain = explain.removeprefix(f"{rule}: ")  # the analyser's text names the rule too
+        extra = note(str(verdict.get("program") or "")) if note is not None else None
+        if extra:
+            explain = f"{explain}; {extra}"
         raise ToolDenied(f"Bash command refused by rule {rule}: {explain}")

@@ -49,6 +49,7 @@ PORTABLE_NOTES = (
     "portable runner: the process group is killed after each call, but a process that "
     "leaves the group (setsid) is not swept",
     "portable runner: RLIMIT_NPROC is not applied",
+    "portable runner: the memory ceiling (ResourceLimits.memory_bytes) is not enforced",
 )
 #: How long the pipes are read after the process group is gone.
 DRAIN_S = 0.25

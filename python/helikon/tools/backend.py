@@ -5,12 +5,13 @@ from __future__ import annotations
 import enum
 import json
 from dataclasses import dataclass, field
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Literal, Protocol, runtime_checkable
 
 from helikon.core.cancel import CancellationToken
 from helikon.errors import ConfigError
 
 __all__ = [
+    "DEFAULT_MEMORY_BYTES",
     "ExecResult",
     "ExecutionBackend",
     "Isolation",
@@ -95,6 +96,12 @@ class SandboxGuarantees:
         return text
 
 
+#: The default resident-memory ceiling of a command (2 GiB), see :class:`ResourceLimits`.
+DEFAULT_MEMORY_BYTES = 2 << 30
+
+KilledReason = Literal["timeout", "memory"]
+
+
 @dataclass(frozen=True, slots=True)
 class ResourceLimits:
     """``setrlimit`` values applied to every command; ``None`` disables one.
@@ -105,6 +112,11 @@ class ResourceLimits:
         file_size_bytes: ``RLIMIT_FSIZE`` (default 1 GiB).
         address_space_bytes: ``RLIMIT_AS`` (default off: it breaks runtimes that reserve
             address space).
+        memory_bytes: ceiling on the resident memory of all the command's processes
+            together (default 2 GiB). Only touched memory counts, so a JVM, Go or Node
+            reserving a large heap is unaffected. On Linux the supervisor's watchdog kills
+            the command's processes when they pass it and the result says
+            ``killed_reason="memory"``; the portable runner (macOS) does not enforce it.
         max_processes: tasks the command may add to what its uid already runs (default
             256; not enforced by the kernel for root).
         open_files: ``RLIMIT_NOFILE`` (default 1024).
@@ -116,6 +128,7 @@ class ResourceLimits:
     cpu_seconds: int | None = None
     file_size_bytes: int | None = 1 << 30
     address_space_bytes: int | None = None
+    memory_bytes: int | None = DEFAULT_MEMORY_BYTES
     max_processes: int | None = 256
     open_files: int | None = 1024
 
@@ -124,6 +137,7 @@ class ResourceLimits:
             "cpu_seconds",
             "file_size_bytes",
             "address_space_bytes",
+            "memory_bytes",
             "max_processes",
             "open_files",
         ):
@@ -137,6 +151,7 @@ class ResourceLimits:
             "cpu_seconds": self.cpu_seconds,
             "file_size_bytes": self.file_size_bytes,
             "address_space_bytes": self.address_space_bytes,
+            "memory_bytes": self.memory_bytes,
             "max_processes": self.max_processes,
             "open_files": self.open_files,
         }
@@ -158,6 +173,8 @@ class ExecResult:
         duration_ms: wall-clock duration.
         notes: what the backend wants the reader to know (e.g. a cancel that could not
             confirm the process tree was gone).
+        killed_reason: why the backend killed the command: ``"memory"`` (its resident
+            memory passed ``ResourceLimits.memory_bytes``), ``"timeout"``, or ``None``.
     """
 
     exit_code: int | None
@@ -169,6 +186,7 @@ class ExecResult:
     cancelled: bool = False
     duration_ms: int = 0
     notes: tuple[str, ...] = field(default=())
+    killed_reason: KilledReason | None = None
 
     @property
     def ok(self) -> bool:
@@ -187,7 +205,16 @@ class ExecResult:
             truncated=bool(raw.get("truncated", False)),
             timed_out=bool(raw.get("timed_out", False)),
             duration_ms=int(raw.get("duration_ms", 0)),
+            killed_reason=_killed_reason(raw.get("killed_reason")),
         )
+
+
+def _killed_reason(value: object) -> KilledReason | None:
+    if value == "memory":
+        return "memory"
+    if value == "timeout":
+        return "timeout"
+    return None
 
 
 @runtime_checkable

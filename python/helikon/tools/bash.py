@@ -15,6 +15,7 @@ from helikon.errors import ConfigError, InvalidArgs
 from helikon.tools._args import schema_of, validate_args
 from helikon.tools._command_rules import CommandRules
 from helikon.tools._policy_backend import check_timeout
+from helikon.tools._workspace_rules import kernel_note
 from helikon.tools.backend import ExecResult, ExecutionBackend, Isolation
 
 __all__ = ["BashTool", "format_result"]
@@ -30,6 +31,11 @@ def format_result(r: ExecResult, timeout: float) -> str:
     """The text the model gets: status line, labelled stdout and stderr, notes."""
     if r.cancelled:
         head = "cancelled: the command was stopped and its processes were killed"
+    elif r.killed_reason == "memory":
+        head = (
+            "killed for memory: the command's resident memory passed its ceiling "
+            "(ResourceLimits.memory_bytes) and its processes were killed"
+        )
     elif r.timed_out:
         head = f"timed out after {timeout:g}s: the command's processes were killed"
     elif r.exit_code is not None:
@@ -175,7 +181,7 @@ class BashTool:
         if "\x00" in command:
             raise InvalidArgs(["command: must not contain NUL bytes"])
         if self.rules is not None:
-            self.rules.check(command)
+            self.rules.check(command, note=lambda program: kernel_note(self.backend, [program]))
         timeout = call_timeout if call_timeout is not None else self.timeout
         result = await self.backend.run(command, timeout=timeout, cancel=ctx.cancel)
         shown = timeout if timeout is not None else _backend_timeout(self.backend)

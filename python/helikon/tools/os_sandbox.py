@@ -8,6 +8,7 @@ from typing import Any, Literal
 
 from helikon.errors import ConfigError
 from helikon.tools._policy_backend import DEFAULT_TIMEOUT_S, PolicyBackend, base_config
+from helikon.tools._workspace_rules import workspace_rules
 from helikon.tools.backend import ResourceLimits
 from helikon.tools.sandbox import Sandbox
 
@@ -60,6 +61,17 @@ class OsSandboxBackend(PolicyBackend):
         output_cap_bytes: bytes kept per stream (default 65536).
         kill_grace_ms: between SIGTERM and SIGKILL on timeout (default 200).
         shell: the shell run as ``<shell> -c command`` (default ``/bin/sh``).
+        deny_delete: refuse deletion in the workspace by the kernel, whatever program runs
+            (Landlock without ``REMOVE_FILE``/``REMOVE_DIR``/``TRUNCATE``, ABI 3, Linux
+            6.2): ``unlink``, ``rmdir``, ``rename`` away from or over an entry, ``O_TRUNC``
+            and ``truncate`` fail with ``EACCES``, also through a copied or symlinked
+            ``rm``. Overwriting a file's bytes in place is still possible.
+        deny_delete_except: relative paths inside the workspace that keep every right under
+            ``deny_delete``, e.g. ``[".git"]`` so ``git commit`` can replace its lock files.
+            They must exist when the backend is built and must not be symlinks.
+        no_exec_in_workspace: no ``EXECUTE`` right on the workspace and the private temp
+            dir: a binary copied or written there cannot run (``EACCES``, exit 126);
+            interpreters from system directories still run scripts (``sh x.sh``).
 
     Raises:
         SandboxUnavailable: the kernel cannot enforce the requested containment, running as
@@ -84,6 +96,9 @@ class OsSandboxBackend(PolicyBackend):
         output_cap_bytes: int = 65536,
         kill_grace_ms: int = 200,
         shell: str = "/bin/sh",
+        deny_delete: bool = False,
+        deny_delete_except: Sequence[str] = (),
+        no_exec_in_workspace: bool = False,
     ) -> None:
         config = base_config(
             "OsSandboxBackend",
@@ -112,8 +127,13 @@ class OsSandboxBackend(PolicyBackend):
             allow_weaker=list(allow_weaker),
             unix_sockets=unix_sockets,
         )
+        config.update(
+            workspace_rules(deny_delete, deny_delete_except, no_exec_in_workspace)
+        )
         self.run_as = run_as
         self.allow_network = bool(allow_network)
+        self.deny_delete = bool(deny_delete)
+        self.no_exec_in_workspace = bool(no_exec_in_workspace)
         self._init_policy(sandbox, timeout, config)
 
     def kernel_features(self) -> dict[str, Any]:

@@ -204,9 +204,17 @@ fn sandbox_probe(py: Python<'_>) -> PyResult<String> {
     to_json(py, &features)
 }
 
+/// What the OS sandbox can enforce on this machine; returns JSON.
+#[pyfunction]
+fn sandbox_capabilities(py: Python<'_>) -> PyResult<String> {
+    let caps = py.detach(helikon_sandbox::capabilities);
+    to_json(py, &caps)
+}
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PySandboxPolicy>()?;
     m.add_class::<PyConfinedDir>()?;
     m.add_function(wrap_pyfunction!(sandbox_probe, m)?)?;
+    m.add_function(wrap_pyfunction!(sandbox_capabilities, m)?)?;
     Ok(())
 }

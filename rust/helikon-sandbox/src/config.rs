@@ -68,6 +68,11 @@ pub struct Limits {
     /// `RLIMIT_AS` bytes (default off: it breaks runtimes that reserve address space).
     #[serde(default)]
     pub address_space_bytes: Option<u64>,
+    /// Ceiling on the resident memory of all the command's processes together (default
+    /// 2 GiB; `null`: none). Enforced by a watchdog in the supervisor (see the crate docs),
+    /// so address-space reservations (JVM, Go, Node) do not count, only touched memory.
+    #[serde(default = "default_memory")]
+    pub memory_bytes: Option<u64>,
     /// `RLIMIT_NPROC` as tasks *added* to what the sandbox uid already runs (default 256).
     /// Not enforced by the kernel for root (host mode as root).
     #[serde(default = "default_nproc")]
@@ -79,6 +84,12 @@ pub struct Limits {
 
 fn default_fsize() -> Option<u64> {
     Some(1 << 30)
+}
+/// The default resident-memory ceiling (2 GiB).
+pub const DEFAULT_MEMORY_BYTES: u64 = 2 << 30;
+
+fn default_memory() -> Option<u64> {
+    Some(DEFAULT_MEMORY_BYTES)
 }
 fn default_nproc() -> Option<u64> {
     Some(256)
@@ -93,6 +104,7 @@ impl Default for Limits {
             cpu_seconds: None,
             file_size_bytes: default_fsize(),
             address_space_bytes: None,
+            memory_bytes: default_memory(),
             max_processes: default_nproc(),
             open_files: default_nofile(),
         }
@@ -135,6 +147,17 @@ pub struct SandboxConfig {
     /// Defaults waived when the kernel lacks them (recorded in the guarantees).
     #[serde(default)]
     pub allow_weaker: Vec<Weakening>,
+    /// Refuse deletion and truncation in the root by the kernel (Landlock ABI 3), whatever
+    /// program runs (see `workspace_rules`).
+    #[serde(default)]
+    pub deny_delete: bool,
+    /// Relative paths inside the root that keep every right under `deny_delete` (e.g.
+    /// `.git`); they must exist when the policy is built.
+    #[serde(default)]
+    pub deny_delete_except: Vec<PathBuf>,
+    /// No `EXECUTE` right on the root and the private temp dir.
+    #[serde(default)]
+    pub no_exec_in_workspace: bool,
     /// Resource limits.
     #[serde(default)]
     pub limits: Limits,
@@ -180,6 +203,9 @@ impl SandboxConfig {
             read_paths: Vec::new(),
             allow_proc: false,
             allow_weaker: Vec::new(),
+            deny_delete: false,
+            deny_delete_except: Vec::new(),
+            no_exec_in_workspace: false,
             limits: Limits::default(),
             output_cap_bytes: default_output_cap(),
             kill_grace_ms: default_grace(),
@@ -229,6 +255,11 @@ impl SandboxConfig {
                 "shell must be an absolute path".into(),
             ));
         }
+        if self.limits.memory_bytes == Some(0) {
+            return Err(SandboxError::Config(
+                "limits.memory_bytes must be > 0 (null disables the ceiling)".into(),
+            ));
+        }
         if self.output_cap_bytes == 0 {
             return Err(SandboxError::Config("output_cap_bytes must be > 0".into()));
         }
@@ -243,6 +274,17 @@ impl SandboxConfig {
                     "env_allowlist: invalid entry {pat:?}"
                 )));
             }
+        }
+        if self.mode == Mode::Host
+            && (self.deny_delete
+                || self.no_exec_in_workspace
+                || !self.deny_delete_except.is_empty())
+        {
+            return Err(SandboxError::Config(
+                "deny_delete, deny_delete_except and no_exec_in_workspace are enforced by the \
+                 kernel and need mode os_sandbox"
+                    .into(),
+            ));
         }
         if let Some((0, _)) = self.run_as {
             if self.mode == Mode::OsSandbox {

@@ -26,6 +26,7 @@ use rustix::fs::{fstat, open, FileType, Mode, OFlags};
 
 use crate::error::{Result, SandboxError};
 use crate::probe::Enforcement;
+use crate::workspace_rules::WorkspaceRules;
 
 /// System trees granted read + execute.
 const SYSTEM_DIRS: &[&str] = &[
@@ -191,6 +192,7 @@ pub(crate) fn ruleset(
     root: BorrowedFd<'_>,
     tmp: BorrowedFd<'_>,
     grants: &[Grant],
+    workspace: &WorkspaceRules,
 ) -> Result<OwnedFd> {
     let abi = ABI::from(enf.abi);
     let mut rs = Ruleset::default()
@@ -213,11 +215,16 @@ pub(crate) fn ruleset(
     let mut created = rs.create().map_err(ll_err)?;
     let ws = workspace_rights(abi);
     created = created
-        .add_rule(PathBeneath::new(root, ws))
+        .add_rule(PathBeneath::new(root, workspace.root_rights(ws)))
         .map_err(ll_err)?;
     created = created
-        .add_rule(PathBeneath::new(tmp, ws))
+        .add_rule(PathBeneath::new(tmp, workspace.tmp_rights(ws)))
         .map_err(ll_err)?;
+    for (fd, rights) in workspace.extra_rules(ws, abi) {
+        created = created
+            .add_rule(PathBeneath::new(fd, rights))
+            .map_err(ll_err)?;
+    }
     for g in grants {
         created = created
             .add_rule(PathBeneath::new(g.fd.as_fd(), grant_rights(g, abi)))

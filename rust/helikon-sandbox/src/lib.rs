@@ -26,6 +26,13 @@
 //!     with `allow_network`), label `"os-sandbox (landlock+seccomp)"`.
 //!   - `host`: no containment (label `"host (no containment)"`), same process hygiene.
 //!
+//!   In both modes the supervisor bounds the command's resident memory
+//!   (`limits.memory_bytes`, default 2 GiB) with a watchdog over `/proc` (the private
+//!   `sys::memwatch`), and [`RunOutcome::killed_reason`] says `memory` when it fired. In
+//!   `os_sandbox` mode, `deny_delete` and `no_exec_in_workspace` take rights away from the
+//!   root's Landlock rule (the private `workspace_rules` module). [`capabilities()`](capabilities::capabilities) reports
+//!   what this machine can enforce.
+//!
 //! # Fail-closed
 //!
 //! [`SandboxPolicy::build`] probes the kernel ([`probe::probe`]), decides what it can enforce
@@ -99,6 +106,7 @@
 //! counted process exits.
 #[cfg(target_os = "linux")]
 mod bpf;
+pub mod capabilities;
 pub mod config;
 pub mod confined;
 #[cfg(target_os = "linux")]
@@ -132,12 +140,15 @@ mod sys;
 mod timing;
 #[cfg(target_os = "linux")]
 mod tmpdir;
+#[cfg(target_os = "linux")]
+mod workspace_rules;
 
-pub use config::{Limits, Mode, SandboxConfig, UnixSockets, Weakening};
+pub use capabilities::{capabilities, MemoryMechanism, MetadataMechanism, SandboxCapabilities};
+pub use config::{Limits, Mode, SandboxConfig, UnixSockets, Weakening, DEFAULT_MEMORY_BYTES};
 pub use confined::{ConfinedDir, DirEntryInfo, EntryKind, EntryStat};
 pub use error::{Result, SandboxError};
 pub use guarantees::{Isolation, SandboxGuarantees, HOST_LABEL, OS_SANDBOX_LABEL};
-pub use outcome::RunOutcome;
+pub use outcome::{KilledReason, RunOutcome};
 pub use policy::{SandboxPolicy, MAX_TIMEOUT};
 pub use probe::{Enforcement, KernelFeatures};
 pub use timing::TIMING_ENV;

@@ -18,4 +18,16 @@ pub struct RunOutcome {
     pub timed_out: bool,
     /// Wall-clock duration of the call in milliseconds.
     pub duration_ms: u64,
+    /// Why the sandbox killed the command, if it did (`None`: it ended by itself).
+    pub killed_reason: Option<KilledReason>,
+}
+
+/// Why the sandbox killed a command.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum KilledReason {
+    /// The timeout fired.
+    Timeout,
+    /// Its resident memory passed `limits.memory_bytes` (the watchdog killed its group).
+    Memory,
 }

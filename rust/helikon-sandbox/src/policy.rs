@@ -23,6 +23,7 @@ use crate::spawn::{self, Prepared};
 use crate::sys::{self, BpfProgram, ChildAction, Report};
 use crate::timing::Steps;
 use crate::tmpdir::SlotPool;
+use crate::workspace_rules::WorkspaceRules;
 
 /// Longest timeout accepted for one call.
 pub const MAX_TIMEOUT: Duration = Duration::from_secs(24 * 3600);
@@ -34,6 +35,7 @@ pub struct SandboxPolicy {
     shell: CString,
     devnull: OwnedFd,
     grants: Vec<Grant>,
+    workspace: WorkspaceRules,
     enforcement: Option<Enforcement>,
     features: Option<KernelFeatures>,
     seccomp: Vec<BpfProgram>,
@@ -113,11 +115,12 @@ impl SandboxPolicy {
         };
         let task_uid = creds.map_or(euid, |(u, _)| u);
 
-        let (enforcement, features, grants, seccomp, guarantees) = match cfg.mode {
+        let (enforcement, features, grants, workspace, seccomp, guarantees) = match cfg.mode {
             Mode::Host => (
                 None,
                 None,
                 Vec::new(),
+                WorkspaceRules::default(),
                 Vec::new(),
                 SandboxGuarantees::host(),
             ),
@@ -125,6 +128,9 @@ impl SandboxPolicy {
                 let features = probe::probe();
                 let enf = probe::plan(&cfg, &features)?;
                 let grants = landlock_rules::open_grants(&cfg.read_paths, cfg.allow_proc)?;
+                let workspace = WorkspaceRules::prepare(&cfg, root.as_fd(), enf.abi)?;
+                let mut notes = enf.notes.clone();
+                notes.extend(workspace.notes());
                 let sockets = if cfg.allow_network {
                     SocketPolicy::InetAllowed
                 } else {
@@ -145,9 +151,16 @@ impl SandboxPolicy {
                     label: OS_SANDBOX_LABEL.to_string(),
                     landlock_abi: u32::try_from(enf.abi).ok(),
                     waived: enf.waived.clone(),
-                    notes: enf.notes.clone(),
+                    notes,
                 };
-                (Some(enf), Some(features), grants, seccomp, guarantees)
+                (
+                    Some(enf),
+                    Some(features),
+                    grants,
+                    workspace,
+                    seccomp,
+                    guarantees,
+                )
             }
         };
         let policy = Self {
@@ -156,6 +169,7 @@ impl SandboxPolicy {
             shell,
             devnull,
             grants,
+            workspace,
             enforcement,
             features,
             seccomp,
@@ -228,9 +242,14 @@ impl SandboxPolicy {
         });
         let build_ruleset = |tmp: BorrowedFd<'_>| -> Result<Option<OwnedFd>> {
             match &self.enforcement {
-                Some(enf) => {
-                    landlock_rules::ruleset(enf, self.root.as_fd(), tmp, &self.grants).map(Some)
-                }
+                Some(enf) => landlock_rules::ruleset(
+                    enf,
+                    self.root.as_fd(),
+                    tmp,
+                    &self.grants,
+                    &self.workspace,
+                )
+                .map(Some),
                 None => Ok(None),
             }
         };
@@ -268,6 +287,7 @@ impl SandboxPolicy {
             timeout,
             kill_grace_ms: self.cfg.kill_grace_ms,
             output_cap: self.cfg.output_cap_bytes,
+            memory_bytes: self.cfg.limits.memory_bytes,
             steps: &mut steps,
         });
         // A slot is reused only if every process of the call is known to be gone (or none

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use libc::c_int;
 
 use crate::error::{Result, SandboxError};
-use crate::outcome::RunOutcome;
+use crate::outcome::{KilledReason, RunOutcome};
 use crate::sys::{self, BpfProgram, ChildAction, Launch, Report};
 use crate::timing::Steps;
 
@@ -32,6 +32,7 @@ pub(crate) struct Prepared<'a, 's> {
     pub timeout: Duration,
     pub kill_grace_ms: u64,
     pub output_cap: usize,
+    pub memory_bytes: Option<u64>,
     pub steps: &'s mut Steps,
 }
 
@@ -39,6 +40,8 @@ pub(crate) struct Prepared<'a, 's> {
 const SWEEP_LIMIT_MS: u64 = 2_000;
 /// How long the supervisor keeps reading the pipes to EOF after the sweep.
 const DRAIN_GRACE_MS: u64 = 250;
+/// How often the memory watchdog sums the command's resident memory.
+const MEMORY_POLL_MS: u64 = 20;
 
 /// Make sure a descriptor is not 0, 1 or 2, so `dup2` onto stdio always clears CLOEXEC.
 pub(crate) fn above_stdio(fd: OwnedFd) -> Result<OwnedFd> {
@@ -73,6 +76,10 @@ pub(crate) fn execute(p: Prepared<'_, '_>) -> Result<(RunOutcome, Report)> {
     launch.kill_grace_ms = p.kill_grace_ms;
     launch.sweep_limit_ms = SWEEP_LIMIT_MS;
     launch.drain_ms = DRAIN_GRACE_MS;
+    if let Some(bytes) = p.memory_bytes {
+        launch.memory_limit_pages = bytes.div_ceil(sys::page_size()).max(1);
+        launch.memory_poll_ms = MEMORY_POLL_MS;
+    }
     launch.timing = p.steps.on();
     let mut keep = vec![p.devnull.as_raw_fd(), p.cwd.as_raw_fd()];
     if let Some(fd) = landlock_raw {
@@ -107,6 +114,14 @@ pub(crate) fn execute(p: Prepared<'_, '_>) -> Result<(RunOutcome, Report)> {
              the call returned]\n",
         );
     }
+    let killed_reason = if report.killed_for_memory {
+        stderr.push_str(&memory_note(p.memory_bytes.unwrap_or(0)));
+        Some(KilledReason::Memory)
+    } else if report.timed_out {
+        Some(KilledReason::Timeout)
+    } else {
+        None
+    };
     let outcome = RunOutcome {
         exit_code: report.exit_code,
         signal: report.signal,
@@ -115,6 +130,26 @@ pub(crate) fn execute(p: Prepared<'_, '_>) -> Result<(RunOutcome, Report)> {
         stderr,
         timed_out: report.timed_out,
         duration_ms: u64::try_from(duration.as_millis()).unwrap_or(u64::MAX),
+        killed_reason,
     };
     Ok((outcome, report))
+}
+
+/// The line appended to stderr when the memory watchdog killed the command.
+pub(crate) fn memory_note(limit: u64) -> String {
+    format!(
+        "\n[sandbox: killed: the command's resident memory exceeded the ceiling of {} \
+         (limits.memory_bytes = {limit}); raise it or make the command use less]\n",
+        human_bytes(limit)
+    )
+}
+
+fn human_bytes(n: u64) -> String {
+    const GIB: u64 = 1 << 30;
+    const MIB: u64 = 1 << 20;
+    if n >= GIB {
+        format!("{:.1} GiB", n as f64 / GIB as f64)
+    } else {
+        format!("{:.0} MiB", n as f64 / MIB as f64)
+    }
 }

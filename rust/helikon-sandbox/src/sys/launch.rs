@@ -51,6 +51,10 @@ pub(crate) struct Launch {
     pub sweep_limit_ms: u64,
     /// Upper bound for reading the pipes to EOF after the sweep.
     pub drain_ms: u64,
+    /// Resident-memory ceiling of the command's processes, in pages (0: no watchdog).
+    pub memory_limit_pages: u64,
+    /// How often S sums the command's resident memory, in milliseconds.
+    pub memory_poll_ms: u64,
     /// Write end of the stdout pipe S creates (>= 3), for C's fd 1.
     pub out_w: AtomicI32,
     /// Write end of the stderr pipe S creates (>= 3), for C's fd 2.
@@ -191,6 +195,8 @@ impl Launch {
             kill_grace_ms: 0,
             sweep_limit_ms: 0,
             drain_ms: 0,
+            memory_limit_pages: 0,
+            memory_poll_ms: 0,
             out_w: AtomicI32::new(-1),
             err_w: AtomicI32::new(-1),
             keep: [-1; 8],

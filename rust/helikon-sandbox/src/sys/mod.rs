@@ -43,6 +43,8 @@
 
 mod child;
 pub(crate) mod launch;
+mod memwatch;
+mod procfs;
 pub(crate) mod raw;
 mod supervisor;
 
@@ -128,7 +130,12 @@ pub(crate) struct Report {
     pub swept: i32,
     /// The sweep gave up before every descendant was gone.
     pub sweep_incomplete: bool,
+    /// The memory watchdog killed the command (its resident memory passed the ceiling).
+    pub killed_for_memory: bool,
 }
+
+/// Report word 8: the command was killed by the memory watchdog.
+pub(crate) const KILLED_MEMORY: i32 = 1;
 
 /// First word of a complete report ("HELK"), written last by the supervisor.
 pub(crate) const REPORT_MAGIC: i32 = 0x4845_4c4b;
@@ -149,6 +156,7 @@ impl Report {
             setup_errno: w[5],
             swept: w[6],
             sweep_incomplete: w[7] != 0,
+            killed_for_memory: w[8] == KILLED_MEMORY,
         })
     }
 }
@@ -251,6 +259,13 @@ pub(crate) fn fs_xattr(fd: std::os::fd::BorrowedFd<'_>) -> Option<(u32, u32)> {
 pub(crate) fn at_exit(f: extern "C" fn()) {
     // SAFETY: registering a plain function pointer; it runs on the exiting thread.
     unsafe { libc::atexit(f) };
+}
+
+/// The page size in bytes (at least 4096).
+pub(crate) fn page_size() -> u64 {
+    // SAFETY: sysconf has no preconditions.
+    let v = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+    u64::try_from(v).ok().filter(|p| *p >= 4096).unwrap_or(4096)
 }
 
 /// Current effective uid.

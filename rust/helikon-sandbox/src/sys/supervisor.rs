@@ -10,8 +10,10 @@ use std::sync::atomic::Ordering;
 use libc::{c_int, c_uint, c_void, pid_t};
 
 use super::launch::{Launch, Mark};
+use super::memwatch::MemWatch;
+use super::procfs;
 use super::raw::{self, exit_now, monotonic_ms, sleep_ms};
-use super::{child, step, REPORT_MAGIC, REPORT_WORDS};
+use super::{child, step, KILLED_MEMORY, REPORT_MAGIC, REPORT_WORDS};
 use crate::output::HeadTail;
 
 /// Close every descriptor >= 3 except those in `keep` (ascending; negative entries ignored).
@@ -240,6 +242,7 @@ pub(super) fn run(l: &Launch) -> ! {
     let mut status: c_int = 0;
     let mut reaped = false;
     let mut grace_end: Option<u64> = None;
+    let mut memwatch = MemWatch::new(l.memory_limit_pages, l.memory_poll_ms, monotonic_ms());
     loop {
         match raw::wait4(pid, &mut status, libc::WNOHANG) {
             Ok(r) if r as pid_t == pid => {
@@ -263,8 +266,20 @@ pub(super) fn run(l: &Launch) -> ! {
                 break;
             }
         }
+        if let Some(w) = memwatch.as_mut() {
+            if w.over(now, pid, me) {
+                report[8] = KILLED_MEMORY;
+                let _ = raw::kill(-pid, libc::SIGKILL);
+                let _ = raw::kill(pid, libc::SIGKILL);
+                reaped = reap_within(pid, pidfd, &mut status, l.sweep_limit_ms);
+                break;
+            }
+        }
         let until = grace_end.unwrap_or(deadline);
-        let left = until.saturating_sub(now).clamp(1, 60_000);
+        let mut left = until.saturating_sub(now).clamp(1, 60_000);
+        if let Some(w) = &memwatch {
+            left = left.min(w.due_in(now).max(1));
+        }
         if streams.any_open() || pidfd >= 0 {
             streams.pump(pidfd, left);
         } else {
@@ -386,141 +401,11 @@ fn sweep(me: pid_t, limit_ms: u64) -> (i32, bool) {
 /// the pid read here is still the same process when it is signalled.
 fn kill_children(me: pid_t) -> i32 {
     let mut count = 0i32;
-    let Ok(dir) = raw::open(
-        b"/proc\0",
-        libc::O_RDONLY | libc::O_DIRECTORY | libc::O_CLOEXEC,
-    ) else {
-        return 0;
-    };
-    let dir = dir as c_int;
-    let mut buf = [0u8; 8192];
-    loop {
-        let n = match raw::getdents64(dir, &mut buf) {
-            Ok(n) if n > 0 => n.min(buf.len()),
-            _ => break,
-        };
-        let mut off = 0usize;
-        // struct linux_dirent64 { u64 ino; i64 off; u16 reclen; u8 type; char name[]; }
-        while off.saturating_add(19) < n {
-            let reclen = match (buf.get(off + 16), buf.get(off + 17)) {
-                (Some(&a), Some(&b)) => u16::from_ne_bytes([a, b]) as usize,
-                _ => break,
-            };
-            if reclen == 0 {
-                break;
-            }
-            let rec_end = off.saturating_add(reclen).min(n);
-            let name = buf.get(off + 19..rec_end).unwrap_or(&[]);
-            if let Some(pid) = parse_pid(name) {
-                if pid > 1 && pid != me && parent_of(pid) == me {
-                    let _ = raw::kill(pid, libc::SIGKILL);
-                    count = count.saturating_add(1);
-                }
-            }
-            off = off.saturating_add(reclen);
+    procfs::for_each_pid(|pid| {
+        if pid > 1 && pid != me && procfs::parent_of(pid) == me {
+            let _ = raw::kill(pid, libc::SIGKILL);
+            count = count.saturating_add(1);
         }
-    }
-    let _ = raw::close(dir);
+    });
     count
-}
-
-/// A NUL-terminated run of digits as a pid.
-fn parse_pid(name: &[u8]) -> Option<pid_t> {
-    let mut pid: i64 = 0;
-    let mut digits = 0;
-    for &c in name {
-        if c == 0 {
-            break;
-        }
-        if !c.is_ascii_digit() || digits > 9 {
-            return None;
-        }
-        pid = pid.wrapping_mul(10).wrapping_add(i64::from(c - b'0'));
-        digits += 1;
-    }
-    if digits == 0 {
-        return None;
-    }
-    pid_t::try_from(pid).ok()
-}
-
-/// The parent pid of `pid` from `/proc/<pid>/stat`, or -1.
-fn parent_of(pid: pid_t) -> pid_t {
-    let mut path = [0u8; 32];
-    let prefix = b"/proc/";
-    let mut p = 0usize;
-    for &b in prefix {
-        if let Some(slot) = path.get_mut(p) {
-            *slot = b;
-        }
-        p += 1;
-    }
-    let mut digits = [0u8; 12];
-    let mut nd = 0usize;
-    let mut v = pid as u32;
-    loop {
-        if let Some(d) = digits.get_mut(nd) {
-            *d = b'0' + (v % 10) as u8;
-        }
-        nd += 1;
-        v /= 10;
-        if v == 0 || nd >= digits.len() {
-            break;
-        }
-    }
-    while nd > 0 {
-        nd -= 1;
-        if let (Some(slot), Some(&d)) = (path.get_mut(p), digits.get(nd)) {
-            *slot = d;
-        }
-        p += 1;
-    }
-    for &b in b"/stat\0" {
-        if let Some(slot) = path.get_mut(p) {
-            *slot = b;
-        }
-        p += 1;
-    }
-    let Ok(fd) = raw::open(&path[..p.min(path.len())], libc::O_RDONLY | libc::O_CLOEXEC) else {
-        return -1;
-    };
-    let fd = fd as c_int;
-    let mut buf = [0u8; 512];
-    let n = raw::read(fd, &mut buf).unwrap_or(0);
-    let _ = raw::close(fd);
-    let data = buf.get(..n.min(buf.len())).unwrap_or(&[]);
-    // "pid (comm) S ppid ...": comm may contain ')' so take the last one.
-    let Some(close) = data.iter().rposition(|&c| c == b')') else {
-        return -1;
-    };
-    // Skip ") ", the state character and a space.
-    let mut i = close.saturating_add(4);
-    let mut ppid: i64 = 0;
-    let mut any = false;
-    while let Some(&c) = data.get(i) {
-        if !c.is_ascii_digit() {
-            break;
-        }
-        ppid = ppid.wrapping_mul(10).wrapping_add(i64::from(c - b'0'));
-        any = true;
-        i += 1;
-    }
-    if any {
-        ppid as pid_t
-    } else {
-        -1
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn proc_parsing_helpers() {
-        assert_eq!(parse_pid(b"1234\0\0"), Some(1234));
-        assert_eq!(parse_pid(b"self\0"), None);
-        assert_eq!(parse_pid(b"\0"), None);
-        assert_eq!(parent_of(raw::getpid()), raw::getppid());
-    }
 }
