@@ -24,7 +24,7 @@ from helikon.agents import (
     SwarmAgent,
     escalate,
 )
-from helikon.core.agent import Agent, AgentInput, Instructions
+from helikon.core.agent import Agent, Instructions
 from helikon.core.cancel import CancellationToken
 from helikon.core.context import RunConfig, RunContext, ToolContext
 from helikon.core.events import (
@@ -94,6 +94,7 @@ from helikon.core.permissions import (
     PermissionPolicy,
 )
 from helikon.core.result import RunResult, RunResultStreaming
+from helikon.core.runnable import AgentInput
 from helikon.core.tool import FunctionTool, Tool, ToolEffect, ToolOutput, tool
 from helikon.core.usage import Usage
 from helikon.errors import (

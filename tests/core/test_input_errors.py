@@ -25,7 +25,7 @@ from helikon import (
     ToolEffect,
     tool,
 )
-from helikon.core.agent import input_items
+from helikon.core.runnable import input_items
 from helikon.testing import Call, MockModel, Text
 
 

@@ -26,12 +26,12 @@ import unicodedata
 from dataclasses import replace
 from typing import Any
 
-from helikon.agents.base import Runnable, check_runnable
 from helikon.core.context import RunConfig, RunContext, ToolContext
 from helikon.core.driver import calling_run_context
 from helikon.core.hooks import HookRegistry
 from helikon.core.permissions import Permissions
 from helikon.core.result import RunResultStreaming
+from helikon.core.runnable import Runnable, check_runnable
 from helikon.core.tool import ToolEffect, ToolOutput, _as_effect
 from helikon.errors import ConfigError, InvalidArgs, RunError, ToolOther
 

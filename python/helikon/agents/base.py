@@ -22,9 +22,8 @@ import asyncio
 import contextlib
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field, replace
-from typing import Any, Protocol, runtime_checkable
+from typing import Any
 
-from helikon.core.agent import AgentInput, check_run_args, collect_run, input_items, run_blocking
 from helikon.core.cancel import CancellationToken
 from helikon.core.context import RunConfig, RunContext
 from helikon.core.events import (
@@ -37,6 +36,15 @@ from helikon.core.events import (
 )
 from helikon.core.items import AssistantMessage, Item, TextPart, text_of
 from helikon.core.result import RunResult
+from helikon.core.runnable import (
+    AgentInput,
+    Runnable,
+    check_run_args,
+    check_runnable,
+    collect_run,
+    input_items,
+    run_blocking,
+)
 from helikon.core.usage import Usage
 from helikon.errors import (
     AgentError,
@@ -58,42 +66,6 @@ __all__ = [
     "final_message",
     "run_child",
 ]
-
-
-@runtime_checkable
-class Runnable(Protocol):
-    """Anything that runs like an :class:`~helikon.Agent` (see the module doc)."""
-
-    name: str
-    description: str
-
-    def stream(
-        self,
-        input: AgentInput,
-        ctx: RunContext[Any] | None = None,
-        *,
-        run_config: RunConfig | None = None,
-    ) -> AsyncIterator[AgentEvent]:
-        """The run's events: ``RunStarted`` first, exactly one terminal event last."""
-        ...
-
-
-def check_runnable(where: str, agent: Any) -> Runnable:
-    """``agent`` if it runs like an Agent.
-
-    Raises:
-        ConfigError: it has no string ``name`` or no ``stream`` method.
-    """
-    name = getattr(agent, "name", None)
-    streams = callable(getattr(agent, "stream", None))
-    if not isinstance(name, str) or not name.strip() or not streams:
-        raise ConfigError(
-            f"{where}: {agent!r} is not an agent; pass an Agent or a pattern from "
-            "helikon.agents (anything with a name and stream(input, ctx, run_config=...))"
-        )
-    if not isinstance(getattr(agent, "description", ""), str):
-        raise ConfigError(f"{where}: agent {name!r} has a description that is not a str")
-    return agent  # type: ignore[no-any-return]
 
 
 class PatternFailed(Exception):

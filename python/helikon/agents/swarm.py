@@ -22,7 +22,7 @@ from dataclasses import replace
 from typing import Any
 
 from helikon.agents.base import PatternAgent
-from helikon.core.agent import Agent, AgentInput, check_run_args, input_items
+from helikon.core.agent import Agent
 from helikon.core.context import RunConfig, RunContext
 from helikon.core.events import (
     AgentEvent,
@@ -32,6 +32,7 @@ from helikon.core.events import (
     RunFailed,
     RunStarted,
 )
+from helikon.core.runnable import AgentInput, check_run_args, input_items
 from helikon.core.usage import Usage
 from helikon.errors import AgentOther, ConfigError, MaxHandoffsExceeded
 

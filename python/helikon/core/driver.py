@@ -19,9 +19,9 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
-from collections.abc import AsyncIterator, Coroutine
+from collections.abc import AsyncIterator, Coroutine, Sequence
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from helikon.core.context import RunConfig, RunContext
 from helikon.core.events import (
@@ -33,8 +33,10 @@ from helikon.core.events import (
     RunStarted,
     ToolOutputItem,
 )
-from helikon.core.guardrails import GuardrailInput, Tripwire, run_guardrails
+from helikon.core.guardrails import Guardrail, GuardrailInput, Tripwire, run_guardrails
+from helikon.core.handoff import HandoffSpec
 from helikon.core.hooks import (
+    Hook,
     HookError,
     OnHandoff,
     OnRunComplete,
@@ -54,7 +56,9 @@ from helikon.core.items import (
 )
 from helikon.core.loop_core import LoopCore, request_settings, turn_plan, validate_output
 from helikon.core.loop_native import call_of, run_started
-from helikon.core.model import ModelRequest, ModelSettings, ToolDef
+from helikon.core.model import Model, ModelRequest, ModelSettings, ToolDef
+from helikon.core.output import OutputType
+from helikon.core.runnable import AgentInput, input_items
 from helikon.core.tool import Tool
 from helikon.core.tool_exec import CallOutcome, ToolCallRunner
 from helikon.core.turn import TurnAccumulator
@@ -70,10 +74,49 @@ from helikon.errors import (
 )
 from helikon.tracing import RunSpans
 
-if TYPE_CHECKING:
-    from helikon.core.agent import Agent, AgentInput
+__all__ = ["DrivenAgent", "calling_run_context", "run_agent"]
 
-__all__ = ["calling_run_context", "run_agent"]
+
+class DrivenAgent(Protocol):
+    """What the driver reads of the agent it runs (:class:`~helikon.Agent` is one).
+
+    The agent describes, the driver drives: this module never imports the agent's class.
+    """
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def model(self) -> Model: ...
+    @property
+    def tools(self) -> Sequence[Tool]: ...
+    @property
+    def handoff_specs(self) -> list[HandoffSpec]: ...
+    @property
+    def model_settings(self) -> ModelSettings: ...
+    @property
+    def output_type(self) -> OutputType[Any] | None: ...
+    @property
+    def hooks(self) -> Sequence[Hook]: ...
+    @property
+    def input_guardrails(self) -> Sequence[Guardrail]: ...
+    @property
+    def output_guardrails(self) -> Sequence[Guardrail]: ...
+
+    def native_config(self, max_turns: int) -> Any:
+        """The compiled native ``LoopConfig`` for ``max_turns``."""
+        ...
+
+    def collisions(self) -> list[str]:
+        """Transfer-tool names that clash (each with what clashes)."""
+        ...
+
+    def render_instructions(self, ctx: RunContext[Any]) -> str:
+        """The system prompt for a run."""
+        ...
+
+    def handoff_target(self, name: str) -> DrivenAgent:
+        """The handoff agent whose real name is ``name``."""
+        ...
 
 _CALLING_CONTEXT: contextvars.ContextVar[RunContext[Any] | None] = contextvars.ContextVar(
     "helikon_calling_context", default=None
@@ -110,7 +153,7 @@ class _Run:
 
     def __init__(
         self,
-        agent: Agent,
+        agent: DrivenAgent,
         ctx: RunContext[Any],
         config: RunConfig,
         token: Any,
@@ -124,7 +167,7 @@ class _Run:
         self.spans = spans
         self.input_guard = input_guard
         self.tools: dict[str, Tool] = {t.name: t for t in agent.tools}
-        self.handoffs = {h.tool_name: h for h in agent.handoff_specs} if agent.handoffs else {}
+        self.handoffs = {h.tool_name: h for h in agent.handoff_specs}
         self.core = LoopCore(agent.native_config(config.max_turns), self.handoffs)
         self._usage: Usage | None = None
         self.hooks = [*agent.hooks, *ctx.hooks]
@@ -477,7 +520,7 @@ def _retrieve(fut: asyncio.Future[Any]) -> None:
         fut.exception()
 
 
-def _with_instructions(agent: Agent, ctx: RunContext[Any], items: list[Item]) -> list[Item]:
+def _with_instructions(agent: DrivenAgent, ctx: RunContext[Any], items: list[Item]) -> list[Item]:
     text = agent.render_instructions(ctx)
     head: list[Item] = [SystemMessage(content=[TextPart(text=text)])] if text.strip() else []
     return head + items
@@ -488,7 +531,7 @@ def _user_text(items: list[Item]) -> str:
 
 
 async def run_agent(
-    agent: Agent, input: AgentInput, ctx: RunContext[Any], config: RunConfig
+    agent: DrivenAgent, input: AgentInput, ctx: RunContext[Any], config: RunConfig
 ) -> AsyncIterator[AgentEvent]:
     """Yield the run's events: ``RunStarted`` first, exactly one terminal event last.
 
@@ -496,8 +539,6 @@ async def run_agent(
     that is not one raises (:class:`ConfigError`, before any event). Cancellation and
     ``config.timeout`` are best-effort: a terminal event already emitted wins.
     """
-    from helikon.core.agent import input_items as normalize
-
     clashes = agent.collisions()
     if clashes:
         yield RunStarted(agent=agent.name)
@@ -508,7 +549,7 @@ async def run_agent(
             ).to_dict()
         )
         return
-    input_items = normalize(input)
+    items = input_items(input)
     yield run_started(agent.name)
     token = ctx.cancel.child()
     timer: asyncio.TimerHandle | None = None
@@ -521,7 +562,7 @@ async def run_agent(
             run_guardrails(
                 agent.input_guardrails,
                 ctx,
-                GuardrailInput("user_text", _user_text(input_items)),
+                GuardrailInput("user_text", _user_text(items)),
             )
         )
         guard.add_done_callback(
@@ -534,7 +575,7 @@ async def run_agent(
         if hooks:
             start = await fire(hooks, ctx, OnRunStart(agent.name))
             run.injected.extend(start.inject)
-        conversation = _with_instructions(agent, ctx, list(input_items))
+        conversation = _with_instructions(agent, ctx, list(items))
         async for ev in run.drive(conversation):
             yield ev
     except _Stop as stop:

@@ -9,6 +9,7 @@ but ``Pass``/``Tripwire``, counts as a tripwire of kind ``other``.
 from __future__ import annotations
 
 import enum
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeAlias, runtime_checkable
 
@@ -103,7 +104,7 @@ def check_guardrail(where: str, guardrail: object) -> None:
 
 
 async def run_guardrails(
-    guards: list[Guardrail],
+    guards: Sequence[Guardrail],
     ctx: RunContext[Any],
     input: GuardrailInput,
 ) -> Tripwire | None:

@@ -14,13 +14,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol, TypeAlias, runtime_checkable
+from typing import Any, Protocol, TypeAlias, runtime_checkable
 
 from helikon.core.permissions import require_async_method
 from helikon.errors import ConfigError
-
-if TYPE_CHECKING:
-    from helikon.core.context import RunContext
 
 __all__ = [
     "Allow",
@@ -183,10 +180,15 @@ def fold_decisions(decisions: Iterable[HookDecision]) -> FoldedDecision:
 
 @runtime_checkable
 class Hook(Protocol):
-    """A lifecycle interceptor."""
+    """A lifecycle interceptor.
 
-    async def on_event(self, ctx: RunContext[Any], event: HookEvent) -> HookDecision:
-        """Observe ``event``; return :class:`Allow` to proceed unchanged."""
+    ``ctx`` is the run's :class:`~helikon.RunContext` (annotate it so in your hook; this
+    module sits below the context, which carries the hooks, so it does not name the class).
+    """
+
+    async def on_event(self, ctx: Any, event: HookEvent) -> HookDecision:
+        """Observe ``event`` (``ctx``: the run's ``RunContext``); return :class:`Allow` to
+        proceed unchanged."""
         ...
 
 
@@ -273,8 +275,10 @@ class HookError(Exception):
         )
 
 
-async def fire(hooks: Iterable[Hook], ctx: RunContext[Any], event: HookEvent) -> FoldedDecision:
+async def fire(hooks: Iterable[Hook], ctx: Any, event: HookEvent) -> FoldedDecision:
     """Fire ``event`` at each hook in order and fold the decisions (stops at a Deny).
+
+    ``ctx`` is the run's ``RunContext``, handed to each hook as it is.
 
     Raises:
         HookError: a hook raised (wrapping its exception).

@@ -22,12 +22,9 @@ import functools
 import inspect
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeAlias, TypeVar, runtime_checkable
+from typing import Any, Literal, Protocol, TypeAlias, TypeVar, runtime_checkable
 
 from helikon.errors import ConfigError
-
-if TYPE_CHECKING:
-    from helikon.core.context import RunContext
 
 __all__ = [
     "AllowRule",
@@ -276,10 +273,14 @@ ApprovalOutcome: TypeAlias = ApprovalAllow | ApprovalDeny
 
 @runtime_checkable
 class PermissionPolicy(Protocol):
-    """canUseTool: decide a call that no rule and no mode decided."""
+    """canUseTool: decide a call that no rule and no mode decided.
 
-    async def check(self, ctx: RunContext[Any], tool: str, args: Any) -> PermissionDecision:
-        """Return Allow, Deny, AskUser or ReplaceArgs."""
+    ``ctx`` is the run's :class:`~helikon.RunContext` (annotate it so in your policy; this
+    module sits below the context, which carries the policy, so it does not name the class).
+    """
+
+    async def check(self, ctx: Any, tool: str, args: Any) -> PermissionDecision:
+        """Return Allow, Deny, AskUser or ReplaceArgs (``ctx``: the run's ``RunContext``)."""
         ...
 
 

@@ -12,7 +12,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from helikon.agents.base import Runnable, check_runnable
 from helikon.core.context import RunConfig, RunContext
 from helikon.core.events import (
     AgentEvent,
@@ -24,6 +23,7 @@ from helikon.core.events import (
     ToolCallItem,
 )
 from helikon.core.items import text_of
+from helikon.core.runnable import Runnable, check_runnable
 from helikon.errors import ConfigError
 from helikon.evals.dataset import EvalCase, EvalDataset
 from helikon.evals.errors import TraceSinkError

@@ -19,9 +19,9 @@ from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
 from starlette.applications import Starlette
 
-from helikon.agents.base import Runnable, check_runnable
 from helikon.core.context import RunConfig, RunContext
 from helikon.core.result import RunResult, RunResultStreaming
+from helikon.core.runnable import Runnable, check_runnable
 from helikon.core.tool import ToolOutput
 from helikon.errors import ConfigError, McpBindError, McpServeError, RunError, RunTimeout
 from helikon.mcp._naming import server_tool_name

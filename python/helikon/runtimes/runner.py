@@ -24,15 +24,15 @@ import logging
 from collections.abc import AsyncGenerator, AsyncIterator, Sequence
 from typing import Any
 
-from helikon.agents.base import Runnable
-from helikon.core.agent import Agent, AgentInput, check_run_args, input_items
+from helikon.core.agent import Agent
 from helikon.core.context import RunConfig, RunContext
 from helikon.core.events import AgentEvent, RunCompleted, RunFailed
 from helikon.core.items import Item
 from helikon.core.result import RunResult, RunResultStreaming
+from helikon.core.runnable import AgentInput, Runnable, check_run_args, input_items
 from helikon.errors import ConfigError
 from helikon.sessions import MemorySession, Session, SessionRecorder, load_conversation
-from helikon.sessions._shield import complete
+from helikon.sessions.shield import complete
 
 __all__ = ["Runner"]
 

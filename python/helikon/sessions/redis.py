@@ -40,9 +40,9 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
 from helikon.core.items import Item
 from helikon.errors import ConfigError, SessionBackendError, SessionError, SessionUnavailable
 from helikon.sessions._codec import check_since, decode, encode_all, ts_nanos
-from helikon.sessions._shield import complete
 from helikon.sessions.events import SequenceId, SessionEvent
 from helikon.sessions.projection import project
+from helikon.sessions.shield import complete
 
 __all__ = ["RedisSession"]
 

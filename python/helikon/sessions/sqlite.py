@@ -95,10 +95,10 @@ from helikon.errors import (
     SessionUnavailable,
 )
 from helikon.sessions._codec import check_since, decode, encode_all
-from helikon.sessions._shield import complete
 from helikon.sessions._sqlite_writer import LoopWriter
 from helikon.sessions.events import SequenceId, SessionEvent
 from helikon.sessions.projection import project
+from helikon.sessions.shield import complete
 
 __all__ = ["SqlitePool", "SqliteSession"]
 

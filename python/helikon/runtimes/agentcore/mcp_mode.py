@@ -11,9 +11,9 @@ from typing import Any
 
 from starlette.applications import Starlette
 
-from helikon.agents.base import check_runnable
 from helikon.core.agent import Agent
 from helikon.core.context import RunConfig
+from helikon.core.runnable import check_runnable
 
 __all__ = ["MCP_PATH", "MCP_PORT", "mcp_app", "serve_mcp"]
 

@@ -37,12 +37,12 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from helikon.agents.base import Runnable, check_runnable
-from helikon.core.agent import Agent, AgentInput
+from helikon.core.agent import Agent
 from helikon.core.cancel import CancellationToken
 from helikon.core.context import RunConfig, RunContext
 from helikon.core.events import AgentEvent
 from helikon.core.result import RunResultStreaming
+from helikon.core.runnable import AgentInput, Runnable, check_runnable
 from helikon.errors import ConfigError, RunError
 from helikon.runtimes.runner import Runner
 from helikon.runtimes.server.serving import run_uvicorn

@@ -26,11 +26,11 @@ from starlette.exceptions import HTTPException
 from starlette.requests import HTTPConnection, Request
 from starlette.responses import JSONResponse, Response
 
-from helikon.agents.base import Runnable, check_runnable
 from helikon.core.agent import Agent
 from helikon.core.cancel import CancellationToken
 from helikon.core.context import RunConfig, RunContext
 from helikon.core.items import Item
+from helikon.core.runnable import Runnable, check_runnable
 from helikon.errors import ConfigError
 from helikon.runtimes.runner import Runner
 from helikon.runtimes.server.config import ServerConfig

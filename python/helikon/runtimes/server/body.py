@@ -16,8 +16,8 @@ from typing import Any, Literal, TypeAlias
 
 from starlette.requests import Request
 
-from helikon.core.agent import input_items
 from helikon.core.items import Item
+from helikon.core.runnable import input_items
 from helikon.errors import ConfigError
 from helikon.runtimes.server.errors import ServerError
 

@@ -22,10 +22,11 @@ from typing import Any
 
 from temporalio.client import Client, WorkflowFailureError
 
-from helikon.core.agent import Agent, AgentInput, check_run_args, input_items
+from helikon.core.agent import Agent
 from helikon.core.context import RunConfig
 from helikon.core.events import AgentEvent, event_adapter
 from helikon.core.result import RunResult, RunResultStreaming
+from helikon.core.runnable import AgentInput, check_run_args, input_items
 from helikon.errors import AgentOther, ConfigError, RunError
 from helikon.runtimes.temporal.payloads import (
     WORKFLOW,
@@ -34,7 +35,7 @@ from helikon.runtimes.temporal.payloads import (
     WorkflowOutput,
 )
 from helikon.sessions import Session, SessionRecorder, load_conversation
-from helikon.sessions._shield import complete
+from helikon.sessions.shield import complete
 
 __all__ = ["TemporalRunner", "TemporalRunnerConfig"]
 

@@ -1,4 +1,5 @@
-"""Run a write to completion even when the caller is cancelled."""
+"""Run a write to completion even when the caller is cancelled (session backends and the
+runners that record runs use it)."""
 
 from __future__ import annotations
 
