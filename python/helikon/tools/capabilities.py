@@ -15,7 +15,7 @@ from helikon import _native
 __all__ = ["SandboxCapabilities", "sandbox_capabilities"]
 
 MemoryMechanism = Literal["watchdog", "none"]
-MetadataMechanism = Literal["uid_only", "none"]
+MetadataMechanism = Literal["mount_namespace", "uid_only", "none"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,9 +40,10 @@ class SandboxCapabilities:
             memory controller, else ``None``.
         memory: how ``ResourceLimits.memory_bytes`` is enforced: ``"watchdog"`` (the
             supervisor sums resident memory every 20 ms) or ``"none"``.
-        metadata: how metadata calls on paths outside the workspace are contained:
-            ``"uid_only"`` (``chown`` refused by seccomp, the rest limited to files the
-            ``run_as`` uid owns; existence probes work) or ``"none"``.
+        metadata: how metadata calls and existence probes on paths outside the workspace
+            can be contained here: ``"mount_namespace"`` (``private_mounts=True`` works:
+            the host runs as root), ``"uid_only"`` (``chown`` refused by seccomp, the rest
+            limited to files the ``run_as`` uid owns; existence probes work) or ``"none"``.
     """
 
     landlock_abi: int
@@ -79,7 +80,7 @@ class SandboxCapabilities:
             cgroup_v2=bool(raw["cgroup_v2"]),
             cgroup_delegated=raw.get("cgroup_delegated"),
             memory="watchdog" if raw["memory"] == "watchdog" else "none",
-            metadata="uid_only" if raw["metadata"] == "uid_only" else "none",
+            metadata=_metadata(raw["metadata"]),
         )
 
     def summary(self) -> list[tuple[str, str]]:
@@ -100,6 +101,14 @@ class SandboxCapabilities:
             ("memory ceiling", self.memory),
             ("metadata outside the workspace", self.metadata),
         ]
+
+
+def _metadata(value: object) -> MetadataMechanism:
+    if value == "mount_namespace":
+        return "mount_namespace"
+    if value == "uid_only":
+        return "uid_only"
+    return "none"
 
 
 def sandbox_capabilities() -> SandboxCapabilities:

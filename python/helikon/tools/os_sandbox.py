@@ -72,6 +72,13 @@ class OsSandboxBackend(PolicyBackend):
         no_exec_in_workspace: no ``EXECUTE`` right on the workspace and the private temp
             dir: a binary copied or written there cannot run (``EACCES``, exit 126);
             interpreters from system directories still run scripts (``sh x.sh``).
+        private_mounts: run each command in a private mount namespace that shows only the
+            granted paths (system directories, ``/etc`` entries and devices read-only, the
+            workspace and the temp dir read-write, ``/tmp`` empty and unwritable), so
+            ``stat``/``access`` existence probes and ``chmod``/``chown``/``utime``/
+            ``setxattr`` on any other path fail with ``ENOENT``. Needs the host to run as
+            root with ``run_as`` (the child mounts before it drops privileges); elsewhere
+            construction raises ``SandboxUnavailable`` saying so.
 
     Raises:
         SandboxUnavailable: the kernel cannot enforce the requested containment, running as
@@ -99,6 +106,7 @@ class OsSandboxBackend(PolicyBackend):
         deny_delete: bool = False,
         deny_delete_except: Sequence[str] = (),
         no_exec_in_workspace: bool = False,
+        private_mounts: bool = False,
     ) -> None:
         config = base_config(
             "OsSandboxBackend",
@@ -128,7 +136,8 @@ class OsSandboxBackend(PolicyBackend):
             unix_sockets=unix_sockets,
         )
         config.update(
-            workspace_rules(deny_delete, deny_delete_except, no_exec_in_workspace)
+            workspace_rules(deny_delete, deny_delete_except, no_exec_in_workspace),
+            private_mounts=bool(private_mounts),
         )
         self.run_as = run_as
         self.allow_network = bool(allow_network)

@@ -23,10 +23,13 @@ pub enum MemoryMechanism {
 }
 
 /// How `chmod`/`chown`/`utime`/`setxattr` and `stat`/`access` on paths outside the
-/// workspace are contained.
+/// workspace can be contained here (with `private_mounts`; without it, `uid_only`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum MetadataMechanism {
+    /// `private_mounts`: a private mount namespace shows only the granted paths (needs
+    /// `CAP_SYS_ADMIN` for the child: the host runs as root and commands run as `run_as`).
+    MountNamespace,
     /// Landlock does not mediate metadata calls; `chown` is refused by seccomp and the uid
     /// drop (`run_as`) limits the rest to files that uid owns. Existence probes work.
     UidOnly,
@@ -116,7 +119,9 @@ pub fn capabilities() -> SandboxCapabilities {
         } else {
             MemoryMechanism::None
         },
-        metadata: if linux && abi > 0 {
+        metadata: if linux && abi > 0 && rustix::process::geteuid().is_root() {
+            MetadataMechanism::MountNamespace
+        } else if linux && abi > 0 {
             MetadataMechanism::UidOnly
         } else {
             MetadataMechanism::None

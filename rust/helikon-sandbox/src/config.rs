@@ -158,6 +158,10 @@ pub struct SandboxConfig {
     /// No `EXECUTE` right on the root and the private temp dir.
     #[serde(default)]
     pub no_exec_in_workspace: bool,
+    /// Run each command in a private mount namespace showing only the granted paths (see
+    /// `mount_plan`), so metadata calls and existence probes outside them fail.
+    #[serde(default)]
+    pub private_mounts: bool,
     /// Resource limits.
     #[serde(default)]
     pub limits: Limits,
@@ -206,6 +210,7 @@ impl SandboxConfig {
             deny_delete: false,
             deny_delete_except: Vec::new(),
             no_exec_in_workspace: false,
+            private_mounts: false,
             limits: Limits::default(),
             output_cap_bytes: default_output_cap(),
             kill_grace_ms: default_grace(),
@@ -278,11 +283,12 @@ impl SandboxConfig {
         if self.mode == Mode::Host
             && (self.deny_delete
                 || self.no_exec_in_workspace
+                || self.private_mounts
                 || !self.deny_delete_except.is_empty())
         {
             return Err(SandboxError::Config(
-                "deny_delete, deny_delete_except and no_exec_in_workspace are enforced by the \
-                 kernel and need mode os_sandbox"
+                "deny_delete, deny_delete_except, no_exec_in_workspace and private_mounts are \
+                 enforced by the kernel and need mode os_sandbox"
                     .into(),
             ));
         }

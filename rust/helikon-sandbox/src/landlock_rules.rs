@@ -25,6 +25,7 @@ use landlock::{
 use rustix::fs::{fstat, open, FileType, Mode, OFlags};
 
 use crate::error::{Result, SandboxError};
+use crate::mount_plan::Visible;
 use crate::probe::Enforcement;
 use crate::workspace_rules::WorkspaceRules;
 
@@ -108,6 +109,15 @@ impl Grant {
     /// The granted path (for diagnostics).
     pub(crate) fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// How a private mount namespace shows it.
+    pub(crate) fn visible(&self) -> Visible {
+        if self.kind == GrantKind::Device {
+            Visible::Device
+        } else {
+            Visible::ReadOnly
+        }
     }
 }
 

@@ -118,6 +118,8 @@ mod landlock_rules;
 #[cfg(target_os = "linux")]
 mod limits;
 #[cfg(target_os = "linux")]
+mod mount_plan;
+#[cfg(target_os = "linux")]
 mod nproc;
 mod outcome;
 #[cfg(target_os = "linux")]

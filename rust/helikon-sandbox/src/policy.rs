@@ -15,6 +15,7 @@ use crate::error::{Result, SandboxError};
 use crate::guarantees::{Isolation, SandboxGuarantees, OS_SANDBOX_LABEL};
 use crate::landlock_rules::{self, Grant};
 use crate::limits;
+use crate::mount_plan::{self, MountPlan, Stage, Visible};
 use crate::nproc::NprocCache;
 use crate::outcome::RunOutcome;
 use crate::probe::{self, Enforcement, KernelFeatures};
@@ -24,6 +25,11 @@ use crate::sys::{self, BpfProgram, ChildAction, Report};
 use crate::timing::Steps;
 use crate::tmpdir::SlotPool;
 use crate::workspace_rules::WorkspaceRules;
+
+/// The guarantees' note when `private_mounts` is on.
+const PRIVATE_MOUNTS_NOTE: &str = "private_mounts: commands see only the granted paths (a \
+     private mount namespace, system paths read-only); stat, access, chmod, chown, utime and \
+     setxattr on any other path fail with ENOENT";
 
 /// Longest timeout accepted for one call.
 pub const MAX_TIMEOUT: Duration = Duration::from_secs(24 * 3600);
@@ -36,6 +42,7 @@ pub struct SandboxPolicy {
     devnull: OwnedFd,
     grants: Vec<Grant>,
     workspace: WorkspaceRules,
+    stage: Option<Stage>,
     enforcement: Option<Enforcement>,
     features: Option<KernelFeatures>,
     seccomp: Vec<BpfProgram>,
@@ -131,6 +138,10 @@ impl SandboxPolicy {
                 let workspace = WorkspaceRules::prepare(&cfg, root.as_fd(), enf.abi)?;
                 let mut notes = enf.notes.clone();
                 notes.extend(workspace.notes());
+                if cfg.private_mounts {
+                    notes.retain(|n| !n.starts_with("metadata calls"));
+                    notes.push(PRIVATE_MOUNTS_NOTE.to_string());
+                }
                 let sockets = if cfg.allow_network {
                     SocketPolicy::InetAllowed
                 } else {
@@ -163,6 +174,19 @@ impl SandboxPolicy {
                 )
             }
         };
+        let stage = if cfg.private_mounts {
+            if creds.is_none() {
+                return Err(SandboxError::Unsupported(
+                    "private_mounts needs CAP_SYS_ADMIN in the child: run the host as root with \
+                     run_as=(uid, gid); an unprivileged host would need a user namespace, \
+                     which helikon does not set up yet"
+                        .into(),
+                ));
+            }
+            Some(Stage::create()?)
+        } else {
+            None
+        };
         let policy = Self {
             cfg,
             root,
@@ -170,6 +194,7 @@ impl SandboxPolicy {
             devnull,
             grants,
             workspace,
+            stage,
             enforcement,
             features,
             seccomp,
@@ -271,6 +296,11 @@ impl SandboxPolicy {
         );
         steps.mark("rlimits");
         let os = self.cfg.mode == Mode::OsSandbox;
+        let mounts = match &self.stage {
+            Some(stage) => Some(self.mount_plan(stage, slot.path())?),
+            None => None,
+        };
+        steps.mark("mounts");
         let result = spawn::execute(Prepared {
             shell: &self.shell,
             command,
@@ -288,6 +318,7 @@ impl SandboxPolicy {
             kill_grace_ms: self.cfg.kill_grace_ms,
             output_cap: self.cfg.output_cap_bytes,
             memory_bytes: self.cfg.limits.memory_bytes,
+            mounts,
             steps: &mut steps,
         });
         // A slot is reused only if every process of the call is known to be gone (or none
@@ -301,6 +332,18 @@ impl SandboxPolicy {
         steps.mark("cleanup");
         steps.finish();
         result
+    }
+
+    /// The private mount namespace's plan for one run (the temp dir differs per slot).
+    fn mount_plan(&self, stage: &Stage, tmp: &std::path::Path) -> Result<MountPlan> {
+        let mut paths: Vec<(PathBuf, Visible)> = self
+            .grants
+            .iter()
+            .map(|g| (g.path().to_path_buf(), g.visible()))
+            .collect();
+        paths.push((self.root.root().to_path_buf(), Visible::Writable));
+        paths.push((tmp.to_path_buf(), Visible::Writable));
+        mount_plan::plan(stage.path(), &paths, self.root.root())
     }
 
     /// One command that must work, then escapes that must fail.
@@ -329,6 +372,12 @@ impl SandboxPolicy {
             probes.push((ChildAction::ProbeInetSocket, "creating an AF_INET socket"));
         }
         probes.push((ChildAction::ProbeUnshare, "unshare(CLONE_NEWUSER)"));
+        if self.stage.is_some() {
+            probes.push((
+                ChildAction::ProbeHiddenPath,
+                "finding a host path outside the private mount namespace",
+            ));
+        }
         for (action, what) in probes {
             let (_, report) = self.run_action(action, "true", t)?;
             if report.setup_step != sys::step::PROBE {

@@ -33,6 +33,7 @@ pub(crate) struct Prepared<'a, 's> {
     pub kill_grace_ms: u64,
     pub output_cap: usize,
     pub memory_bytes: Option<u64>,
+    pub mounts: Option<crate::mount_plan::MountPlan>,
     pub steps: &'s mut Steps,
 }
 
@@ -69,6 +70,7 @@ pub(crate) fn execute(p: Prepared<'_, '_>) -> Result<(RunOutcome, Report)> {
     launch.creds = p.creds;
     launch.cap_last = p.cap_last;
     launch.no_new_privs = p.no_new_privs;
+    launch.mounts = p.mounts;
     launch.landlock_fd = landlock_raw;
     launch.seccomp = p.seccomp.to_vec();
     launch.action = p.action;

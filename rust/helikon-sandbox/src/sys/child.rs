@@ -8,7 +8,7 @@ use libc::{c_int, c_uint};
 
 use super::launch::{Launch, Mark};
 use super::raw::{self, exit_now};
-use super::{step, ChildAction};
+use super::{mounts, step, ChildAction};
 
 /// Record a failed step for the supervisor and end the child.
 fn fail(l: &Launch, which: i32, err: c_int) -> ! {
@@ -86,6 +86,11 @@ pub(super) fn confine_and_run(l: &Launch) -> ! {
         0,
     );
     l.mark(Mark::Limits);
+    if let Some(plan) = &l.mounts {
+        if let Err(e) = mounts::enter(plan) {
+            fail(l, step::MOUNTS, e);
+        }
+    }
     if let Some((uid, gid)) = l.creds {
         drop_privileges(l, uid, gid);
     }
@@ -121,6 +126,15 @@ pub(super) fn confine_and_run(l: &Launch) -> ! {
             probe_done(l, r)
         }
         ChildAction::ProbeUnshare => probe_done(l, raw::unshare(libc::CLONE_NEWUSER)),
+        ChildAction::ProbeHiddenPath => {
+            let r = match &l.mounts {
+                Some(plan) => {
+                    raw::open_mode(plan.stage.as_ptr(), libc::O_PATH | libc::O_CLOEXEC, 0)
+                }
+                None => Ok(0),
+            };
+            probe_done(l, r)
+        }
     }
 }
 

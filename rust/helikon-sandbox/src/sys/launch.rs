@@ -36,6 +36,8 @@ pub(crate) struct Launch {
     pub cap_last: c_int,
     /// Set `PR_SET_NO_NEW_PRIVS`.
     pub no_new_privs: bool,
+    /// Enter a private mount namespace showing only these paths (before the uid drop).
+    pub mounts: Option<crate::mount_plan::MountPlan>,
     /// Landlock ruleset descriptor to enforce.
     pub landlock_fd: Option<RawFd>,
     /// Seccomp programs, installed in order, after Landlock.
@@ -188,6 +190,7 @@ impl Launch {
             creds: None,
             cap_last: 63,
             no_new_privs: false,
+            mounts: None,
             landlock_fd: None,
             seccomp: Vec::new(),
             action: ChildAction::Exec,

@@ -44,6 +44,7 @@
 mod child;
 pub(crate) mod launch;
 mod memwatch;
+mod mounts;
 mod procfs;
 pub(crate) mod raw;
 mod supervisor;
@@ -69,6 +70,7 @@ pub(crate) mod step {
     pub const EXEC: i32 = 15;
     pub const FORK: i32 = 16;
     pub const PIPE: i32 = 17;
+    pub const MOUNTS: i32 = 18;
     /// Not a failure: the result of a built-in probe (errno 0 = the probe succeeded).
     pub const PROBE: i32 = 100;
 }
@@ -93,6 +95,7 @@ pub(crate) fn step_name(s: i32) -> &'static str {
         step::EXEC => "execve",
         step::FORK => "fork",
         step::PIPE => "pipe",
+        step::MOUNTS => "private mount namespace",
         _ => "unknown step",
     }
 }
@@ -108,6 +111,9 @@ pub(crate) enum ChildAction {
     ProbeInetSocket,
     /// Self-test: `unshare(CLONE_NEWUSER)` (must be refused by seccomp).
     ProbeUnshare,
+    /// Self-test: `open(<the mount stage>, O_PATH)`, a path that exists on the host (must
+    /// not exist inside the private mount namespace).
+    ProbeHiddenPath,
 }
 
 /// One seccomp program, as the kernel wants it.

@@ -309,6 +309,42 @@ pub(crate) fn unshare(flags: c_int) -> R {
     sc!(libc::SYS_unshare, flags)
 }
 
+/// `mount(2)`; the strings must be NUL-terminated (or null pointers where allowed).
+pub(crate) fn mount(
+    src: *const libc::c_char,
+    target: *const libc::c_char,
+    fstype: *const libc::c_char,
+    flags: libc::c_ulong,
+    data: *const libc::c_char,
+) -> R {
+    sc!(libc::SYS_mount, src, target, fstype, flags, data)
+}
+
+/// `umount2(2)`; `target` must be NUL-terminated.
+pub(crate) fn umount2(target: *const libc::c_char, flags: c_int) -> R {
+    sc!(libc::SYS_umount2, target, flags)
+}
+
+/// `pivot_root(2)`; both paths must be NUL-terminated.
+pub(crate) fn pivot_root(new_root: *const libc::c_char, put_old: *const libc::c_char) -> R {
+    sc!(libc::SYS_pivot_root, new_root, put_old)
+}
+
+/// `mkdirat(AT_FDCWD, path, mode)`; `path` must be NUL-terminated.
+pub(crate) fn mkdir(path: *const libc::c_char, mode: libc::mode_t) -> R {
+    sc!(libc::SYS_mkdirat, libc::AT_FDCWD, path, mode)
+}
+
+/// `openat(AT_FDCWD, path, flags, mode)`; `path` must be NUL-terminated.
+pub(crate) fn open_mode(path: *const libc::c_char, flags: c_int, mode: libc::mode_t) -> R {
+    sc!(libc::SYS_openat, libc::AT_FDCWD, path, flags, mode)
+}
+
+/// `chdir(2)`; `path` must be NUL-terminated.
+pub(crate) fn chdir(path: *const libc::c_char) -> R {
+    sc!(libc::SYS_chdir, path)
+}
+
 /// End this process now (no destructors, no atexit handlers, no libc).
 pub(crate) fn exit_now(code: c_int) -> ! {
     loop {
