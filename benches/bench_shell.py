@@ -30,6 +30,16 @@ comparison favours bashlex.
 
 Target: helikon >= 100x bashlex with no valid command rejected. Not a timed test: nothing
 fails on a number (``--check`` exits 1 when a target is missed).
+
+``--scaling`` measures hostile input instead: for each construct in :data:`HOSTILE` (find
+actions, substitutions, pipelines, brace groups, here-documents, quotes, eval/xargs chains,
+wrapper chains, compound nesting) the construct repeated to 1 KB, 10 KB, 100 KB, 500 KB and
+1 MB, and the analysis time per KB at each size (best of ``--rounds``). Each row also says
+whether the result was analysable or which limit it hit. Target: no super-linear construct,
+i.e. the time per KB at 1 MB at most :data:`DOUBLING_RATIO` times the time per KB at 500 KB
+(a quadratic construct doubles it). The per-KB time does grow between 10 KB and 500 KB on
+most constructs: the analysis working set (about 150 bytes per token) leaves the CPU caches;
+the column "max/min" shows by how much, and the doubling column shows it stops growing.
 """
 
 from __future__ import annotations
@@ -47,6 +57,39 @@ from helikon import _native
 from helikon.shell import analyze
 
 TARGET_RATIO = 100.0
+DOUBLING_RATIO = 1.5
+
+HOSTILE = [
+    "find . -exec ",
+    "find . -execdir ",
+    "find . -ok ",
+    "find . -exec a ; ",
+    "find . -delete ",
+    "echo $(",
+    "echo `",
+    'echo "$(',
+    "cat <(",
+    "a | ",
+    "a && ",
+    "{ a; ",
+    "( a; ",
+    "if true; then ",
+    "f() { a; ",
+    "cat <<E\nx\nE\n",
+    "bash <<E\n",
+    'echo "',
+    "echo '",
+    "eval ",
+    "eval 'eval ",
+    "bash -c 'bash -c ",
+    "xargs ",
+    "ls | xargs ",
+    "sudo env timeout 1 ",
+    "watch ",
+    "echo $((",
+    "echo ${",
+]
+SIZES = [1_000, 10_000, 100_000, 500_000, 1_000_000]
 
 PROGRAMS = ["git", "grep", "rg", "ls", "cat", "python3", "pytest", "cargo", "npm", "make"]
 FILES = [
@@ -233,14 +276,53 @@ def _repeats(fn: Callable[[str], object], commands: list[str], target_s: float =
     return max(1, min(1000, round(target_s / one)))
 
 
+def scaling(rounds: int) -> bool:
+    """Print time per KB of each hostile construct at each size; True when none is
+    super-linear (see the module docs)."""
+    print(
+        "| construct | "
+        + " | ".join(f"us/KB at {n // 1000} KB" for n in SIZES)
+        + " | max/min from 10 KB | 1 MB / 500 KB | result at 1 MB |"
+    )
+    print("| --- | " + " | ".join("---:" for _ in SIZES) + " | ---: | ---: | --- |")
+    linear = True
+    for unit in HOSTILE:
+        per_kb: list[float] = []
+        outcome = ""
+        for n in SIZES:
+            text = (unit * (n // len(unit) + 1))[:n]
+            best = float("inf")
+            for _ in range(rounds if n < 500_000 else max(2, rounds // 2)):
+                t = time.perf_counter()
+                a = analyze(text)
+                best = min(best, time.perf_counter() - t)
+            per_kb.append(best * 1e6 / (n / 1000))
+            outcome = "analysable" if a.analysable else a.unanalysable[0].reason[:60]
+        tail = per_kb[1:]
+        spread = max(tail) / max(min(tail), 1e-9)
+        doubling = per_kb[-1] / max(per_kb[-2], 1e-9)
+        linear &= doubling <= DOUBLING_RATIO
+        cells = " | ".join(f"{v:,.1f}" for v in per_kb)
+        print(f"| {unit!r} | {cells} | {spread:.1f} | {doubling:.2f} | {outcome} |")
+    print(
+        f"\ntarget no super-linear construct (time per KB at 1 MB <= {DOUBLING_RATIO} x at "
+        f"500 KB): {'met' if linear else 'MISSED'}"
+    )
+    return linear
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--scaling", action="store_true", help="hostile input scaling only")
     parser.add_argument("--commands", type=int, default=2000)
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--check", action="store_true", help="exit 1 if a target is missed")
     parser.add_argument("--show", type=int, default=3, help="examples of rejects to print")
     args = parser.parse_args(argv)
+    if args.scaling:
+        linear = scaling(args.rounds)
+        return 1 if (args.check and not linear) else 0
 
     commands = corpus(args.seed, args.commands)
     total_bytes = sum(len(c.encode()) for c in commands)

@@ -479,9 +479,19 @@ class ShellAnalysis:
     def __hash__(self) -> int: ...
     def __reduce__(self) -> tuple[type[ShellAnalysis], tuple[object, ...]]: ...
 
-def shell_analyze(command: str) -> ShellAnalysis:
-    """Analyse a Bash command (releases the GIL). Never raises except ``UnicodeEncodeError``
-    for lone surrogates (``helikon.shell.analyze`` replaces them first).
+def shell_analyze(
+    command: str,
+    *,
+    max_bytes: int | None = None,
+    max_depth: int | None = None,
+    max_words: int | None = None,
+) -> ShellAnalysis:
+    """Analyse a Bash command (releases the GIL). Never raises on any input except
+    ``UnicodeEncodeError`` for lone surrogates (``helikon.shell.analyze`` replaces them first).
+
+    The limits (see :class:`helikon.shell.Limits`; ``None`` is the default) bound the work;
+    past one, ``unanalysable`` names it. A limit of 0 or ``max_depth`` over 100 raises
+    :class:`helikon.errors.ConfigError`.
 
     ``program`` is the normalised program name (quotes removed, ``/bin/rm`` -> ``rm``),
     ``argv[0]`` the program word as written; ``via`` lists the wrappers and nesting constructs
@@ -522,6 +532,9 @@ class CommandPolicy:
                                          #   part of the command cannot be analysed
           "default_guards": true,        # the built-in destructive guards
           "guard_action": "ask",         # "ask" | "deny" for the built-in guards
+          "limits": {"max_bytes": 4194304, "max_depth": 24, "max_words": 1048576},
+                                         # analysis budget (helikon.shell.Limits); past it
+                                         #   the command is unanalysable
           "guards": [                    # user guards, after the built-in ones
             {"name": "no-force-push", "action": "deny", "program": "git",
              "args_contain": ["push", "--force*"], "reason": "force push"},

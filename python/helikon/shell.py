@@ -13,7 +13,12 @@ What cannot be resolved statically (a program given by a variable, ``eval "$x"``
 reading a pipe, an unterminated quote, nesting past the bound) is listed in
 :attr:`Analysis.unanalysable`; permission rules treat it as the worst case. Comments,
 quoted arguments, a here-document fed to ``cat``, ``command -v rm`` and ``which rm`` are
-data and run nothing. Analysis never raises and releases the GIL.
+data and run nothing. Analysis never raises on any input and releases the GIL.
+
+Hostile input is bounded by :class:`Limits` (size, nesting depth, word count): past a limit the
+command is "not analysable" with a reason naming the limit (``over the analysis limit
+max_depth=24``), so deny rules apply their worst case and allow rules never cover it. Analysis
+time and memory are linear in the input and no recursion goes deeper than ``max_depth``.
 
 Example:
     >>> from helikon.shell import analyze
@@ -33,6 +38,7 @@ Example:
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
 from helikon import _native
 from helikon._native import ShellAnalysis as Analysis
@@ -40,8 +46,18 @@ from helikon._native import ShellAssignment as Assignment
 from helikon._native import ShellCommand as Command
 from helikon._native import ShellRedirection as Redirection
 from helikon._native import ShellUnanalysable as Unanalysable
+from helikon.errors import ConfigError
 
-__all__ = ["Analysis", "Assignment", "Command", "Redirection", "Unanalysable", "analyze"]
+__all__ = [
+    "DEFAULT_LIMITS",
+    "Analysis",
+    "Assignment",
+    "Command",
+    "Limits",
+    "Redirection",
+    "Unanalysable",
+    "analyze",
+]
 
 # The result types are frozen native classes (attributes, equality, hashing, repr and pickling
 # as frozen dataclasses; documented in ``helikon/_native.pyi``): ``analyze`` returns the
@@ -49,12 +65,69 @@ __all__ = ["Analysis", "Assignment", "Command", "Redirection", "Unanalysable", "
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
+MAX_MAX_DEPTH = 100
+"""The largest ``max_depth`` accepted (every level costs the analyser a few stack frames)."""
 
-def analyze(command: str) -> Analysis:
+
+@dataclass(frozen=True, slots=True)
+class Limits:
+    """The analysis budget: past any limit a command is "not analysable".
+
+    Attributes:
+        max_bytes: the longest command analysed, in bytes of UTF-8 (default 4 MiB); a longer
+            one is not analysed at all.
+        max_depth: the deepest nesting (default 24): substitutions, re-entered strings
+            (``bash -c``, ``eval``, here-documents fed to a shell), compound commands, wrapper
+            chains (``sudo env nice ...``) and run chains (``find -exec find -exec ...``) each
+            count one level. At most 100.
+        max_words: the most words (default 1,048,576): tokens of one script, and the
+            argument, environment, wrapper and redirection entries of all resolved commands.
+
+    Raises:
+        ConfigError: a limit that is not a positive ``int``, or ``max_depth`` over 100.
+
+    Example:
+        >>> from helikon.shell import Limits, analyze
+        >>> a = analyze("echo $(echo $(echo $(rm x)))", limits=Limits(max_depth=2))
+        >>> a.unanalysable[0].reason
+        'nesting too deep (over the analysis limit max_depth=2)'
+    """
+
+    max_bytes: int = 4 << 20
+    max_depth: int = 24
+    max_words: int = 1 << 20
+
+    def __post_init__(self) -> None:
+        for name in ("max_bytes", "max_depth", "max_words"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ConfigError(f"Limits.{name} must be a positive int, got {value!r}")
+        if self.max_depth > MAX_MAX_DEPTH:
+            raise ConfigError(
+                f"Limits.max_depth must be at most {MAX_MAX_DEPTH} (each level uses stack), "
+                f"got {self.max_depth}"
+            )
+
+    def to_rules(self) -> dict[str, int]:
+        """The ``limits`` object of :class:`helikon._native.CommandPolicy` rules JSON."""
+        return {
+            "max_bytes": self.max_bytes,
+            "max_depth": self.max_depth,
+            "max_words": self.max_words,
+        }
+
+
+DEFAULT_LIMITS = Limits()
+"""The limits every rule uses unless told otherwise."""
+
+
+def analyze(command: str, *, limits: Limits = DEFAULT_LIMITS) -> Analysis:
     """Analyse a Bash command string.
 
     Args:
         command: The command text, possibly several lines.
+        limits: The analysis budget; past it the result has an ``unanalysable`` entry whose
+            reason names the limit.
 
     Returns:
         The resolved commands and anything that could not be analysed. Never raises: input
@@ -67,9 +140,14 @@ def analyze(command: str) -> Analysis:
         >>> analyze("echo 'rm -rf /' # rm").programs
         ('echo',)
     """
+    if not isinstance(limits, Limits):
+        raise ConfigError(
+            f"analyze(limits=...) takes a helikon.shell.Limits, got {type(limits).__name__}"
+        )
+    kw = limits.to_rules()
     try:
-        return _native.shell_analyze(command)
+        return _native.shell_analyze(command, **kw)
     except UnicodeEncodeError:
         # Lone surrogates (from surrogateescape decoding) cannot cross into Rust; U+FFFD keeps
         # every other character and offset.
-        return _native.shell_analyze(_SURROGATE.sub("\ufffd", command))
+        return _native.shell_analyze(_SURROGATE.sub("\ufffd", command), **kw)

@@ -649,12 +649,29 @@ impl ShellAnalysis {
     }
 }
 
-/// Analyse a Bash command; returns an `Analysis` (built with the GIL released).
+/// Analyse a Bash command; returns an `Analysis` (built with the GIL released). Limits left
+/// out take their defaults; a bad limit raises `ConfigError`.
 #[pyfunction]
-fn shell_analyze(py: Python<'_>, command: &str) -> ShellAnalysis {
-    ShellAnalysis::new_from(Fields::Native(
-        py.detach(|| helikon_shell::analyze_packed(command)),
-    ))
+#[pyo3(signature = (command, *, max_bytes=None, max_depth=None, max_words=None))]
+fn shell_analyze(
+    py: Python<'_>,
+    command: &str,
+    max_bytes: Option<usize>,
+    max_depth: Option<usize>,
+    max_words: Option<usize>,
+) -> PyResult<ShellAnalysis> {
+    let d = helikon_shell::Limits::default();
+    let limits = helikon_shell::Limits {
+        max_bytes: max_bytes.unwrap_or(d.max_bytes),
+        max_depth: max_depth.unwrap_or(d.max_depth),
+        max_words: max_words.unwrap_or(d.max_words),
+    };
+    limits
+        .validate()
+        .map_err(|m| helikon_error(py, "ConfigError", format!("shell_analyze: {m}")))?;
+    Ok(ShellAnalysis::new_from(Fields::Native(py.detach(|| {
+        helikon_shell::analyze_packed_with(command, &limits)
+    }))))
 }
 
 /// The top-level simple commands of a Bash command as source text.

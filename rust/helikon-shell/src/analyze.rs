@@ -4,12 +4,16 @@
 //! program word, emits a [`Command`], then follows everything that runs more code: nested
 //! substitutions in any word, here-document bodies, and program-specific re-entry
 //! (`bash -c`, `eval`, `find -exec`, …, see `programs.rs`). Re-entered strings are parsed with
-//! the same lexer one level deeper; past [`MAX_DEPTH`] the analysis records "nesting too
-//! deep" instead of recursing.
+//! the same lexer one level deeper; past [`Limits::max_depth`] the analysis records "nesting
+//! too deep" instead of recursing. Every limit of [`Limits`] is enforced here or in the lexer
+//! and walk; once one is hit the analysis stops adding to its result (the hit is recorded as
+//! unanalysable, so rules apply their worst case).
 
 use std::borrow::Cow;
+use std::collections::HashSet;
 
-use crate::lexer::{self, RedirOp, MAX_DEPTH};
+use crate::lexer::{self, RedirOp};
+use crate::limits::Limits;
 use crate::model::{Analysis, Assignment, BareRedirection, Redirection, Unanalysable, Via};
 use crate::packed::{NewCommand, PackedAnalysis};
 use crate::programs;
@@ -17,17 +21,42 @@ use crate::script::{is_assignment, Script, SimpleCmd};
 use crate::word::{Part, Word, WordValue};
 use crate::wrappers::{self, Strip};
 
-/// Analyse a command string.
+/// Analyse a command string (with the default [`Limits`]).
 pub fn analyze(src: &str) -> Analysis {
     analyze_packed(src).into_analysis()
 }
 
+/// Analyse a command string under the given limits.
+pub fn analyze_with(src: &str, limits: &Limits) -> Analysis {
+    analyze_packed_with(src, limits).into_analysis()
+}
+
 /// Analyse a command string into the packed form (see [`PackedAnalysis`]).
 pub fn analyze_packed(src: &str) -> PackedAnalysis {
+    analyze_packed_with(src, &Limits::default())
+}
+
+/// Analyse a command string into the packed form under the given limits. A command longer
+/// than `limits.max_bytes` is not lexed: its analysis is one unanalysable entry naming the
+/// limit.
+pub fn analyze_packed_with(src: &str, limits: &Limits) -> PackedAnalysis {
+    let limits = &limits.clamped();
+    if src.len() > limits.max_bytes {
+        let mut out = PackedAnalysis::default();
+        out.unanalysable.push(Unanalysable {
+            reason: limits.too_long(src.len()),
+            snippet: src.chars().take(80).collect(),
+            line: 1,
+        });
+        return out;
+    }
     let mut an = Analyzer {
         out: PackedAnalysis::for_source(src),
-        written: Vec::new(),
-        budget: src.len().saturating_mul(4).saturating_add(1 << 20),
+        written: HashSet::new(),
+        budget: Limits::work_budget(src.len()),
+        limits: *limits,
+        words: 0,
+        stopped: false,
     };
     an.source(src, 1, 0, &[]);
     an.out
@@ -71,10 +100,15 @@ impl<'a> Ctx<'a> {
 pub(crate) struct Analyzer {
     pub out: PackedAnalysis,
     /// Files written by redirections or `tee` so far (normalised), for "written then run".
-    pub written: Vec<String>,
-    /// Bytes of source text the analysis may still lex (re-entered strings count again), so
-    /// total work stays linear in the input whatever the nesting.
+    pub written: HashSet<String>,
+    /// Bytes of source text the analysis may still lex or copy into the result (re-entered
+    /// strings and command texts count again), so total work stays linear in the input.
     pub budget: usize,
+    pub limits: Limits,
+    /// Words in the result so far (arguments, environment, wrappers, redirections).
+    pub words: usize,
+    /// A limit was hit: nothing more is added.
+    pub stopped: bool,
 }
 
 fn push_via(via: &[Via], v: Via) -> Vec<Via> {
@@ -102,18 +136,43 @@ impl Analyzer {
         });
     }
 
+    /// Record a limit hit and stop adding to the result.
+    pub fn stop(&mut self, reason: &str, snippet: &str, line: u32) {
+        if !self.stopped {
+            self.stopped = true;
+            self.issue(reason, snippet, line);
+        }
+    }
+
+    /// Charge `n` bytes of work; false (and the analysis stops) when the budget is spent.
+    pub fn charge(&mut self, n: usize, snippet: &str, line: u32) -> bool {
+        if self.stopped {
+            return false;
+        }
+        if n > self.budget {
+            self.stop(&Limits::out_of_work(), snippet, line);
+            return false;
+        }
+        self.budget -= n;
+        true
+    }
+
+    /// Record nesting past `max_depth` (true) or nothing (false).
+    pub fn too_deep(&mut self, depth: usize, snippet: &str, line: u32) -> bool {
+        if depth > self.limits.max_depth {
+            let reason = self.limits.too_deep();
+            self.issue(&reason, snippet, line);
+            return true;
+        }
+        false
+    }
+
     /// Analyse shell source text (top level or a re-entered string).
     pub fn source(&mut self, src: &str, line: u32, depth: usize, via: &[Via]) {
-        if depth > MAX_DEPTH {
-            self.issue("nesting too deep", src, line);
+        if self.stopped || self.too_deep(depth, src, line) || !self.charge(src.len(), src, line) {
             return;
         }
-        if src.len() > self.budget {
-            self.issue("analysis budget exceeded", src, line);
-            return;
-        }
-        self.budget -= src.len();
-        let script = lexer::parse(src, line, depth);
+        let script = lexer::parse(src, line, depth, &self.limits);
         self.script(&script, depth, via);
     }
 
@@ -154,6 +213,9 @@ impl Analyzer {
     }
 
     fn script(&mut self, script: &Script, depth: usize, via: &[Via]) {
+        if self.stopped {
+            return;
+        }
         for i in &script.issues {
             self.out.unanalysable.push(Unanalysable {
                 reason: i.reason.clone(),
@@ -161,7 +223,11 @@ impl Analyzer {
                 line: i.line,
             });
         }
-        let walk = script.walk();
+        let limits = self.limits;
+        let walk = script.walk(&limits);
+        for (reason, line) in &walk.limit_hits {
+            self.issue(reason, &script.src, *line);
+        }
         for w in &walk.loose {
             self.word_nested(w, depth, via);
         }
@@ -172,7 +238,7 @@ impl Analyzer {
         for (r, line) in &walk.bare_redirs {
             if let Some(red) = redirection(r) {
                 if red.is_write() {
-                    self.written.push(norm_file(&red.target).to_string());
+                    self.written.insert(norm_file(&red.target).to_string());
                 }
                 self.out.redirections.push(BareRedirection {
                     op: red.op,
@@ -202,7 +268,11 @@ impl Analyzer {
             self.word_nested(t, depth, via);
         }
         if let Some(h) = r.heredoc.as_ref().filter(|h| !h.quoted) {
-            let (scripts, issues) = lexer::heredoc_scripts(&h.body, h.line, depth + 1);
+            if !self.charge(h.body.len(), &h.body, h.line) {
+                return;
+            }
+            let (scripts, issues) =
+                lexer::heredoc_scripts(&h.body, h.line, depth + 1, &self.limits);
             for i in issues {
                 self.issue(&i.reason, &i.snippet, i.line);
             }
@@ -269,7 +339,7 @@ impl Analyzer {
             .filter(|r| matches!(r.op, RedirOp::Out | RedirOp::Append))
         {
             if let Some(t) = &r.target {
-                self.written.push(norm_file(t.text()).to_string());
+                self.written.insert(norm_file(t.text()).to_string());
             }
         }
     }
@@ -277,7 +347,7 @@ impl Analyzer {
     fn bare(&mut self, ctx: &Ctx<'_>) {
         for r in &ctx.redirections {
             if r.is_write() {
-                self.written.push(norm_file(&r.target).to_string());
+                self.written.insert(norm_file(&r.target).to_string());
             }
             self.out.redirections.push(BareRedirection {
                 op: r.op,
@@ -291,7 +361,11 @@ impl Analyzer {
     /// command and follow what it runs. Returns true when a shell consumed (re-entered) the
     /// command's here-document.
     pub fn resolve<'a>(&mut self, words: &[&'a Word], mut ctx: Ctx<'a>) -> bool {
+        if self.stopped || self.too_deep(ctx.depth, ctx.text, ctx.line) {
+            return false;
+        }
         let mut i = 0;
+        let mut wrapped = 0usize;
         loop {
             let Some(w) = words.get(i) else {
                 self.bare(&ctx);
@@ -312,6 +386,10 @@ impl Analyzer {
             };
             let rest = words.get(i + 1..).unwrap_or(&[]);
             if let Some(spec) = wrappers::lookup(name) {
+                wrapped += 1;
+                if self.too_deep(ctx.depth + wrapped, v.text, ctx.line) {
+                    return false;
+                }
                 let label = if name == spec.name {
                     Cow::Borrowed(spec.name)
                 } else {
@@ -347,12 +425,19 @@ impl Analyzer {
                     }
                 }
             }
-            if v.text.contains('/') && self.written.iter().any(|f| f == norm_file(v.text)) {
+            if v.text.contains('/') && self.written.contains(norm_file(v.text)) {
                 self.issue(
                     "runs a file written earlier in the same command",
                     v.text,
                     ctx.line,
                 );
+            }
+            let cost = (words.len() - i) + ctx.env.len() + ctx.via.len() + ctx.redirections.len();
+            self.words = self.words.saturating_add(cost);
+            if self.words > self.limits.max_words {
+                let reason = self.limits.too_many_words();
+                self.stop(&reason, ctx.text, ctx.line);
+                return false;
             }
             let idx = self.out.push_command(NewCommand {
                 program: name,

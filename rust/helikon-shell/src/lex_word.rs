@@ -1,10 +1,8 @@
 //! Word-level lexing: quotes, escapes, `$'…'`, parameter expansions and the substitutions
 //! nested in words (`$(…)`, backticks, `<(…)`, `>(…)`, `${…}`, `$((…))`), each bounded by
-//! [`MAX_DEPTH`] with a non-recursive skip past the bound.
+//! `Limits::max_depth` with a non-recursive skip past the bound.
 
-use crate::lexer::{
-    harvest, is_assignment_prefix, is_name_char, is_name_start, parse, Lexer, MAX_DEPTH,
-};
+use crate::lexer::{harvest, is_assignment_prefix, is_name_char, is_name_start, parse, Lexer};
 use crate::script::Script;
 use crate::word::{decode_ansi_c, LitText, Part, Word};
 
@@ -375,8 +373,9 @@ impl Lexer<'_> {
     }
 
     fn nested_arith(&mut self, end: usize) -> Vec<Script> {
-        if self.depth + 1 > MAX_DEPTH {
-            self.issue("nesting too deep", self.pos, self.line);
+        if self.depth + 1 > self.limits.max_depth {
+            let reason = self.limits.too_deep();
+            self.issue(&reason, self.pos, self.line);
             self.pos = end;
             return Vec::new();
         }
@@ -388,8 +387,9 @@ impl Lexer<'_> {
 
     /// The body of `$(…)`, `<(…)` or `>(…)`; the opening has been consumed.
     fn nested_script(&mut self, start: usize) -> Script {
-        if self.depth + 1 > MAX_DEPTH {
-            self.issue("nesting too deep", start, self.line);
+        if self.depth + 1 > self.limits.max_depth {
+            let reason = self.limits.too_deep();
+            self.issue(&reason, start, self.line);
             self.skip_balanced_from_inside(b'(', b')');
             return Script::empty(self.rc.clone());
         }
@@ -416,8 +416,9 @@ impl Lexer<'_> {
 
     /// `${…}`: find the closing brace, lexing substitutions and quotes inside it.
     fn brace_param(&mut self, start: usize) -> Vec<Script> {
-        if self.depth + 1 > MAX_DEPTH {
-            self.issue("nesting too deep", start, self.line);
+        if self.depth + 1 > self.limits.max_depth {
+            let reason = self.limits.too_deep();
+            self.issue(&reason, start, self.line);
             self.skip_balanced_from_inside(b'{', b'}');
             return Vec::new();
         }
@@ -498,11 +499,12 @@ impl Lexer<'_> {
             self.issue("unterminated backquote", start, line);
         }
         let text = String::from_utf8_lossy(&body).into_owned();
-        let script = if self.depth + 1 > MAX_DEPTH {
-            self.issue("nesting too deep", start, line);
+        let script = if self.depth + 1 > self.limits.max_depth {
+            let reason = self.limits.too_deep();
+            self.issue(&reason, start, line);
             Script::empty(self.rc.clone())
         } else {
-            let mut s = parse(&text, line, self.depth + 1);
+            let mut s = parse(&text, line, self.depth + 1, &self.limits);
             self.issues.append(&mut s.issues);
             s
         };
@@ -521,7 +523,7 @@ impl Lexer<'_> {
     }
 
     /// Skip to the `close` matching an already consumed `open` (non-recursive, quote-aware).
-    fn skip_balanced_from_inside(&mut self, open: u8, close: u8) {
+    pub(crate) fn skip_balanced_from_inside(&mut self, open: u8, close: u8) {
         let mut depth = 1usize;
         while let Some(c) = self.peek(0) {
             match c {

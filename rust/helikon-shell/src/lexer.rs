@@ -9,11 +9,13 @@
 
 use std::rc::Rc;
 
+use crate::limits::Limits;
 use crate::script::Script;
 use crate::word::{Part, Word};
 
-/// How deep substitutions, groups of substitutions and re-entered shell strings may nest.
-pub const MAX_DEPTH: usize = 24;
+/// How deep substitutions, groups of substitutions and re-entered shell strings may nest by
+/// default (see [`Limits::max_depth`]).
+pub const MAX_DEPTH: usize = crate::limits::DEFAULT_MAX_DEPTH;
 
 /// Something the lexer or the analysis could not resolve statically.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -97,7 +99,7 @@ struct PendingDoc {
 }
 
 /// Lex a whole script. `line` is the line number of its first byte; `depth` its nesting level.
-pub fn parse(src: &str, line: u32, depth: usize) -> Script {
+pub fn parse(src: &str, line: u32, depth: usize, limits: &Limits) -> Script {
     let rc: Rc<str> = Rc::from(src);
     let mut lx = Lexer {
         src: src.as_bytes(),
@@ -105,6 +107,7 @@ pub fn parse(src: &str, line: u32, depth: usize) -> Script {
         pos: 0,
         line,
         depth,
+        limits: *limits,
         issues: Vec::new(),
         parens: None,
         parts_buf: Vec::new(),
@@ -119,10 +122,15 @@ pub fn parse(src: &str, line: u32, depth: usize) -> Script {
 
 /// The substitutions in an unquoted here-document body (lexed on demand, so a body that a
 /// shell re-enters is lexed once). Returns the scripts and the issues found.
-pub fn heredoc_scripts(body: &str, line: u32, depth: usize) -> (Vec<Script>, Vec<Issue>) {
-    if depth > MAX_DEPTH {
+pub fn heredoc_scripts(
+    body: &str,
+    line: u32,
+    depth: usize,
+    limits: &Limits,
+) -> (Vec<Script>, Vec<Issue>) {
+    if depth > limits.max_depth {
         let issue = Issue {
-            reason: "nesting too deep".into(),
+            reason: limits.too_deep(),
             snippet: body.chars().take(60).collect(),
             line,
         };
@@ -134,6 +142,7 @@ pub fn heredoc_scripts(body: &str, line: u32, depth: usize) -> (Vec<Script>, Vec
         pos: 0,
         line,
         depth,
+        limits: *limits,
         issues: Vec::new(),
         parens: None,
         parts_buf: Vec::new(),
@@ -149,6 +158,7 @@ pub(crate) struct Lexer<'a> {
     pub(crate) pos: usize,
     pub(crate) line: u32,
     pub(crate) depth: usize,
+    pub(crate) limits: Limits,
     pub(crate) issues: Vec<Issue>,
     pub(crate) parens: Option<Vec<usize>>,
     /// Scratch buffer for [`Lexer::word`].
@@ -246,6 +256,17 @@ impl<'a> Lexer<'a> {
             }
             let start = self.pos;
             let line = self.line;
+            if tokens.len() >= self.limits.max_words {
+                let reason = self.limits.too_many_words();
+                self.issue(&reason, start, line);
+                // Skip the rest of this script (a substitution: to its closing parenthesis).
+                if in_paren {
+                    self.skip_balanced_from_inside(b'(', b')');
+                } else {
+                    self.pos = self.src.len();
+                }
+                break;
+            }
             let Some(c) = self.peek(0) else {
                 if in_paren {
                     self.issue("unterminated substitution", open_pos, open_line);

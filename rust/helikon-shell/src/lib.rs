@@ -61,6 +61,7 @@ mod error;
 mod guards;
 mod lex_word;
 mod lexer;
+mod limits;
 mod model;
 mod packed;
 mod paths;
@@ -71,13 +72,17 @@ mod smuggle;
 mod word;
 mod wrappers;
 
-pub use analyze::{analyze, analyze_packed};
+pub use analyze::{analyze, analyze_packed, analyze_packed_with, analyze_with};
 pub use error::ShellError;
 pub use guards::{
     is_protected_dotpath, is_protected_system_path, PROTECTED_DOTPATH, PROTECTED_PATH,
     RM_ROOT_OR_HOME,
 };
 pub use lexer::MAX_DEPTH;
+pub use limits::{
+    Limits, DEFAULT_MAX_BYTES, DEFAULT_MAX_DEPTH, DEFAULT_MAX_WORDS, MAX_MAX_DEPTH, WORK_FACTOR,
+    WORK_SLACK,
+};
 pub use model::{Analysis, Assignment, BareRedirection, Command, Redirection, Unanalysable, Via};
 pub use packed::{CommandRef, PackedAnalysis, PackedCommand};
 pub use paths::{clean_path, path_rule_matches, PathRule};
@@ -86,5 +91,9 @@ pub use smuggle::{dangerous_env, git_code_key};
 
 /// The top-level simple commands of a script as source text (the reference's "segments").
 pub fn split(command: &str) -> Vec<String> {
-    lexer::parse(command, 1, 0).segments()
+    let limits = Limits::default();
+    if command.len() > limits.max_bytes {
+        return Vec::new();
+    }
+    lexer::parse(command, 1, 0, &limits).segments(&limits)
 }

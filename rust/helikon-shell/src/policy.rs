@@ -11,6 +11,7 @@
 //!   "unanalysable": "ask",
 //!   "default_guards": true,
 //!   "guard_action": "ask",
+//!   "limits": {"max_bytes": 4194304, "max_depth": 24, "max_words": 1048576},
 //!   "guards": [
 //!     {"name": "no-force-push", "action": "deny", "program": "git",
 //!      "args_contain": ["push", "--force*"], "reason": "force push"},
@@ -30,9 +31,10 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::analyze::analyze;
+use crate::analyze::analyze_with;
 use crate::error::ShellError;
 use crate::guards;
+use crate::limits::Limits;
 use crate::model::{Analysis, Command};
 use crate::paths::PathRule;
 use crate::smuggle;
@@ -79,6 +81,8 @@ struct RulesSpec {
     guard_action: Option<Action>,
     #[serde(default)]
     guards: Vec<GuardSpec>,
+    #[serde(default)]
+    limits: Option<Limits>,
 }
 
 #[derive(Debug)]
@@ -169,6 +173,7 @@ pub struct CommandPolicy {
     default_guards: bool,
     guard_action: Action,
     guards: Vec<UserGuard>,
+    limits: Limits,
 }
 
 fn act(a: Action) -> &'static str {
@@ -223,6 +228,9 @@ impl CommandPolicy {
         }
         let spec: RulesSpec =
             serde_json::from_value(value).map_err(|e| ShellError::InvalidRules(e.to_string()))?;
+        if let Some(l) = &spec.limits {
+            l.validate().map_err(ShellError::InvalidRules)?;
+        }
         let mut guards = Vec::new();
         for g in spec.guards {
             let matcher = match (&g.program, g.write_paths.is_empty()) {
@@ -267,12 +275,18 @@ impl CommandPolicy {
             default_guards: spec.default_guards.unwrap_or(true),
             guard_action: spec.guard_action.unwrap_or(Action::Ask),
             guards,
+            limits: spec.limits.unwrap_or_default(),
         })
     }
 
-    /// Check a Bash command string.
+    /// Check a Bash command string (analysed under the policy's [`Limits`]).
     pub fn check(&self, command: &str) -> Verdict {
-        self.check_analysis(&analyze(command))
+        self.check_analysis(&analyze_with(command, &self.limits))
+    }
+
+    /// The analysis limits of this policy.
+    pub fn limits(&self) -> &Limits {
+        &self.limits
     }
 
     /// Check an already computed analysis.

@@ -288,7 +288,7 @@ pub(crate) fn option_values<'a>(args: &[&'a Word], names: &[&str]) -> Vec<(&'a s
 fn script_file(an: &mut Analyzer, f: &Word, ctx: &Ctx<'_>) {
     if is_process_subst(f) {
         an.issue("runs code from a process substitution", f.raw(), ctx.line);
-    } else if an.written.iter().any(|w| w == norm_file(t(f))) {
+    } else if an.written.contains(norm_file(t(f))) {
         an.issue(
             "runs a file written earlier in the same command",
             f.raw(),
@@ -499,6 +499,8 @@ fn find(an: &mut Analyzer, idx: usize, args: &[&Word], ctx: &Ctx<'_>) {
             .take_while(|s| !(s.starts_with('-') || matches!(*s, "(" | "!" | ")" | ",")))
     };
     let mut j = 0;
+    // One `rm` stands for every `-delete` of the command.
+    let mut deleted = false;
     while let Some(w) = args.get(j) {
         let s = t(w);
         match s {
@@ -521,6 +523,8 @@ fn find(an: &mut Analyzer, idx: usize, args: &[&Word], ctx: &Ctx<'_>) {
                         _ => "find -okdir",
                     };
                     let mut c = ctx.with_via(Via::Nested(Cow::Borrowed(label)));
+                    c.depth += 1;
+                    c.text = crate::word::span_text(sub).unwrap_or(ctx.text);
                     c.redirections.clear();
                     c.stdin = Stdin::Terminal;
                     c.replace = Some("{}".into());
@@ -529,7 +533,8 @@ fn find(an: &mut Analyzer, idx: usize, args: &[&Word], ctx: &Ctx<'_>) {
                 j = k + 1;
                 continue;
             }
-            "-delete" => {
+            "-delete" if !deleted => {
+                deleted = true;
                 let mut argv = vec!["rm", "-r", "-f"];
                 argv.extend(paths());
                 if argv.len() == 3 {
@@ -694,7 +699,10 @@ fn git(an: &mut Analyzer, args: &[&Word], ctx: &Ctx<'_>) {
             }
         }
         "bisect" if texts.first().is_some_and(|s| *s == "run") => {
-            let c = ctx.with_via(Via::Nested(Cow::Borrowed("git bisect run")));
+            let mut c = ctx.with_via(Via::Nested(Cow::Borrowed("git bisect run")));
+            c.depth += 1;
+            let sub = rest.get(1..).unwrap_or(&[]);
+            c.text = crate::word::span_text(sub).unwrap_or(ctx.text);
             an.resolve(rest.get(1..).unwrap_or(&[]), c);
         }
         _ => {}

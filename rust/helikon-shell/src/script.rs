@@ -13,6 +13,7 @@ use std::ops::Range;
 use std::rc::Rc;
 
 use crate::lexer::{Issue, Op, Redir, TokKind, Token};
+use crate::limits::Limits;
 use crate::word::Word;
 
 /// A lexed script: source, tokens and the issues found while lexing.
@@ -111,6 +112,9 @@ pub struct Walk<'s> {
     pub arith: Vec<&'s Script>,
     /// Redirections with no command (`> f` alone, or on a compound with no commands).
     pub bare_redirs: Vec<(&'s Redir, u32)>,
+    /// Limits the walk ran into (compound nesting past `max_depth`, redirections of compound
+    /// commands past `max_words`), with the line where it happened.
+    pub limit_hits: Vec<(String, u32)>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -221,12 +225,23 @@ const OPENERS: [&str; 5] = ["if", "while", "until", "for", "select"];
 
 impl Script {
     /// Walk the tokens into simple commands (see the module docs).
-    pub fn walk(&self) -> Walk<'_> {
+    ///
+    /// Work is linear in the tokens: compound commands nest at most `limits.max_depth`
+    /// frames deep (deeper openings are not tracked and recorded in [`Walk::limit_hits`]),
+    /// so every label list and frame search is bounded; redirections copied onto the commands
+    /// of a compound count against `limits.max_words`.
+    pub fn walk(&self, limits: &Limits) -> Walk<'_> {
         let mut out = Walk {
             words: Vec::with_capacity(self.tokens.len()),
             ..Walk::default()
         };
-        let mut stack: Vec<Frame> = Vec::new();
+        let mut stack = Stack {
+            frames: Vec::new(),
+            labels: Vec::new(),
+            max: limits.max_depth,
+            overflowed: None,
+        };
+        let mut copied = 0usize;
         let mut mode = Mode::Cmd;
         let mut cur = Builder::default();
         let mut piped = false;
@@ -258,7 +273,7 @@ impl Script {
                         }
                         Mode::CasePattern => {
                             if w.is_bare("esac") {
-                                closed = pop(&mut stack, Kind::Case);
+                                closed = stack.pop(Kind::Case);
                                 mode = Mode::Cmd;
                             } else {
                                 out.loose.push(w);
@@ -293,25 +308,31 @@ impl Script {
                         let bare = w.bare();
                         let reserved = |k: &str| bare == Some(k);
                         if reserved("{") {
-                            stack.push(Frame {
-                                kind: Kind::Group,
-                                start: out.cmds.len(),
-                                label: pending_func.take().or(Some(Cow::Borrowed("{...}"))),
-                            });
+                            stack.push(
+                                tok.line,
+                                Frame {
+                                    kind: Kind::Group,
+                                    start: out.cmds.len(),
+                                    label: pending_func.take().or(Some(Cow::Borrowed("{...}"))),
+                                },
+                            );
                             closed = None;
                             continue;
                         }
                         if reserved("}") {
-                            closed = pop(&mut stack, Kind::Group);
+                            closed = stack.pop(Kind::Group);
                             continue;
                         }
                         if let Some(k) = OPENERS.iter().find(|k| reserved(k)) {
                             let kind = if *k == "if" { Kind::If } else { Kind::Loop };
-                            stack.push(Frame {
-                                kind,
-                                start: out.cmds.len(),
-                                label: pending_func.take(),
-                            });
+                            stack.push(
+                                tok.line,
+                                Frame {
+                                    kind,
+                                    start: out.cmds.len(),
+                                    label: pending_func.take(),
+                                },
+                            );
                             if *k == "for" || *k == "select" {
                                 mode = Mode::ForHeader;
                                 // `for ((…))` arithmetic header is an Arith token, handled below.
@@ -331,23 +352,26 @@ impl Script {
                             continue;
                         }
                         if reserved("fi") {
-                            closed = pop(&mut stack, Kind::If);
+                            closed = stack.pop(Kind::If);
                             continue;
                         }
                         if reserved("done") {
-                            closed = pop(&mut stack, Kind::Loop);
+                            closed = stack.pop(Kind::Loop);
                             continue;
                         }
                         if reserved("esac") {
-                            closed = pop(&mut stack, Kind::Case);
+                            closed = stack.pop(Kind::Case);
                             continue;
                         }
                         if reserved("case") {
-                            stack.push(Frame {
-                                kind: Kind::Case,
-                                start: out.cmds.len(),
-                                label: pending_func.take(),
-                            });
+                            stack.push(
+                                tok.line,
+                                Frame {
+                                    kind: Kind::Case,
+                                    start: out.cmds.len(),
+                                    label: pending_func.take(),
+                                },
+                            );
                             mode = Mode::CaseWord;
                             continue;
                         }
@@ -375,6 +399,11 @@ impl Script {
                     if cur.is_empty() {
                         if let Some(start) = closed {
                             if start < out.cmds.len() {
+                                copied += out.cmds.len() - start;
+                                if copied > limits.max_words {
+                                    out.limit_hits.push((limits.too_many_words(), tok.line));
+                                    return out;
+                                }
                                 for c in &mut out.cmds[start..] {
                                     c.redirs.push(r);
                                 }
@@ -408,18 +437,21 @@ impl Script {
                         i += 1;
                         continue;
                     }
-                    self.finish(&mut cur, &mut out, &stack, piped);
+                    self.finish(&mut cur, &mut out, &stack.labels, piped);
                     piped = matches!(op, Op::Pipe | Op::PipeAmp);
                     match op {
                         Op::LParen => {
                             if mode == Mode::CasePattern {
                                 continue;
                             }
-                            stack.push(Frame {
-                                kind: Kind::Subshell,
-                                start: out.cmds.len(),
-                                label: pending_func.take().or(Some(Cow::Borrowed("(...)"))),
-                            });
+                            stack.push(
+                                tok.line,
+                                Frame {
+                                    kind: Kind::Subshell,
+                                    start: out.cmds.len(),
+                                    label: pending_func.take().or(Some(Cow::Borrowed("(...)"))),
+                                },
+                            );
                             closed = None;
                         }
                         Op::RParen => {
@@ -427,10 +459,10 @@ impl Script {
                                 mode = Mode::Cmd;
                                 continue;
                             }
-                            closed = pop(&mut stack, Kind::Subshell);
+                            closed = stack.pop(Kind::Subshell);
                         }
                         Op::DSemi | Op::SemiAmp | Op::DSemiAmp => {
-                            if stack.iter().any(|f| f.kind == Kind::Case) {
+                            if stack.frames.iter().any(|f| f.kind == Kind::Case) {
                                 mode = Mode::CasePattern;
                             }
                             closed = None;
@@ -449,7 +481,10 @@ impl Script {
                 }
             }
         }
-        self.finish(&mut cur, &mut out, &stack, piped);
+        self.finish(&mut cur, &mut out, &stack.labels, piped);
+        if let Some(line) = stack.overflowed {
+            out.limit_hits.push((limits.too_deep(), line));
+        }
         out
     }
 
@@ -457,7 +492,7 @@ impl Script {
         &'s self,
         cur: &mut Builder<'s>,
         out: &mut Walk<'s>,
-        stack: &[Frame],
+        labels: &[Cow<'static, str>],
         piped: bool,
     ) {
         if cur.is_empty() {
@@ -479,13 +514,13 @@ impl Script {
             line,
             text,
             piped_in: piped,
-            labels: stack.iter().filter_map(|f| f.label.clone()).collect(),
+            labels: labels.to_vec(),
         });
     }
 
     /// The top-level simple commands' source texts (the reference "segments").
-    pub fn segments(&self) -> Vec<String> {
-        self.walk()
+    pub fn segments(&self, limits: &Limits) -> Vec<String> {
+        self.walk(limits)
             .cmds
             .into_iter()
             .map(|c| c.text.to_string())
@@ -493,10 +528,41 @@ impl Script {
     }
 }
 
-/// Pop the innermost frame of `kind` (and anything opened inside it); returns its start.
-fn pop(stack: &mut Vec<Frame>, kind: Kind) -> Option<usize> {
-    let idx = stack.iter().rposition(|f| f.kind == kind)?;
-    let start = stack[idx].start;
-    stack.truncate(idx);
-    Some(start)
+/// The open compound commands, at most `max` deep, and the labels of those that have one.
+struct Stack {
+    frames: Vec<Frame>,
+    /// `frames`' labels in order (kept alongside so a command copies them without a search).
+    labels: Vec<Cow<'static, str>>,
+    max: usize,
+    /// The line where nesting first went past `max`.
+    overflowed: Option<u32>,
+}
+
+impl Stack {
+    /// Open a compound command; past `max` open frames it is not tracked (recorded once).
+    fn push(&mut self, line: u32, f: Frame) {
+        if self.frames.len() >= self.max {
+            if self.overflowed.is_none() {
+                self.overflowed = Some(line);
+            }
+            return;
+        }
+        if let Some(l) = &f.label {
+            self.labels.push(l.clone());
+        }
+        self.frames.push(f);
+    }
+
+    /// Pop the innermost frame of `kind` (and anything opened inside it); returns its start.
+    fn pop(&mut self, kind: Kind) -> Option<usize> {
+        let idx = self.frames.iter().rposition(|f| f.kind == kind)?;
+        let start = self.frames[idx].start;
+        let keep = self.frames[..idx]
+            .iter()
+            .filter(|f| f.label.is_some())
+            .count();
+        self.frames.truncate(idx);
+        self.labels.truncate(keep);
+        Some(start)
+    }
 }

@@ -94,6 +94,17 @@ pub struct WordValue<'a> {
     pub pattern: bool,
 }
 
+/// The source text spanned by a run of words (first word's start to last word's end), when
+/// they were lexed from one source; used as the text of a command found inside another
+/// (`find -exec rm {} ;` gives `rm {}`), so nested commands do not copy the outer text.
+pub(crate) fn span_text<'a>(words: &[&'a Word]) -> Option<&'a str> {
+    let (first, last) = (words.first()?, words.last()?);
+    if !Rc::ptr_eq(&first.src, &last.src) || first.start > last.end {
+        return None;
+    }
+    first.src.get(first.start..last.end)
+}
+
 impl Word {
     /// Build a word from its parts (drained from `parts`) and its span in `src`.
     pub(crate) fn new(parts: &mut Vec<Part>, src: &Rc<str>, start: usize, end: usize) -> Word {

@@ -178,7 +178,7 @@ fn deep_nesting_is_unanalysable_not_a_crash() {
     assert!(a
         .unanalysable
         .iter()
-        .any(|u| u.reason == "nesting too deep"));
+        .any(|u| u.reason.starts_with("nesting too deep")));
     let v = CommandPolicy::from_json(r#"{"deny":["rm"]}"#)
         .unwrap()
         .check(&s);
