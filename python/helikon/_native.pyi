@@ -51,7 +51,9 @@ _LoopStep = tuple[str, list[tuple[str, Any]], Any, str | None]
 
 ``action`` is ``CallModel`` (``payload``: the request plan JSON), ``ExecuteTools``
 (``payload``: per call, its position in the model response's items, or its JSON when it is
-not there verbatim), ``Handoff`` (``payload``: the target's name) or ``Terminate``.
+not there verbatim), ``Handoff`` (``payload``: the target's name), ``AwaitApproval``
+(``payload``: the JSON of each call waiting for a decision), ``Compact`` (``payload``:
+``None``) or ``Terminate``.
 ``events`` in order, each ``(tag, value)``: ``("turn_started", turn)``,
 ``("message_output" | "tool_call_item", position in the model response's items)``,
 ``("tool_output_item", position in the tool results)``, ``("run_completed", _NativeUsage)``,
@@ -92,13 +94,14 @@ class LoopRun:
         """``(call_id, is_error, payload)`` per call: the error text, or the content (one text
         part's text, or the part dicts)."""
     def step_json(self, input_json: str, conversation_json: str = "[]") -> _LoopStep:
-        """Any input as JSON text, as :func:`transition` takes it."""
+        """Any input as JSON text, as :func:`transition` takes it (also the ``defer``,
+        ``decisions``, ``compaction_started`` and ``compaction_completed`` inputs)."""
     @property
     def state(self) -> str:
         """The state's variant name."""
     @property
     def usage(self) -> _NativeUsage | None:
-        """The running usage (``None`` in ``Failed`` and ``NeedsApproval``)."""
+        """The running usage (``None`` in ``Failed``)."""
     @property
     def output_text(self) -> str | None:
         """The answer's text in ``Done``."""

@@ -452,3 +452,47 @@ class MaxIterationsExceeded(AgentError):
 
     def to_dict(self) -> dict[str, Any]:
         return {**super().to_dict(), "max_iterations": self.max_iterations}
+
+
+# --------------------------------------------------------------------------- approval errors
+# (owned by the approvals area: pausing a run for a person and resuming it)
+#
+#   RunInterruptedError              run() paused: tool calls wait for a person (``.state``)
+#   RunStateError(HelikonError, ValueError)
+#                                    a RunState does not load (bad JSON, unknown version)
+#   ResumeRefused                    a resume cannot run: the state was already resumed, the
+#                                    session moved on, or the decisions do not fit
+
+__all__ += ["ResumeRefused", "RunInterruptedError", "RunStateError"]
+
+
+class RunInterruptedError(HelikonError):
+    """Raised by ``run()`` / ``collect()`` when the run paused for approval.
+
+    ``state`` is the :class:`helikon.RunState` to resume from (``Runner.resume``);
+    ``events`` holds every event seen, ``usage`` the tokens spent so far.
+    """
+
+    def __init__(self, state: Any, *, events: list[Any] | None = None, usage: Any = None) -> None:
+        waiting = ", ".join(f"{p.tool} ({p.call_id})" for p in state.pending)
+        super().__init__(
+            f"run paused: {len(state.pending)} tool call(s) wait for approval: {waiting}; "
+            "resume with Runner().resume(agent, err.state, decisions={call_id: Approve() | "
+            "Deny(reason) | Edit(args)})"
+        )
+        self.state = state
+        self.events = events or []
+        self.usage = usage
+
+
+class RunStateError(HelikonError, ValueError):
+    """A :class:`helikon.RunState` does not load; the message names the field or version."""
+
+
+class ResumeRefused(HelikonError):
+    """A resume cannot run, and nothing ran: the message says why and what to do.
+
+    Raised when the state was already resumed (a tool never runs twice), when the session
+    changed since the pause, when the decisions do not answer exactly the waiting calls, or
+    when the agent is not the one that paused.
+    """

@@ -13,7 +13,7 @@ import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 from helikon import _native
 from helikon.core.permissions import (
@@ -34,13 +34,27 @@ from helikon.core.tool import ToolEffect
 if TYPE_CHECKING:
     from helikon.core.context import RunContext
 
-__all__ = ["Explanation", "authorize", "explain"]
+__all__ = ["AskAnswer", "Deferred", "Explanation", "authorize", "explain"]
 
 _log = logging.getLogger("helikon.permissions")
 
 _BASH = "Bash"
 _READ_TOOLS = ("Read",)
 _EDIT_TOOLS = ("Write", "Edit")
+
+
+@dataclass(frozen=True, slots=True)
+class Deferred:
+    """The call asks and waits for a person (``RunConfig(approval="defer")``); ``reason`` is
+    the prompt the approval handler would have been given."""
+
+    reason: str
+
+
+AskAnswer: TypeAlias = Callable[[str, str], PermissionDecision | Deferred | None]
+"""``(tool, prompt) -> decision``: answers an ask before the approval handler is consulted
+(a remembered or given approval, a remembered denial, or :class:`Deferred`); ``None`` lets
+the handler decide."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -237,12 +251,15 @@ async def authorize(
     args: Any,
     *,
     on_ask: Callable[[str], None] | None = None,
-) -> PermissionDecision:
-    """Decide one call: Allow, Deny (with the reason) or ReplaceArgs.
+    answer: AskAnswer | None = None,
+) -> PermissionDecision | Deferred:
+    """Decide one call: Allow, Deny (with the reason), ReplaceArgs, or Deferred.
 
-    Ask guards and AskUser go to the approval handler (``on_ask`` is told first, so the
-    driver can emit ``ApprovalRequested``); without a handler they are Deny. An approving
-    handler clears only that guard and evaluation continues with the next stage.
+    Ask guards and AskUser go first to ``answer`` (when given; a non-``None`` answer
+    decides), then to the approval handler (``on_ask`` is told first, so the driver can
+    emit ``ApprovalRequested``); without a handler they are Deny. An approval clears only
+    that ask and evaluation continues with the next stage, so a later deny still denies.
+    :class:`Deferred` stops evaluation: the call waits for a person.
 
     Fail closed: a policy or handler that raises denies the call, and so does a handler that
     returns anything but ``ApprovalAllow``/``ApprovalDeny``; the reason names the object
@@ -258,8 +275,8 @@ async def authorize(
         where = f" ({hit['command']})" if hit.get("command") else ""
         if _hit_denies(hit):
             return PermissionDeny(f"guard {name}: {reason}{where}")
-        outcome = await _ask(ctx, tool, f"guard {name}: {reason}{where}", args, on_ask)
-        if isinstance(outcome, PermissionDeny):
+        outcome = await _ask(ctx, tool, f"guard {name}: {reason}{where}", args, on_ask, answer)
+        if isinstance(outcome, PermissionDeny | Deferred):
             return outcome
     for allow_rule in p.allow_rules:
         if _rule_matches(allow_rule, tool, args, allow=True):
@@ -279,7 +296,7 @@ async def authorize(
         )
         return PermissionDeny(_raised("permission policy", p.policy, exc))
     if isinstance(d, AskUser):
-        return await _ask(ctx, tool, d.prompt, args, on_ask)
+        return await _ask(ctx, tool, d.prompt, args, on_ask, answer)
     if isinstance(d, ReplaceArgs | PermissionDeny | PermissionAllow):
         return d
     return PermissionDeny(f"policy returned an unknown decision {d!r}")
@@ -291,7 +308,12 @@ async def _ask(
     prompt: str,
     args: Any,
     on_ask: Callable[[str], None] | None,
-) -> PermissionDecision:
+    answer: AskAnswer | None = None,
+) -> PermissionDecision | Deferred:
+    if answer is not None:
+        given = answer(tool, prompt)
+        if given is not None:
+            return given
     handler = ctx.permissions.approval_handler
     if handler is None:
         return PermissionDeny(f"{prompt} (approval required; no approval handler installed)")

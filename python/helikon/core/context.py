@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, Literal, TypeVar
 
 from helikon.core.cancel import CancellationToken
 from helikon.core.hooks import HookRegistry
@@ -106,6 +106,10 @@ class RunConfig:
         parallel_tool_call_limit: cap on concurrently running tool calls; ``None`` = no cap.
         max_agent_depth: nesting limit across handoffs and agent-as-tool runs (default 8).
         timeout: wall-clock deadline for the whole run, in seconds; ``None`` = none.
+        approval: what a call that asks for approval does. ``"inline"`` (default): the
+            approval handler answers while the run waits (no handler = deny). ``"defer"``:
+            the run pauses and ends with ``RunInterrupted`` carrying a ``RunState``; the
+            handler is not consulted. See ``Runner.resume``.
 
     Raises:
         ConfigError: a value is out of range (the message names the field).
@@ -119,8 +123,13 @@ class RunConfig:
     parallel_tool_call_limit: int | None = None
     max_agent_depth: int = 8
     timeout: float | None = None
+    approval: Literal["inline", "defer"] = "inline"
 
     def __post_init__(self) -> None:
+        if self.approval not in ("inline", "defer"):
+            raise ConfigError(
+                f"RunConfig.approval must be 'inline' or 'defer', got {self.approval!r}"
+            )
         if self.max_turns < 1:
             raise ConfigError(f"RunConfig.max_turns must be >= 1, got {self.max_turns}")
         if self.parallel_tool_call_limit is not None and self.parallel_tool_call_limit < 1:

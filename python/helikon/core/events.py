@@ -7,9 +7,10 @@ Variants (the spec's ``AgentEvent``), tagged by ``type``:
 * semantic items: ``message_output``, ``tool_call_item``, ``tool_output_item``, ``handoff_item``
 * transitions: ``agent_updated``
 * control: ``guardrail_triggered``, ``approval_requested``, ``permission_denied``,
-  ``repair_started``, ``structured_output_failed``, ``conversation_repaired``
+  ``repair_started``, ``structured_output_failed``, ``conversation_repaired``,
+  ``compaction_started``, ``compaction_completed``
 * sandbox: ``network_access`` (a sandboxed command's connection, allowed or refused)
-* terminal: ``run_completed``, ``run_failed``
+* terminal: ``run_completed``, ``run_failed``, ``run_interrupted`` (paused for approval)
 
 Raw deltas arrive as the provider streams them; the semantic items carry the same content
 re-aggregated once the turn settles.
@@ -22,12 +23,15 @@ from typing import Annotated, Any, Literal, TypeAlias
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
 from helikon.core.items import AssistantMessage, ContentPart, ToolCall, ToolResult
+from helikon.core.run_state import RunState
 from helikon.core.usage import Usage
 
 __all__ = [
     "AgentEvent",
     "AgentUpdated",
     "ApprovalRequested",
+    "CompactionCompleted",
+    "CompactionStarted",
     "ConversationRepaired",
     "GuardrailTriggered",
     "HandoffItem",
@@ -39,6 +43,7 @@ __all__ = [
     "RepairStarted",
     "RunCompleted",
     "RunFailed",
+    "RunInterrupted",
     "RunStarted",
     "StructuredOutputFailed",
     "TokenDelta",
@@ -226,6 +231,30 @@ class NetworkAccess(_Event):
     call_id: str | None = None
 
 
+class CompactionStarted(_Event):
+    """The conversation is being compacted; ``tokens_before`` is its size now."""
+
+    type: Literal["compaction_started"] = "compaction_started"
+    tokens_before: int
+
+
+class CompactionCompleted(_Event):
+    """Compaction finished: the conversation went from ``tokens_before`` to ``tokens_after``."""
+
+    type: Literal["compaction_completed"] = "compaction_completed"
+    tokens_before: int
+    tokens_after: int
+
+
+class RunInterrupted(_Event):
+    """Terminal pause: tool calls wait for a person. Resume from ``state`` with
+    ``Runner.resume(agent, state, decisions=...)``; ``usage`` is the total so far."""
+
+    type: Literal["run_interrupted"] = "run_interrupted"
+    state: RunState
+    usage: Usage = Field(default_factory=Usage)
+
+
 class RunCompleted(_Event):
     """Terminal success; ``usage`` is the run's total."""
 
@@ -264,8 +293,11 @@ AgentEvent: TypeAlias = Annotated[
     | StructuredOutputFailed
     | ConversationRepaired
     | NetworkAccess
+    | CompactionStarted
+    | CompactionCompleted
     | RunCompleted
-    | RunFailed,
+    | RunFailed
+    | RunInterrupted,
     Field(discriminator="type"),
 ]
 

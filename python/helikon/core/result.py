@@ -13,6 +13,7 @@ from helikon.core.events import (
     ReasoningDelta,
     RunCompleted,
     RunFailed,
+    RunInterrupted,
     TokenDelta,
     ToolCallDelta,
     ToolCallItem,
@@ -33,6 +34,7 @@ from helikon.errors import (
     MaxTurnsExceeded,
     NotImplementedPhase,
     RunError,
+    RunInterruptedError,
     RunTimeout,
 )
 
@@ -225,6 +227,10 @@ class RunResultStreaming:
                 events=recorded.events(),
                 usage=terminal.usage,
             )
+        if isinstance(terminal, RunInterrupted):
+            raise RunInterruptedError(
+                terminal.state, events=recorded.events(), usage=terminal.usage
+            )
         raise RunError(
             AgentOther("the event stream ended without a terminal event"), events=recorded.events()
         )
@@ -234,6 +240,7 @@ class RunResultStreaming:
 
         Raises:
             RunError: the run ended with ``RunFailed`` (``.error`` holds the cause).
+            RunInterruptedError: the run paused for approval (``.state`` resumes it).
         """
         recorded, usage = await self._drain()
         return RunResult(recorded.final_text(), recorded, usage)

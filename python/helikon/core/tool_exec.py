@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
-from helikon.core.authorize import authorize
+from helikon.core.authorize import AskAnswer, Deferred, authorize
 from helikon.core.context import RunContext, ToolContext
 from helikon.core.events import AgentEvent, ApprovalRequested, PermissionDenied
 from helikon.core.hooks import Hook, HookError, PostToolUse, PreToolUse, fire
@@ -47,6 +47,9 @@ class CallOutcome:
     item: ToolResult
     events: list[AgentEvent] = field(default_factory=list)
     invalid_args: list[str] | None = None
+    deferred: str | None = None
+    """The permission prompt when the call waits for a person (it did not run; ``item`` is
+    a placeholder the driver never feeds back)."""
 
     @property
     def result(self) -> dict[str, Any]:
@@ -139,6 +142,8 @@ class ToolCallRunner:
         self.hooks = [*agent_hooks, *ctx.hooks]
         self.max_agent_depth = max_agent_depth
         self.spans = spans
+        self.answer: AskAnswer | None = None
+        """Answers asks before the approval handler (approvals given, remembered, deferral)."""
         self._redactor: Redactor | None = None
 
     def _redact(self, text: str) -> str:
@@ -181,7 +186,12 @@ class ToolCallRunner:
             on_ask=lambda p: events.append(
                 ApprovalRequested(call_id=call_id, tool=name, args=args)
             ),
+            answer=self.answer,
         )
+        if isinstance(decision, Deferred):
+            events.append(ApprovalRequested(call_id=call_id, tool=name, args=call.args))
+            reason = self._redact(decision.reason)
+            return CallOutcome(_error_item(call_id, reason), events, deferred=reason)
         if isinstance(decision, PermissionDeny):
             events.append(PermissionDenied(tool=name, reason=decision.reason))
             self._refused_span(name, call_id, "PermissionDenied")

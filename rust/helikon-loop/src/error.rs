@@ -18,7 +18,7 @@ pub enum AgentError {
         schema_errors: Vec<String>,
         final_text: String,
     },
-    /// A reserved phase (`compaction`, `approval`) was reached.
+    /// `start` fed to a pause (`Compacting`, `NeedsApproval`), which only its own input leaves.
     #[error("not yet implemented: {feature}")]
     NotImplemented { feature: String },
     /// Anything else: invalid transitions and internal inconsistencies.

@@ -2,7 +2,7 @@
 //!
 //! Only the events the pure machine produces live here. The driver-level events (run_started,
 //! token/reasoning/tool-call deltas, handoff_item, agent_updated, guardrail_triggered,
-//! approval_requested, permission_denied) are produced and owned by the Python driver.
+//! approval_requested, permission_denied, run_interrupted) are produced and owned by the Python driver.
 use serde::{Deserialize, Serialize};
 
 use crate::error::AgentError;
@@ -35,6 +35,15 @@ pub enum AgentEvent {
         schema_errors: Vec<String>,
         final_text: String,
     },
+    /// The driver began compacting the conversation.
+    CompactionStarted {
+        tokens_before: u64,
+    },
+    /// Compaction finished: the conversation went from `tokens_before` to `tokens_after`.
+    CompactionCompleted {
+        tokens_before: u64,
+        tokens_after: u64,
+    },
     RunCompleted {
         usage: Usage,
     },
@@ -53,6 +62,8 @@ impl AgentEvent {
             AgentEvent::ToolOutputItem { .. } => "ToolOutputItem",
             AgentEvent::RepairStarted { .. } => "RepairStarted",
             AgentEvent::StructuredOutputFailed { .. } => "StructuredOutputFailed",
+            AgentEvent::CompactionStarted { .. } => "CompactionStarted",
+            AgentEvent::CompactionCompleted { .. } => "CompactionCompleted",
             AgentEvent::RunCompleted { .. } => "RunCompleted",
             AgentEvent::RunFailed { .. } => "RunFailed",
         }

@@ -5,7 +5,9 @@ use crate::content::ContentPart;
 use crate::items::Item;
 use crate::usage::Usage;
 
-/// `"start"` | `{"model_response": {...}}` | `{"tool_results": [...]}`.
+/// `"start"` | `{"model_response": {...}}` | `{"tool_results": [...]}` | `{"defer": {...}}`
+/// | `{"decisions": [...]}` | `{"compaction_started": {...}}` |
+/// `{"compaction_completed": {...}}`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum TransitionInput {
@@ -15,6 +17,66 @@ pub enum TransitionInput {
     ModelResponse(ModelResponse),
     /// One outcome per tool call of the `ExecutingTools` state.
     ToolResults(Vec<ToolOutcome>),
+    /// In `ExecutingTools`: some calls wait for a person. `results` hold the outcomes of the
+    /// calls that were decided, `pending` the ids of the others.
+    Defer(Deferral),
+    /// In `NeedsApproval`: one decision per pending call.
+    Decisions(Vec<Decision>),
+    /// In `CallingModel`: the driver begins compacting the conversation.
+    CompactionStarted(CompactionStart),
+    /// In `Compacting`: the compaction finished.
+    CompactionCompleted(CompactionEnd),
+}
+
+/// The `defer` input: which calls wait, and the outcomes of the rest.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Deferral {
+    /// Ids of the calls that wait for a decision (at least one).
+    pub pending: Vec<String>,
+    /// One outcome per call that does not wait.
+    #[serde(default)]
+    pub results: Vec<ToolOutcome>,
+}
+
+/// A person's answer for one pending call: `{"call_id", "decision": "approve"}`,
+/// `{"call_id", "decision": "deny", "reason"}` or `{"call_id", "decision": "edit", "args"}`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Decision {
+    pub call_id: String,
+    #[serde(flatten)]
+    pub verdict: Verdict,
+}
+
+/// What was decided for a call.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "decision", rename_all = "snake_case")]
+pub enum Verdict {
+    /// Run the call as the model gave it.
+    Approve,
+    /// Do not run it; the model reads `approval denied: <reason>`.
+    Deny { reason: String },
+    /// Run it with these arguments instead.
+    Edit { args: serde_json::Value },
+}
+
+/// The `compaction_started` input.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CompactionStart {
+    /// The conversation's size in tokens before compaction.
+    pub tokens_before: u64,
+}
+
+/// The `compaction_completed` input.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CompactionEnd {
+    /// The conversation's size in tokens after compaction.
+    pub tokens_after: u64,
+    /// What the summarising model call cost (added to the run's total).
+    #[serde(default)]
+    pub usage: Usage,
 }
 
 impl TransitionInput {
@@ -24,6 +86,10 @@ impl TransitionInput {
             TransitionInput::Start => "start",
             TransitionInput::ModelResponse(_) => "model_response",
             TransitionInput::ToolResults(_) => "tool_results",
+            TransitionInput::Defer(_) => "defer",
+            TransitionInput::Decisions(_) => "decisions",
+            TransitionInput::CompactionStarted(_) => "compaction_started",
+            TransitionInput::CompactionCompleted(_) => "compaction_completed",
         }
     }
 }
@@ -133,6 +199,16 @@ mod tests {
                 "finish_reason": "stop",
                 "validation": {"errors": ["e"]},
             }}),
+            json!({"defer": {"pending": ["2"], "results": [{"call_id": "1", "error": "x"}]}}),
+            json!({"decisions": [
+                {"call_id": "1", "decision": "approve"},
+                {"call_id": "2", "decision": "deny", "reason": "no"},
+                {"call_id": "3", "decision": "edit", "args": {"k": 1}},
+            ]}),
+            json!({"compaction_started": {"tokens_before": 900}}),
+            json!({"compaction_completed": {"tokens_after": 100, "usage": {
+                "input_tokens": 1, "output_tokens": 2, "cached_input_tokens": 0,
+                "reasoning_tokens": 0, "total_tokens": 3}}}),
         ] {
             let input: TransitionInput = serde_json::from_value(v.clone()).unwrap();
             assert_eq!(serde_json::to_value(&input).unwrap(), v);
@@ -146,6 +222,22 @@ mod tests {
             json!({"tool_results": [{"call_id": "1", "ok": [], "error": "x"}]}),
         ] {
             assert!(serde_json::from_value::<TransitionInput>(v).is_err());
+        }
+    }
+
+    #[test]
+    fn a_decision_needs_a_known_verdict_and_its_field() {
+        for v in [
+            json!({"decisions": [{"call_id": "1", "decision": "maybe"}]}),
+            json!({"decisions": [{"call_id": "1", "decision": "deny"}]}),
+            json!({"decisions": [{"call_id": "1", "decision": "edit"}]}),
+            json!({"decisions": [{"call_id": "1"}]}),
+            json!({"defer": {"pending": ["1"], "extra": 1}}),
+        ] {
+            assert!(
+                serde_json::from_value::<TransitionInput>(v.clone()).is_err(),
+                "{v}"
+            );
         }
     }
 

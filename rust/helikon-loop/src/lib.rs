@@ -16,7 +16,11 @@
 //! The machine covers turns and the max-turn guard, tool fan-out, handoff routing (the first
 //! transfer-tool call wins), and structured output: a constrained `Finalizing` turn, one
 //! `RepairingOutput` turn with a synthesized repair message, then success or
-//! `InvalidStructuredOutput`. Answers are checked by a JSON-Schema subset ([`OutputSchema`])
+//! `InvalidStructuredOutput`. Approval pauses: a `defer` input in `ExecutingTools` moves to
+//! `NeedsApproval { pending }` (action `AwaitApproval`) and `decisions` leave it (denials
+//! become error results, approved and edited calls run). Compaction: `compaction_started`
+//! in `CallingModel` moves to `Compacting` (action `Compact`, event `CompactionStarted`) and
+//! `compaction_completed` returns to `CallingModel` with the due model call. Answers are checked by a JSON-Schema subset ([`OutputSchema`])
 //! unless the driver passes its own verdict in [`ModelResponse::validation`].
 //!
 //! # Limitations
@@ -25,7 +29,9 @@
 //!   only the items of the current input, plus the conversation when building a handoff
 //!   transcript. Request messages are the driver's conversation.
 //! - Unknown tool names are not detected here: the driver answers them with an error result.
-//! - `Compacting` and `NeedsApproval` are reserved and fail with `NotImplemented`.
+//! - `start` in `Compacting` or `NeedsApproval` fails with `NotImplemented` (as the shared
+//!   vectors pin): a pause is left only by its own input.
+//! - Compaction is entered only from `CallingModel`; what to summarise is the driver's.
 //! - JSON object key order is preserved (`serde_json/preserve_order`), so tool arguments and
 //!   unmodelled content parts pass through byte-for-byte in key order.
 //! - The schema subset ignores `format`, `pattern` and `additionalProperties` (unknown fields
@@ -38,6 +44,8 @@
 //! every state/input pair including the invalid ones, `tests/roundtrip.rs` the JSON shapes,
 //! `tests/validate.rs` the schema subset; unit tests sit beside the serde code. Fuzz targets
 //! in `fuzz/` feed arbitrary JSON to [`transition_json`] and [`OutputSchema`].
+mod approval;
+mod compaction;
 mod config;
 mod content;
 mod error;
@@ -54,12 +62,16 @@ mod transition;
 mod usage;
 mod validate;
 
+pub use approval::denial_text;
 pub use config::{ConfigError, HandoffSpec, LoopConfig, OutputType, ToolSpec, DEFAULT_MAX_TURNS};
 pub use content::{text_of, ContentPart};
 pub use error::AgentError;
 pub use events::AgentEvent;
 pub use handoff::transcript;
-pub use input::{ModelResponse, ToolOutcome, ToolOutcomeResult, TransitionInput, Validation};
+pub use input::{
+    CompactionEnd, CompactionStart, Decision, Deferral, ModelResponse, ToolOutcome,
+    ToolOutcomeResult, TransitionInput, Validation, Verdict,
+};
 pub use items::{tool_call_items, Item, ToolCall, ToolResult};
 pub use json::{needs_conversation, transition_json, JsonError};
 pub use outcome::{NextAction, RequestPlan, ResponseFormat, TransferToolDef, TransitionOutcome};

@@ -33,6 +33,13 @@ pub enum NextAction {
     },
     /// Run `target` with the transcript held by the `ApplyingHandoff` state.
     Handoff { target: String },
+    /// Pause: ask a person about `pending`, then feed back `decisions` (one per call).
+    AwaitApproval {
+        #[serde(with = "tool_call_items")]
+        pending: Vec<ToolCall>,
+    },
+    /// Compact the conversation, then feed back `compaction_completed`.
+    Compact,
     /// The state is terminal; stop driving.
     Terminate,
 }

@@ -8,9 +8,9 @@ use crate::usage::Usage;
 
 /// The loop's position between two transitions. Terminal: `Done`, `Failed`.
 ///
-/// Missing `usage`, `turn`, `calls`, `transcript`, `pending` and `output` fields default to
-/// zero / empty when deserializing, so a hand-written state can be terse; serializing always
-/// writes every field.
+/// Missing `usage`, `turn`, `calls`, `transcript`, `pending`, `tokens_before` and `output`
+/// fields default to zero / empty when deserializing, so a hand-written state can be terse;
+/// serializing always writes every field.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "state")]
 pub enum LoopState {
@@ -52,17 +52,26 @@ pub enum LoopState {
         #[serde(default)]
         usage: Usage,
     },
-    /// Reserved: compaction is not driven yet.
+    /// The driver is compacting the conversation before the model call of `turn`
+    /// (entered by `compaction_started`, left by `compaction_completed`).
     Compacting {
         #[serde(default)]
         turn: u32,
         #[serde(default)]
         usage: Usage,
+        /// The conversation's size in tokens when compaction began.
+        #[serde(default)]
+        tokens_before: u64,
     },
-    /// Reserved: approvals are not driven yet.
+    /// Paused: the `pending` calls of `turn` wait for a person's decisions (entered by
+    /// `defer`, left by `decisions`). The turn's other calls already have their results.
     NeedsApproval {
+        #[serde(default)]
+        turn: u32,
         #[serde(default, with = "tool_call_items")]
         pending: Vec<ToolCall>,
+        #[serde(default)]
+        usage: Usage,
     },
     /// Terminal success.
     Done {
@@ -113,8 +122,9 @@ impl LoopState {
             | LoopState::Finalizing { usage, .. }
             | LoopState::RepairingOutput { usage, .. }
             | LoopState::Compacting { usage, .. }
+            | LoopState::NeedsApproval { usage, .. }
             | LoopState::Done { usage, .. } => Some(*usage),
-            LoopState::NeedsApproval { .. } | LoopState::Failed { .. } => None,
+            LoopState::Failed { .. } => None,
         }
     }
 }

@@ -1,4 +1,6 @@
 //! The transition function: `(state, input, ctx) -> outcome`. Pure: no IO, clock or RNG.
+use crate::approval::{on_decisions, on_defer};
+use crate::compaction::{on_compaction_completed, on_compaction_started};
 use crate::config::LoopConfig;
 use crate::error::AgentError;
 use crate::events::AgentEvent;
@@ -54,8 +56,31 @@ pub fn transition(
         (S::RepairingOutput { turn, usage }, I::ModelResponse(response)) => {
             on_final_response(Phase::Repairing, *turn, *usage, response, config)
         }
-        (S::Compacting { .. }, _) => not_implemented("compaction"),
-        (S::NeedsApproval { .. }, _) => not_implemented("approval"),
+        (S::ExecutingTools { turn, calls, usage }, I::Defer(deferral)) => {
+            on_defer(*turn, calls, *usage, deferral)
+        }
+        (
+            S::NeedsApproval {
+                turn,
+                pending,
+                usage,
+            },
+            I::Decisions(decisions),
+        ) => on_decisions(*turn, pending, *usage, decisions, config),
+        (S::CallingModel { turn, usage }, I::CompactionStarted(start)) => {
+            on_compaction_started(*turn, *usage, start)
+        }
+        (
+            S::Compacting {
+                turn,
+                usage,
+                tokens_before,
+            },
+            I::CompactionCompleted(end),
+        ) => on_compaction_completed(*turn, *usage, *tokens_before, end, config),
+        // `start` does not leave a pause: the vectors pin these two as not implemented.
+        (S::Compacting { .. }, I::Start) => not_implemented("compaction"),
+        (S::NeedsApproval { .. }, I::Start) => not_implemented("approval"),
         (state, input) => fail(
             AgentError::invalid_transition(state.name(), input.name()),
             Vec::new(),
@@ -96,7 +121,7 @@ fn not_implemented(feature: &str) -> TransitionOutcome {
     fail(AgentError::NotImplemented { feature }, Vec::new())
 }
 
-fn call_model(
+pub(crate) fn call_model(
     next_state: LoopState,
     events: Vec<AgentEvent>,
     request: crate::RequestPlan,
@@ -227,22 +252,33 @@ fn on_tool_results(
         ));
         return fail(error, Vec::new());
     }
-    let mut events: Vec<AgentEvent> = results
-        .into_iter()
-        .map(|outcome| {
-            let (content, is_error) = match outcome.result {
-                ToolOutcomeResult::Ok(parts) => (parts, false),
-                ToolOutcomeResult::Error(text) => (vec![ContentPart::text(text)], true),
-            };
-            AgentEvent::ToolOutputItem {
-                item: Item::ToolResult(ToolResult {
-                    call_id: outcome.call_id,
-                    content,
-                    is_error,
-                }),
-            }
-        })
-        .collect();
+    let events: Vec<AgentEvent> = results.into_iter().map(output_event).collect();
+    next_turn(turn, usage, events, config)
+}
+
+/// The `ToolOutputItem` for one outcome (an error is one text part with `is_error`).
+pub(crate) fn output_event(outcome: ToolOutcome) -> AgentEvent {
+    let (content, is_error) = match outcome.result {
+        ToolOutcomeResult::Ok(parts) => (parts, false),
+        ToolOutcomeResult::Error(text) => (vec![ContentPart::text(text)], true),
+    };
+    AgentEvent::ToolOutputItem {
+        item: Item::ToolResult(ToolResult {
+            call_id: outcome.call_id,
+            content,
+            is_error,
+        }),
+    }
+}
+
+/// After every call of `turn` has its result: the next model turn, or `MaxTurnsExceeded`
+/// after `events`.
+pub(crate) fn next_turn(
+    turn: u32,
+    usage: Usage,
+    mut events: Vec<AgentEvent>,
+    config: &LoopConfig,
+) -> TransitionOutcome {
     let next = turn.saturating_add(1);
     if next >= config.max_turns {
         let max_turns = config.max_turns;
@@ -255,17 +291,27 @@ fn on_tool_results(
 
 /// Each pending call must get exactly one result, and no result may name another call.
 fn mismatch(calls: &[ToolCall], results: &[ToolOutcome]) -> Option<String> {
+    cover(calls, results.iter().map(|r| r.call_id.as_str()), "result")
+}
+
+/// `None` when `ids` name each of `calls` exactly once, else what is wrong (`unknown
+/// call_id`, `two <noun>s for call_id`, `no <noun> for call_id`).
+pub(crate) fn cover<'a>(
+    calls: &[ToolCall],
+    ids: impl IntoIterator<Item = &'a str>,
+    noun: &str,
+) -> Option<String> {
     let mut pending: std::collections::HashMap<&str, bool> =
         calls.iter().map(|c| (c.call_id.as_str(), false)).collect();
-    for r in results {
-        match pending.get_mut(r.call_id.as_str()) {
-            None => return Some(format!("unknown call_id `{}`", r.call_id)),
-            Some(true) => return Some(format!("two results for call_id `{}`", r.call_id)),
+    for id in ids {
+        match pending.get_mut(id) {
+            None => return Some(format!("unknown call_id `{id}`")),
+            Some(true) => return Some(format!("two {noun}s for call_id `{id}`")),
             Some(seen) => *seen = true,
         }
     }
     calls
         .iter()
         .find(|c| pending.get(c.call_id.as_str()) == Some(&false))
-        .map(|c| format!("no result for call_id `{}`", c.call_id))
+        .map(|c| format!("no {noun} for call_id `{}`", c.call_id))
 }

@@ -289,7 +289,8 @@ fn check_refs(state: Option<&str>, input: &Value, config: &LoopConfig, conv: &st
     let (items, results) = match &input {
         TransitionInput::ModelResponse(r) => (r.items.clone(), Vec::new()),
         TransitionInput::ToolResults(r) => (Vec::new(), r.clone()),
-        TransitionInput::Start => (Vec::new(), Vec::new()),
+        TransitionInput::Defer(d) => (Vec::new(), d.results.clone()),
+        _ => (Vec::new(), Vec::new()),
     };
     let ctx_ = TransitionCtx {
         config,

@@ -18,8 +18,8 @@ fn full_states() -> Vec<Value> {
                                                                    "text": "hi"}]}]}),
         json!({"state": "Finalizing", "turn": 3, "usage": usage(4)}),
         json!({"state": "RepairingOutput", "turn": 3, "usage": usage(5)}),
-        json!({"state": "Compacting", "turn": 1, "usage": usage(6)}),
-        json!({"state": "NeedsApproval", "pending": [tc]}),
+        json!({"state": "Compacting", "turn": 1, "usage": usage(6), "tokens_before": 40}),
+        json!({"state": "NeedsApproval", "turn": 2, "pending": [tc], "usage": usage(8)}),
         json!({"state": "Done", "usage": usage(7), "output": {"text": "ab", "content": [
             {"type": "text", "text": "a"}, {"type": "reasoning", "text": "r",
                                             "signature": "s"},
@@ -65,12 +65,11 @@ fn terse_states_fill_defaults() {
         ),
         (
             json!({"state": "Compacting"}),
-            json!({"state": "Compacting", "turn": 0,
-                                                 "usage": zero}),
+            json!({"state": "Compacting", "turn": 0, "usage": zero, "tokens_before": 0}),
         ),
         (
             json!({"state": "NeedsApproval"}),
-            json!({"state": "NeedsApproval", "pending": []}),
+            json!({"state": "NeedsApproval", "turn": 0, "pending": [], "usage": zero}),
         ),
         (
             json!({"state": "Done"}),

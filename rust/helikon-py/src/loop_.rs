@@ -182,7 +182,8 @@ impl LoopRun {
     }
 
     /// Any input as JSON text (`"start"`, `{"model_response": ...}`, `{"tool_results":
-    /// [...]}`), for values the typed methods do not take.
+    /// [...]}`, `{"defer": ...}`, `{"decisions": [...]}`, `{"compaction_started": ...}`,
+    /// `{"compaction_completed": ...}`), for values and inputs the typed methods do not take.
     #[pyo3(signature = (input_json, conversation_json = "[]"))]
     fn step_json<'py>(
         &mut self,
@@ -202,7 +203,7 @@ impl LoopRun {
     }
 
     /// The running usage as `(input, output, cached_input, reasoning, total, cache_write)`
-    /// tokens, or `None` in states without one (`Failed`, `NeedsApproval`).
+    /// tokens, or `None` in `Failed`.
     #[getter]
     fn usage(&self) -> Option<(u64, u64, u64, u64, u64, u64)> {
         self.state.usage().map(usage_tuple)
@@ -305,6 +306,14 @@ impl LoopRun {
                 ("ExecuteTools", list.into_any())
             }
             NextAction::Handoff { target } => ("Handoff", PyString::new(py, target).into_any()),
+            NextAction::AwaitApproval { pending } => {
+                let list = PyList::empty(py);
+                for call in pending {
+                    list.append(serde_json::to_string(call).map_err(outcome_err)?)?;
+                }
+                ("AwaitApproval", list.into_any())
+            }
+            NextAction::Compact => ("Compact", py.None().into_bound(py)),
             NextAction::Terminate => ("Terminate", py.None().into_bound(py)),
         };
         let appends = if outcome.conversation_appends.is_empty() {
