@@ -27,10 +27,13 @@ from helikon.agents import (
 from helikon.core.agent import Agent, Instructions
 from helikon.core.cancel import CancellationToken
 from helikon.core.context import RunConfig, RunContext, ToolContext
+from helikon.core.decisions import Approve, Deny, Edit
 from helikon.core.events import (
     AgentEvent,
     AgentUpdated,
     ApprovalRequested,
+    CompactionCompleted,
+    CompactionStarted,
     ConversationRepaired,
     GuardrailTriggered,
     HandoffItem,
@@ -41,6 +44,7 @@ from helikon.core.events import (
     RepairStarted,
     RunCompleted,
     RunFailed,
+    RunInterrupted,
     RunStarted,
     StructuredOutputFailed,
     TokenDelta,
@@ -94,6 +98,7 @@ from helikon.core.permissions import (
     PermissionPolicy,
 )
 from helikon.core.result import RunResult, RunResultStreaming
+from helikon.core.run_state import PendingCall, RunState
 from helikon.core.runnable import AgentInput
 from helikon.core.tool import FunctionTool, Tool, ToolEffect, ToolOutput, tool
 from helikon.core.usage import Usage
@@ -114,7 +119,10 @@ from helikon.errors import (
     ModelUnavailable,
     RateLimited,
     Refused,
+    ResumeRefused,
     RunError,
+    RunInterruptedError,
+    RunStateError,
     RunTimeout,
     SchemaError,
     ToolDenied,
@@ -137,15 +145,20 @@ __all__ = [
     "AllowRule",
     "ApprovalHandler",
     "ApprovalRequested",
+    "Approve",
     "AssistantMessage",
     "AudioPart",
     "CancellationToken",
     "Cancelled",
+    "CompactionCompleted",
+    "CompactionStarted",
     "ConfigError",
     "ContentPart",
     "ContextLengthExceeded",
     "ConversationRepaired",
+    "Deny",
     "DenyRule",
+    "Edit",
     "Finish",
     "FinishReason",
     "FunctionTool",
@@ -185,6 +198,7 @@ __all__ = [
     "OutputType",
     "ParallelAgent",
     "Pass",
+    "PendingCall",
     "PermissionDenied",
     "PermissionMode",
     "PermissionPolicy",
@@ -196,6 +210,7 @@ __all__ = [
     "Refused",
     "RepairStarted",
     "ResponseFormat",
+    "ResumeRefused",
     "RetryPolicy",
     "RetryingModel",
     "RunCompleted",
@@ -203,9 +218,13 @@ __all__ = [
     "RunContext",
     "RunError",
     "RunFailed",
+    "RunInterrupted",
+    "RunInterruptedError",
     "RunResult",
     "RunResultStreaming",
     "RunStarted",
+    "RunState",
+    "RunStateError",
     "RunTimeout",
     "SchemaError",
     "SequentialAgent",

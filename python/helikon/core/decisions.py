@@ -111,8 +111,7 @@ def check_decisions(
     for call_id, d in decisions.items():
         if not isinstance(d, Approve | Deny | Edit):
             raise ResumeRefused(
-                f"decision for {call_id} must be Approve(), Deny(reason) or Edit(args), got "
-                f"{d!r}"
+                f"decision for {call_id} must be Approve(), Deny(reason) or Edit(args), got {d!r}"
             )
     return {c: decisions[c] for c in waiting}
 

@@ -18,7 +18,9 @@ OpenTelemetry spans (:mod:`helikon.tracing`).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import contextvars
+import json
 from collections.abc import AsyncIterator, Coroutine, Sequence
 from dataclasses import replace
 from typing import Any, Protocol
@@ -30,6 +32,7 @@ from helikon.core.events import (
     GuardrailTriggered,
     HandoffItem,
     RunFailed,
+    RunInterrupted,
     RunStarted,
     ToolOutputItem,
 )
@@ -40,10 +43,12 @@ from helikon.core.hooks import (
     HookError,
     OnHandoff,
     OnRunComplete,
+    OnRunFailed,
     OnRunStart,
     OnSubagentStop,
     OnTurnStart,
     fire,
+    fire_quietly,
 )
 from helikon.core.items import (
     Item,
@@ -58,6 +63,8 @@ from helikon.core.loop_core import LoopCore, request_settings, turn_plan, valida
 from helikon.core.loop_native import call_of, run_started
 from helikon.core.model import Model, ModelRequest, ModelSettings, ToolDef
 from helikon.core.output import OutputType
+from helikon.core.pause import Approvals, ResumePlan, pause_state
+from helikon.core.run_state import RunState
 from helikon.core.runnable import AgentInput, input_items
 from helikon.core.tool import Tool
 from helikon.core.tool_exec import CallOutcome, ToolCallRunner
@@ -74,7 +81,7 @@ from helikon.errors import (
 )
 from helikon.tracing import RunSpans
 
-__all__ = ["DrivenAgent", "calling_run_context", "run_agent"]
+__all__ = ["DrivenAgent", "calling_run_context", "resume_agent", "run_agent"]
 
 
 class DrivenAgent(Protocol):
@@ -118,6 +125,7 @@ class DrivenAgent(Protocol):
         """The handoff agent whose real name is ``name``."""
         ...
 
+
 _CALLING_CONTEXT: contextvars.ContextVar[RunContext[Any] | None] = contextvars.ContextVar(
     "helikon_calling_context", default=None
 )
@@ -148,6 +156,13 @@ class _Stop(Exception):
         self.events = events
 
 
+class _Pause(Exception):
+    """Internal: the run pauses; ``state`` is the asking agent's (root fields unset)."""
+
+    def __init__(self, state: RunState) -> None:
+        self.state = state
+
+
 class _Run:
     """One agent's loop within a run (a handoff starts a new ``_Run`` for the target)."""
 
@@ -159,8 +174,16 @@ class _Run:
         token: Any,
         spans: RunSpans | None,
         input_guard: asyncio.Task[Tripwire | None] | None = None,
+        approvals: Approvals | None = None,
+        path: list[str] | None = None,
     ) -> None:
         self.agent = agent
+        #: how asks are answered before the approval handler (shared with handoff targets)
+        self.approvals = (
+            approvals if approvals is not None else Approvals(config.approval == "defer")
+        )
+        #: agent names from the root to this one
+        self.path = path if path is not None else [agent.name]
         self.ctx = ctx
         self.config = config
         self.token = token
@@ -175,6 +198,7 @@ class _Run:
         self._caller: ToolCallRunner | None = None
         self._requests: dict[str, tuple[Any, Any, list[ToolDef], ModelSettings]] = {}
         self._pending: Any = None
+        self.waiting: list[tuple[ToolCall, str]] = []  # calls deferred by the last tool step
         self.final_text = ""  # the run's answer once run_completed is reached (via handoffs too)
 
     @property
@@ -200,6 +224,7 @@ class _Run:
                 self.config.max_agent_depth,
                 self.spans,
             )
+            self._caller.answer = self.approvals.answer
         return self._caller
 
     # ----------------------------------------------------------------- model turn
@@ -388,10 +413,16 @@ class _Run:
 
     # ----------------------------------------------------------------- the loop
 
-    async def drive(self, conversation: list[Item]) -> AsyncIterator[AgentEvent]:
-        """Drive this agent's loop over ``conversation`` (mutated in place)."""
+    async def drive(self, conversation: list[Item], step: Any = None) -> AsyncIterator[AgentEvent]:
+        """Drive this agent's loop over ``conversation`` (mutated in place), from the start
+        or from ``step`` (a resume's first step).
+
+        Raises:
+            _Pause: calls wait for a person (``RunConfig(approval="defer")``).
+        """
         core = self.core
-        step = core.start()
+        if step is None:
+            step = core.start()
         ev: AgentEvent | None = None
         while True:
             kind, events, payload, appends = step
@@ -433,15 +464,33 @@ class _Run:
                 calls = [call_of(core.items, c) for c in payload]
                 del step, payload
                 outcomes = await self._run_tools(calls)
+                self.approvals.granted.clear()
                 for o in outcomes:
                     for ev in o.events:
                         yield ev
-                step = core.tools_replied(conversation, outcomes)
+                waiting = [(c, o.deferred) for c, o in zip(calls, outcomes, strict=True)]
+                if any(reason is not None for _, reason in waiting):
+                    self.waiting = [(c, r) for c, r in waiting if r is not None]
+                    step = core.tools_deferred(conversation, outcomes)
+                else:
+                    step = core.tools_replied(conversation, outcomes)
+            elif kind == "AwaitApproval":
+                raise _Pause(
+                    pause_state(
+                        path=self.path,
+                        agent=self.agent,
+                        max_turns=self.config.max_turns,
+                        loop_state_json=core.state_json(),
+                        conversation=conversation,
+                        waiting=self.waiting,
+                        remembered=self.approvals.remembered,
+                    )
+                )
             elif kind == "Handoff":
                 async for ev in self._handoff(payload):
                     yield ev
                 return
-            else:  # pragma: no cover - the native machine only emits the four actions
+            else:  # pragma: no cover - the native machine only emits these actions
                 raise _Stop(AgentOther(f"internal: unknown next action {kind!r}"))
 
     async def _call_model(
@@ -485,15 +534,35 @@ class _Run:
         yield HandoffItem.model_validate({"from": self.agent.name, "to": target.name})
         yield AgentUpdated(agent=target.name)
         conversation = _with_instructions(target, self.ctx, self.core.transcript())
+        sub = self._sub_run(target)
+        async for ev in self._follow(sub, sub.drive(conversation), self.core.usage):
+            yield ev
+
+    def _sub_run(self, target: DrivenAgent) -> _Run:
         spans = RunSpans.start(target.name, self.ctx.tracer, self.spans)
-        sub = _Run(target, self.ctx.nested(), self.config, self.token, spans)
-        base = self.core.usage
+        return _Run(
+            target,
+            self.ctx.nested(),
+            self.config,
+            self.token,
+            spans,
+            approvals=self.approvals,
+            path=[*self.path, target.name],
+        )
+
+    async def _follow(
+        self, sub: _Run, events: AsyncIterator[AgentEvent], base: Usage
+    ) -> AsyncIterator[AgentEvent]:
+        """Pass on a handoff target's events; its answer leaves through this agent (output
+        guardrails, then this agent's own hooks see ``OnRunComplete``)."""
         error: str | None = None
         try:
-            async for ev in sub.drive(conversation):
+            async for ev in events:
                 if ev.type == "run_completed":
                     self.final_text = sub.final_text
                     await self._check_output()
+                    if self.agent.hooks:  # run-level hooks saw the target's OnRunComplete
+                        await fire(self.agent.hooks, self.ctx, OnRunComplete(self.agent.name))
                     yield ev.model_copy(update={"usage": base + ev.usage})
                     continue
                 yield ev
@@ -501,12 +570,36 @@ class _Run:
             error = stop.error.kind
             self.usage = base + sub.usage
             raise
+        except _Pause:
+            error = "Paused"
+            self.usage = base + sub.usage
+            raise
         finally:
-            if spans is not None:
-                spans.end(error)
+            if sub.spans is not None:
+                sub.spans.end(error)
             if self.hooks:
-                await fire(self.hooks, self.ctx, OnSubagentStop(target.name))
+                await fire(self.hooks, self.ctx, OnSubagentStop(sub.agent.name))
         self.usage = base + sub.usage
+
+    async def resume(self, plan: ResumePlan, depth: int = 0) -> AsyncIterator[AgentEvent]:
+        """Continue a paused run down ``plan.chain`` (this run is ``chain[depth]``)."""
+        if depth + 1 < len(plan.chain):
+            target = plan.chain[depth + 1]
+            sub = self._sub_run(target)
+            yield AgentUpdated(agent=target.name)
+            async for ev in self._follow(sub, sub.resume(plan, depth + 1), Usage()):
+                yield ev
+            return
+        state = plan.state
+        self.core = LoopCore(
+            self.agent.native_config(self.config.max_turns),
+            self.handoffs,
+            json.dumps(state.loop_state),
+        )
+        conversation = _with_instructions(self.agent, self.ctx, list(state.conversation or []))
+        step = self.core.decided(conversation, plan.decisions)
+        async for ev in self.drive(conversation, step):
+            yield ev
 
 
 def _abandon(fut: asyncio.Future[Any]) -> None:
@@ -537,7 +630,8 @@ async def run_agent(
 
     Failures never raise out of the stream: they arrive as ``RunFailed``; only an ``input``
     that is not one raises (:class:`ConfigError`, before any event). Cancellation and
-    ``config.timeout`` are best-effort: a terminal event already emitted wins.
+    ``config.timeout`` are best-effort: a terminal event already emitted wins. With
+    ``RunConfig(approval="defer")`` a call that asks ends the run with ``RunInterrupted``.
     """
     clashes = agent.collisions()
     if clashes:
@@ -549,7 +643,29 @@ async def run_agent(
             ).to_dict()
         )
         return
-    items = input_items(input)
+    async with contextlib.aclosing(_root(agent, ctx, config, input_items(input), None)) as evs:
+        async for ev in evs:
+            yield ev
+
+
+async def resume_agent(
+    agent: DrivenAgent, plan: ResumePlan, ctx: RunContext[Any], config: RunConfig
+) -> AsyncIterator[AgentEvent]:
+    """Continue a paused run (see :func:`helikon.core.pause.plan_resume`), with the same
+    event contract as :func:`run_agent`: the decided calls' results first, then the run
+    goes on from where it paused (and may pause again)."""
+    async with contextlib.aclosing(_root(agent, ctx, config, [], plan)) as evs:
+        async for ev in evs:
+            yield ev
+
+
+async def _root(
+    agent: DrivenAgent,
+    ctx: RunContext[Any],
+    config: RunConfig,
+    items: list[Item],
+    plan: ResumePlan | None,
+) -> AsyncIterator[AgentEvent]:
     yield run_started(agent.name)
     token = ctx.cancel.child()
     timer: asyncio.TimerHandle | None = None
@@ -557,7 +673,7 @@ async def run_agent(
         timer = asyncio.get_running_loop().call_later(config.timeout, token.cancel, "timeout")
     spans = RunSpans.start(agent.name, ctx.tracer)
     guard: asyncio.Task[Tripwire | None] | None = None
-    if agent.input_guardrails:
+    if agent.input_guardrails and plan is None:  # a resumed run's input passed them already
         guard = asyncio.ensure_future(
             run_guardrails(
                 agent.input_guardrails,
@@ -568,30 +684,52 @@ async def run_agent(
         guard.add_done_callback(
             lambda t: token.cancel("guardrail") if not t.cancelled() and t.result() else None
         )
-    run = _Run(agent, ctx, config, token, spans, guard)
+    approvals = plan.approvals if plan is not None else None
+    if approvals is not None:
+        approvals.defer = config.approval == "defer"
+    run = _Run(agent, ctx, config, token, spans, guard, approvals)
     error: str | None = None
     try:
         hooks = run.hooks
         if hooks:
             start = await fire(hooks, ctx, OnRunStart(agent.name))
+            if start.deny is not None:
+                raise _Stop(AgentOther(f"run denied by hook: {start.deny}"))
             run.injected.extend(start.inject)
-        conversation = _with_instructions(agent, ctx, list(items))
-        async for ev in run.drive(conversation):
+        if plan is None:
+            conversation = _with_instructions(agent, ctx, list(items))
+            events = run.drive(conversation)
+        else:
+            events = run.resume(plan)
+        async for ev in events:
+            if ev.type == "run_failed":  # the machine's own failure (max turns, output)
+                await _failed(run, ctx, ev.error.get("kind", "Other"), ev.message)
             yield ev
+    except _Pause as pause:
+        error = "Paused"
+        usage = run.usage + (plan.base_usage if plan is not None else Usage())
+        state = pause.state.model_copy(update={"agent": agent.name, "usage": usage})
+        yield RunInterrupted(state=state, usage=usage)
     except _Stop as stop:
         error = stop.error.kind
+        await _failed(run, ctx, stop.error.kind, str(stop.error))
         for ev in stop.events:
             yield ev
         yield RunFailed(error=stop.error.to_dict(), usage=run.usage)
     except HookError as exc:  # user code: name the hook, not "internal error"
         error = type(exc).__name__
-        yield RunFailed(error=AgentOther(str(exc)).to_dict(), usage=run.usage)
+        failure = AgentOther(str(exc))
+        await _failed(run, ctx, failure.kind, str(failure))
+        yield RunFailed(error=failure.to_dict(), usage=run.usage)
+    except GeneratorExit:  # the consumer closed the stream: the run is cancelled
+        error = "Cancelled"
+        await _failed(run, ctx, "Cancelled", str(Cancelled()))
+        raise
     except Exception as exc:  # an agent bug must still end the stream with RunFailed
         error = type(exc).__name__
-        yield RunFailed(
-            error=AgentOther(f"internal error: {type(exc).__name__}: {exc}").to_dict(),
-            usage=run.usage,
-        )
+        failure = AgentOther(f"internal error: {type(exc).__name__}: {exc}")
+        await _failed(run, ctx, failure.kind, str(failure))
+        yield RunFailed(error=failure.to_dict(), usage=run.usage)
     finally:
         if timer is not None:
             timer.cancel()
@@ -599,3 +737,10 @@ async def run_agent(
             guard.cancel()
         if spans is not None:
             spans.end(error)
+
+
+async def _failed(run: _Run, ctx: RunContext[Any], kind: str, message: str) -> None:
+    """Fire ``OnRunFailed`` at the root's hooks (a hook that raises is logged, not raised:
+    the run's own failure is what the caller gets)."""
+    if run.hooks:
+        await fire_quietly(run.hooks, ctx, OnRunFailed(run.agent.name, kind, message))

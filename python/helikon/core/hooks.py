@@ -12,12 +12,15 @@ content checks are guardrails'.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeAlias, runtime_checkable
 
 from helikon.core.permissions import require_async_method
 from helikon.errors import ConfigError
+
+_log = logging.getLogger("helikon.hooks")
 
 __all__ = [
     "Allow",
@@ -31,6 +34,7 @@ __all__ = [
     "InjectSystemMessage",
     "OnHandoff",
     "OnRunComplete",
+    "OnRunFailed",
     "OnRunStart",
     "OnSubagentStop",
     "OnTurnStart",
@@ -40,6 +44,8 @@ __all__ = [
     "ReplaceOutput",
     "check_hook",
     "check_hooks",
+    "fire",
+    "fire_quietly",
     "fold_decisions",
 ]
 
@@ -96,6 +102,18 @@ class OnRunComplete:
 
 
 @dataclass(frozen=True, slots=True)
+class OnRunFailed:
+    """The run ended without an answer: it failed or was cancelled (the terminal hook of a
+    run that does not complete). ``kind`` is the error's kind (``Cancelled``,
+    ``MaxTurnsExceeded``, ...), ``message`` its text. Decisions are ignored, and a hook
+    that raises is logged: the run's own failure is what the caller gets."""
+
+    agent: str
+    kind: str
+    message: str
+
+
+@dataclass(frozen=True, slots=True)
 class OnSubagentStop:
     """A sub-agent (handoff target) finished."""
 
@@ -103,7 +121,14 @@ class OnSubagentStop:
 
 
 HookEvent: TypeAlias = (
-    OnRunStart | OnTurnStart | PreToolUse | PostToolUse | OnHandoff | OnRunComplete | OnSubagentStop
+    OnRunStart
+    | OnTurnStart
+    | PreToolUse
+    | PostToolUse
+    | OnHandoff
+    | OnRunComplete
+    | OnRunFailed
+    | OnSubagentStop
 )
 
 
@@ -293,3 +318,14 @@ async def fire(hooks: Iterable[Hook], ctx: Any, event: HookEvent) -> FoldedDecis
         if isinstance(decision, Deny):
             break
     return fold_decisions(decisions)
+
+
+async def fire_quietly(hooks: Iterable[Hook], ctx: Any, event: HookEvent) -> None:
+    """Fire ``event`` at every hook, logging (not raising) what a hook raises."""
+    for hook in hooks:
+        try:
+            await hook.on_event(ctx, event)
+        except Exception:
+            _log.warning(
+                "hook %s raised on %s", type(hook).__name__, type(event).__name__, exc_info=True
+            )

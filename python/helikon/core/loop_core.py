@@ -320,6 +320,39 @@ class LoopCore:
             step = self.machine.step_json(json.dumps({"tool_results": results}))
             return step
 
+    def tools_deferred(
+        self, conversation: list[Item], outcomes: Sequence[CallOutcome]
+    ) -> NativeStep:
+        """Feed an ``ExecuteTools`` step's outcomes when some calls wait for a person.
+
+        The decided calls' results are added to ``conversation``; the machine pauses in
+        ``NeedsApproval`` holding the waiting calls (the step's action is
+        ``AwaitApproval``).
+        """
+        done = [o for o in outcomes if o.deferred is None]
+        self.results = [o.item for o in done]
+        conversation.extend(self.results)
+        deferral = {
+            "pending": [o.item.call_id for o in outcomes if o.deferred is not None],
+            "results": [o.result for o in done],
+        }
+        step: NativeStep = self.machine.step_json(json.dumps({"defer": deferral}))
+        return step
+
+    def decided(self, conversation: list[Item], decisions: list[dict[str, Any]]) -> NativeStep:
+        """Feed a person's decisions on the waiting calls (``NeedsApproval`` only).
+
+        Denials become error results at once (added to ``conversation``); approved and
+        edited calls are what the returned ``ExecuteTools`` step runs.
+        """
+        step: NativeStep = self.machine.step_json(json.dumps({"decisions": decisions}))
+        self.results = []
+        for ref in step[1]:
+            ev = event_of(ref, self.items, self.results)
+            if ev.type == "tool_output_item":
+                conversation.append(ev.item)
+        return step
+
     def transcript(self) -> list[Item]:
         """The conversation a handoff passes on (the machine's filtered transcript)."""
         return list(items_adapter.validate_json(self.machine.transcript_json() or "[]"))

@@ -191,7 +191,6 @@ def _run_config_hint(value: Any) -> str:
     return "RunConfig(...)"
 
 
-
 @runtime_checkable
 class Runnable(Protocol):
     """Anything that runs like an :class:`~helikon.Agent` (see the module doc)."""
@@ -226,5 +225,3 @@ def check_runnable(where: str, agent: Any) -> Runnable:
     if not isinstance(getattr(agent, "description", ""), str):
         raise ConfigError(f"{where}: agent {name!r} has a description that is not a str")
     return agent  # type: ignore[no-any-return]
-
-

@@ -18,6 +18,7 @@ Every outcome is a result for the model; nothing here raises except to stop the 
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
@@ -27,7 +28,7 @@ from helikon.core.context import RunContext, ToolContext
 from helikon.core.events import AgentEvent, ApprovalRequested, PermissionDenied
 from helikon.core.hooks import Hook, HookError, PostToolUse, PreToolUse, fire
 from helikon.core.items import ContentPart, TextPart, ToolCall, ToolResult, text_of
-from helikon.core.permissions import PermissionDeny, ReplaceArgs
+from helikon.core.permissions import PermissionDecision, PermissionDeny, ReplaceArgs
 from helikon.core.tool import Tool, ToolOutput
 from helikon.errors import InvalidArgs, ToolError
 
@@ -142,8 +143,10 @@ class ToolCallRunner:
         self.hooks = [*agent_hooks, *ctx.hooks]
         self.max_agent_depth = max_agent_depth
         self.spans = spans
-        self.answer: AskAnswer | None = None
-        """Answers asks before the approval handler (approvals given, remembered, deferral)."""
+        self.answer: Callable[[str, str, str], PermissionDecision | Deferred | None] | None = None
+        """``(call_id, tool, prompt) -> decision``: answers an ask before the approval handler
+        (an approval given on resume, a remembered answer, or a deferral); ``None`` lets the
+        handler decide."""
         self._redactor: Redactor | None = None
 
     def _redact(self, text: str) -> str:
@@ -186,7 +189,7 @@ class ToolCallRunner:
             on_ask=lambda p: events.append(
                 ApprovalRequested(call_id=call_id, tool=name, args=args)
             ),
-            answer=self.answer,
+            answer=self._answer_for(call_id),
         )
         if isinstance(decision, Deferred):
             events.append(ApprovalRequested(call_id=call_id, tool=name, args=call.args))
@@ -199,6 +202,12 @@ class ToolCallRunner:
         if isinstance(decision, ReplaceArgs):
             args = decision.args
         return await self._invoke(tool, call_id, args, events)
+
+    def _answer_for(self, call_id: str) -> AskAnswer | None:
+        answer = self.answer
+        if answer is None:
+            return None
+        return lambda tool, prompt: answer(call_id, tool, prompt)
 
     def _refused_span(self, name: str, call_id: str, error_type: str) -> None:
         """An ``execute_tool`` span for a call that never ran, ended at once with

@@ -21,16 +21,21 @@ from __future__ import annotations
 import contextlib
 import inspect
 import logging
-from collections.abc import AsyncGenerator, AsyncIterator, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Mapping
+from dataclasses import replace
 from typing import Any
 
 from helikon.core.agent import Agent
 from helikon.core.context import RunConfig, RunContext
-from helikon.core.events import AgentEvent, RunCompleted, RunFailed
-from helikon.core.items import Item
+from helikon.core.decisions import Decision
+from helikon.core.driver import resume_agent
+from helikon.core.events import AgentEvent, RunCompleted, RunFailed, RunInterrupted
+from helikon.core.pause import plan_resume
 from helikon.core.result import RunResult, RunResultStreaming
+from helikon.core.run_state import RunState
 from helikon.core.runnable import AgentInput, Runnable, check_run_args, input_items
-from helikon.errors import ConfigError
+from helikon.errors import AgentOther, ConfigError, ResumeRefused
+from helikon.runtimes.resume import claim_resume, session_position
 from helikon.sessions import MemorySession, Session, SessionRecorder, load_conversation
 from helikon.sessions.shield import complete
 
@@ -106,55 +111,121 @@ class Runner:
             ConfigError: as :meth:`run` (raised at the first iteration).
         """
         _check_args("Runner.run_streamed", session, ctx, run_config)
+        durable = session is not None
         session = session if session is not None else MemorySession()
         new_items = input_items(input)
         history = await load_conversation(session)
+        recorder = SessionRecorder(agent.name)
+        recorder.record_input(new_items)
+        stream = agent.stream([*history, *new_items], ctx, run_config=run_config)
         # closed explicitly: a GeneratorExit here does not reach a nested generator by itself
-        async with contextlib.aclosing(
-            self._drive(agent, history, new_items, session, ctx, run_config)
-        ) as events:
+        async with contextlib.aclosing(self._drive(stream, recorder, session, durable)) as events:
             async for ev in events:
                 yield ev
 
     async def resume(
         self,
         agent: Agent | Runnable,
+        state: RunState | None = None,
         *,
-        session: Session,
+        decisions: Mapping[str, Decision] | None = None,
+        session: Session | None = None,
         ctx: RunContext[Any] | None = None,
         run_config: RunConfig | None = None,
     ) -> RunResult[Any]:
-        """Continue a session with no new input (e.g. after a crash mid-run).
+        """Continue a paused run, or a session with no new input.
 
-        The repaired history is sent as it is; the model answers from there.
+        With ``state`` (the :class:`~helikon.RunState` of a run that paused for approval,
+        perhaps loaded in another process with ``RunState.from_json``), ``decisions`` maps
+        every waiting call id to ``Approve()``, ``Deny(reason)`` or ``Edit(args)``: denied
+        calls return the denial to the model, approved and edited ones run (an edit after
+        the permission pipeline checks the new arguments again), and the run goes on. A
+        state resumes once: a second resume is refused and runs nothing (see
+        :mod:`helikon.runtimes.resume`). Without ``run_config`` the agent's own runs with
+        ``approval="defer"``, so a later ask pauses again.
+
+        Without ``state``: continue ``session`` from its repaired history (e.g. after a crash
+        mid-run); the model answers from there.
 
         Raises:
+            ResumeRefused: the state was already resumed, the session changed since the
+                pause, the agent is not the one that paused, or the decisions do not answer
+                exactly the waiting calls (nothing ran).
+            RunInterruptedError: the resumed run paused again (``.state`` resumes it).
             SessionError: the session could not be read.
             RunError: the run failed.
             ConfigError: as :meth:`run`.
         """
         _check_args("Runner.resume", session, ctx, run_config)
-        return await self.run(agent, [], session=session, ctx=ctx, run_config=run_config)
+        if state is None:
+            if session is None:
+                raise ConfigError(
+                    "Runner.resume needs the paused run's state (resume(agent, state, "
+                    "decisions=...)) or a session to continue (resume(agent, session=...))"
+                )
+            return await self.run(agent, [], session=session, ctx=ctx, run_config=run_config)
+        stream = self.resume_streamed(
+            agent, state, decisions=decisions, session=session, ctx=ctx, run_config=run_config
+        )
+        result: RunResult[Any] = await RunResultStreaming(stream).collect()
+        typed = getattr(agent, "typed_result", None)
+        return typed(result) if typed is not None else result
+
+    async def resume_streamed(
+        self,
+        agent: Agent | Runnable,
+        state: RunState,
+        *,
+        decisions: Mapping[str, Decision] | None = None,
+        session: Session | None = None,
+        ctx: RunContext[Any] | None = None,
+        run_config: RunConfig | None = None,
+    ) -> AsyncIterator[AgentEvent]:
+        """:meth:`resume` a paused run, yielding every event (the decided calls' results
+        first); the session is written before the terminal event.
+
+        Raises:
+            ResumeRefused, SessionError, ConfigError: as :meth:`resume` (at the first
+                iteration, before any event).
+        """
+        _check_args("Runner.resume_streamed", session, ctx, run_config)
+        if not isinstance(agent, Agent):
+            raise ResumeRefused(
+                f"only an Agent resumes a paused run, got {type(agent).__name__}; a pattern's "
+                "pause is resumed through the Agent that asked"
+            )
+        config = (
+            run_config if run_config is not None else replace(agent.run_config, approval="defer")
+        )
+        plan = plan_resume(agent, state, decisions or {}, config.max_turns)
+        await claim_resume(session, state, decisions or {})
+        durable = session is not None
+        session = session if session is not None else MemorySession()
+        ctx = ctx if ctx is not None else RunContext.ephemeral(None)
+        stream = resume_agent(agent, plan, ctx, config)
+        async with contextlib.aclosing(
+            self._drive(stream, SessionRecorder(agent.name), session, durable)
+        ) as events:
+            async for ev in events:
+                yield ev
 
     async def _drive(
         self,
-        agent: Agent | Runnable,
-        history: list[Item],
-        new_items: Sequence[Item],
+        stream: AsyncIterator[AgentEvent],
+        recorder: SessionRecorder,
         session: Session,
-        ctx: RunContext[Any] | None,
-        run_config: RunConfig | None,
+        durable: bool,
     ) -> AsyncGenerator[AgentEvent, None]:
-        recorder = SessionRecorder(agent.name)
-        recorder.record_input(new_items)
         persisted = False
-        stream = agent.stream([*history, *new_items], ctx, run_config=run_config)
         try:
             async for ev in stream:
                 recorder.observe(ev)
                 if isinstance(ev, RunCompleted | RunFailed):
                     persisted = True
                     await _persist(session, recorder)
+                elif isinstance(ev, RunInterrupted):
+                    persisted = True
+                    ev = await _record_pause(ev, session, recorder, durable)
                 yield ev
         finally:
             try:
@@ -182,6 +253,31 @@ def _check_args(where: str, session: Any, ctx: Any, run_config: Any) -> None:
             f"RedisSession, PostgresSession, ...), got {type(session).__name__}; {hint}"
         )
     check_run_args(where, ctx, run_config)
+
+
+async def _record_pause(
+    ev: RunInterrupted, session: Session, recorder: SessionRecorder, durable: bool
+) -> RunInterrupted | RunFailed:
+    """Record a pause (the waiting calls stay open) and note where in the session it is.
+
+    Unlike the end of a run this write is not best effort: a pause the session does not
+    hold could not be resumed, so a failed write fails the run instead.
+    """
+    state = ev.state
+    waiting = {p.call_id for p in state.pending}
+    try:
+        await complete(session.append(recorder.drain(keep_open=waiting)))
+        if durable:
+            state = state.model_copy(
+                update={
+                    "session_id": getattr(session, "session_id", None),
+                    "session_position": await session_position(session),
+                }
+            )
+    except Exception as exc:
+        error = AgentOther(f"could not record the paused run in the session: {exc}")
+        return RunFailed(error=error.to_dict(), usage=ev.usage)
+    return ev.model_copy(update={"state": state})
 
 
 async def _persist(session: Session, recorder: SessionRecorder) -> None:

@@ -10,12 +10,15 @@ carries ``ts``, the UTC time it was logged (stamped at construction when not giv
     {"type": "handoff_occurred", "from": "triage", "to": "billing", "ts": "..."}
     {"type": "compacted", "summary": "...", "original_count": 4, "ts": "..."}
     {"type": "conversation_repaired", "repair": "tool_result_synthesized", ...}
+    {"type": "approvals_answered", "run_id": "...", "claim": "...", "decisions": {...}, ...}
 
 The first six are the spec's variants. ``tool_returned`` also keeps the result's
 ``is_error`` flag and the message/call variants keep the provider's opaque
 ``provider_data``, so a resumed conversation is the one the model saw.
 ``conversation_repaired`` is helikon's own: it records a fix that keeps the projected
-conversation valid for providers (see :mod:`helikon.core.repair`).
+conversation valid for providers (see :mod:`helikon.core.repair`). So is
+``approvals_answered``: a resume of a paused run claims it in the log before any tool runs
+(see :mod:`helikon.runtimes.resume`); it adds nothing to the conversation.
 
 A position in one log is a :data:`SequenceId` (0 for the first event).
 """
@@ -41,6 +44,7 @@ from helikon.core.events import RepairKind
 from helikon.core.items import ContentPart, TextPart
 
 __all__ = [
+    "ApprovalsAnswered",
     "AssistantMessageEvent",
     "Compacted",
     "ConversationRepaired",
@@ -165,6 +169,17 @@ class ConversationRepaired(_Event):
     detail: str = ""
 
 
+class ApprovalsAnswered(_Event):
+    """A paused run (``run_id``) was resumed with ``decisions`` (call id -> ``approve``,
+    ``deny`` or ``edit``); ``claim`` identifies the resume that wrote it. The first such
+    event after the pause wins: a resume whose claim is not first runs nothing."""
+
+    type: Literal["approvals_answered"] = "approvals_answered"
+    run_id: str
+    claim: str
+    decisions: dict[str, str] = Field(default_factory=dict)
+
+
 SessionEvent: TypeAlias = Annotated[
     UserMessageEvent
     | AssistantMessageEvent
@@ -172,7 +187,8 @@ SessionEvent: TypeAlias = Annotated[
     | ToolReturned
     | HandoffOccurred
     | Compacted
-    | ConversationRepaired,
+    | ConversationRepaired
+    | ApprovalsAnswered,
     Field(discriminator="type"),
 ]
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 
 from helikon.core.events import (
     AgentEvent,
@@ -113,9 +113,15 @@ class SessionRecorder:
         """The events recorded so far (not cleared, no results synthesized)."""
         return list(self._events)
 
-    def drain(self) -> list[SessionEvent]:
-        """The recorded events plus a synthesized result per unanswered call; clears them."""
+    def drain(self, keep_open: Collection[str] = ()) -> list[SessionEvent]:
+        """The recorded events plus a synthesized result per unanswered call; clears them.
+
+        Calls in ``keep_open`` (a paused run's waiting calls) get no result: they are not
+        over, a resume answers them.
+        """
         for call_id in self._open_calls:
+            if call_id in keep_open:
+                continue
             self._events.append(
                 ToolReturned(
                     call_id=call_id, content=[TextPart(text=DID_NOT_COMPLETE)], is_error=True

@@ -1,0 +1,195 @@
+"""The driver's side of approval pauses: answering asks, and what a resume starts from.
+
+:class:`Approvals` answers the permission pipeline's asks before any approval handler: a
+call a person approved (or edited) on resume runs, an answer remembered for the run is
+given again, and with ``RunConfig(approval="defer")`` every other ask defers (the run
+pauses). :func:`plan_resume` checks a :class:`~helikon.RunState` against the agent and the
+decisions before anything runs, and returns where to continue.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from helikon.core.authorize import Deferred
+from helikon.core.decisions import Approve, Decision, Deny, Edit, check_decisions, decision_input
+from helikon.core.items import Item, SystemMessage, ToolCall
+from helikon.core.permissions import PermissionAllow, PermissionDecision, PermissionDeny
+from helikon.core.run_state import PendingCall, RunState, config_fingerprint
+from helikon.core.usage import Usage
+from helikon.errors import ConfigError, ResumeRefused
+
+if TYPE_CHECKING:
+    from helikon.core.driver import DrivenAgent as Agent
+
+__all__ = ["Approvals", "ResumePlan", "fingerprint", "pause_state", "plan_resume"]
+
+
+@dataclass(slots=True)
+class Approvals:
+    """How one run answers asks before its approval handler (shared by handoff targets).
+
+    Attributes:
+        defer: ``RunConfig(approval="defer")``: an unanswered ask pauses the run.
+        remembered: tool name -> ``"approve"`` / ``"deny"``, kept for the rest of the run.
+        granted: call ids a person approved or edited, for the resume step that runs them.
+    """
+
+    defer: bool = False
+    remembered: dict[str, str] = field(default_factory=dict)
+    granted: set[str] = field(default_factory=set)
+
+    @property
+    def active(self) -> bool:
+        """Whether :meth:`answer` can answer anything (else the handler decides alone)."""
+        return self.defer or bool(self.remembered) or bool(self.granted)
+
+    def answer(self, call_id: str, tool: str, prompt: str) -> PermissionDecision | Deferred | None:
+        """The answer to an ask, or ``None`` to let the approval handler decide."""
+        if call_id in self.granted:
+            return PermissionAllow()
+        remembered = self.remembered.get(tool)
+        if remembered == "approve":
+            return PermissionAllow()
+        if remembered == "deny":
+            return PermissionDeny(f"{prompt}: denied for the rest of this run")
+        if self.defer:
+            return Deferred(prompt)
+        return None
+
+    def decide(
+        self, pending: list[PendingCall], decisions: Mapping[str, Decision]
+    ) -> list[dict[str, Any]]:
+        """Record ``decisions`` (grants and remembered answers) and return the machine's
+        ``decisions`` input, in the order the calls wait."""
+        checked = check_decisions(pending, decisions)
+        by_id = {p.call_id: p for p in pending}
+        out = []
+        for call_id, d in checked.items():
+            if isinstance(d, Approve | Edit):
+                self.granted.add(call_id)
+            if isinstance(d, Approve | Deny) and d.remember:
+                self.remembered[by_id[call_id].tool] = (
+                    "approve" if isinstance(d, Approve) else "deny"
+                )
+            out.append(decision_input(call_id, d))
+        return out
+
+
+def fingerprint(agent: Agent, max_turns: int) -> str:
+    """:func:`~helikon.core.run_state.config_fingerprint` of ``agent`` under ``max_turns``."""
+    return config_fingerprint(agent.name, agent.native_config(max_turns).to_json())
+
+
+def pause_state(
+    *,
+    path: list[str],
+    agent: Agent,
+    max_turns: int,
+    loop_state_json: str,
+    conversation: list[Item],
+    waiting: list[tuple[ToolCall, str]],
+    remembered: dict[str, str],
+) -> RunState:
+    """The :class:`RunState` of an agent that paused (root name and usage set by the root).
+
+    ``conversation`` is the agent's, instructions first; they are left out (a resume renders
+    them again).
+    """
+    convo = (
+        conversation[1:]
+        if conversation and isinstance(conversation[0], SystemMessage)
+        else conversation
+    )
+    return RunState(
+        agent=path[0],
+        agent_path=list(path),
+        config_fingerprint=fingerprint(agent, max_turns),
+        loop_state=json.loads(loop_state_json),
+        conversation=list(convo),
+        pending=[
+            PendingCall(
+                call_id=call.call_id,
+                tool=call.name,
+                args=call.args,
+                reason=reason,
+                agent=agent.name,
+            )
+            for call, reason in waiting
+        ],
+        remembered={k: v for k, v in remembered.items() if v in ("approve", "deny")},  # type: ignore[misc]
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class ResumePlan:
+    """Where a resume continues: the chain of agents from the root to the one that asked,
+    the machine state to load, the decisions to feed, and the usage spent outside the
+    asking agent's machine (its ancestors')."""
+
+    chain: list[Agent]
+    state: RunState
+    decisions: list[dict[str, Any]]
+    approvals: Approvals
+    base_usage: Usage
+
+
+def plan_resume(
+    agent: Agent, state: RunState, decisions: Mapping[str, Decision], max_turns: int
+) -> ResumePlan:
+    """Check ``state`` against ``agent`` and ``decisions``; nothing runs.
+
+    Raises:
+        ResumeRefused: the state is not a paused run, ``agent`` is not the agent that
+            paused (another name, or its tools, handoffs, output type or turn limit
+            changed), the path of the agent that asked cannot be followed, or the decisions
+            do not answer exactly the waiting calls.
+    """
+    if not isinstance(state, RunState):
+        raise ResumeRefused(
+            f"resume takes the RunState a paused run returned, got {type(state).__name__}; "
+            "load a saved one with RunState.from_json(text)"
+        )
+    if state.loop_state.get("state") != "NeedsApproval":
+        raise ResumeRefused(
+            f"the RunState is not paused for approval (its loop state is "
+            f"{state.loop_state.get('state')!r})"
+        )
+    if state.conversation is None:
+        raise ResumeRefused("the RunState holds no conversation to resume")
+    path = state.agent_path or [state.agent]
+    if path[0] != agent.name:
+        raise ResumeRefused(
+            f"the RunState was paused by agent {path[0]!r}; resume it with that agent, not "
+            f"{agent.name!r}"
+        )
+    chain = [agent]
+    for name in path[1:]:
+        current = chain[-1]
+        try:
+            chain.append(current.handoff_target(name))
+        except ConfigError:
+            raise ResumeRefused(
+                f"agent {current.name!r} no longer hands off to {name!r}, on the way to the "
+                "agent that asked"
+            ) from None
+    asking = chain[-1]
+    if fingerprint(asking, max_turns) != state.config_fingerprint:
+        raise ResumeRefused(
+            f"agent {asking.name!r} changed since the pause (its tools, handoffs, output type "
+            "or max_turns differ); resume with the agent as it was when the run paused"
+        )
+    approvals = Approvals(remembered=dict(state.remembered))
+    machine_input = approvals.decide(state.pending, decisions)
+    asking_usage = Usage.model_validate(state.loop_state.get("usage") or {})
+    return ResumePlan(chain, state, machine_input, approvals, _minus(state.usage, asking_usage))
+
+
+def _minus(a: Usage, b: Usage) -> Usage:
+    """Field-wise ``a - b``, never below zero."""
+    fields = a.model_dump()
+    other = b.model_dump()
+    return Usage.model_validate({k: max(0, v - other.get(k, 0)) for k, v in fields.items()})

@@ -1,0 +1,102 @@
+"""The session as the ledger of a paused run: recording the pause, claiming the resume.
+
+A pause is recorded like the end of a run, except that the waiting calls get no
+"did not complete" result: they are not over. The :class:`~helikon.RunState` then notes the
+session's id and how many events its log holds (``session_position``).
+
+A resume claims the pause before any tool runs, so a paused run is resumed at most once,
+even by two processes at the same moment:
+
+1. The log must hold exactly ``session_position`` events and no ``approvals_answered``
+   event for the run (else: already resumed, or the session moved on; refused).
+2. An ``approvals_answered`` event with a fresh claim id is appended.
+3. The log is read again: the first ``approvals_answered`` event for the run after the
+   pause must be ours; a resume that lost the race runs nothing.
+
+Without a session (``Runner`` given none) the claim is kept in this process only.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Mapping
+
+from helikon.core.decisions import Approve, Decision, Deny
+from helikon.core.run_state import RunState
+from helikon.errors import ResumeRefused
+from helikon.sessions import Session
+from helikon.sessions.events import ApprovalsAnswered, SequenceId
+
+__all__ = ["claim_resume", "session_position"]
+
+_CLAIMED_IN_PROCESS: set[str] = set()
+
+
+async def session_position(session: Session) -> int:
+    """How many events ``session``'s log holds."""
+    return len(await session.events())
+
+
+def _summary(decisions: Mapping[str, Decision]) -> dict[str, str]:
+    return {
+        call_id: "approve" if isinstance(d, Approve) else "deny" if isinstance(d, Deny) else "edit"
+        for call_id, d in decisions.items()
+    }
+
+
+async def claim_resume(
+    session: Session | None, state: RunState, decisions: Mapping[str, Decision]
+) -> None:
+    """Claim the paused run ``state`` for this resume (see the module doc).
+
+    Raises:
+        ResumeRefused: the run was already resumed (here or elsewhere), the session is not
+            the one the run paused in or changed since, or another resume claimed it first.
+            Nothing ran.
+        SessionError: the session could not be read or written.
+    """
+    if state.session_position is None:
+        if state.run_id in _CLAIMED_IN_PROCESS:
+            raise ResumeRefused(_ALREADY.format(run_id=state.run_id))
+        _CLAIMED_IN_PROCESS.add(state.run_id)
+        return
+    if session is None:
+        raise ResumeRefused(
+            f"the paused run recorded into session {state.session_id!r}; pass that session "
+            "to resume (session=...)"
+        )
+    own_id = getattr(session, "session_id", None)
+    if state.session_id is not None and own_id is not None and own_id != state.session_id:
+        raise ResumeRefused(
+            f"the run paused in session {state.session_id!r}, not {own_id!r}; pass that session"
+        )
+    position = state.session_position
+    log = await session.events()
+    if any(_answers(e, state) for e in log[position:]):
+        raise ResumeRefused(_ALREADY.format(run_id=state.run_id))
+    if len(log) != position:
+        raise ResumeRefused(
+            f"session {state.session_id or ''!r} changed since the run paused: its log held "
+            f"{position} events then and {len(log)} now (another run used it); the paused "
+            "calls can no longer be resumed"
+        )
+    claim = uuid.uuid4().hex
+    await session.append(
+        [ApprovalsAnswered(run_id=state.run_id, claim=claim, decisions=_summary(decisions))]
+    )
+    after = await session.events(SequenceId(position - 1) if position > 0 else None)
+    first = next((e for e in after if _answers(e, state)), None)
+    if not isinstance(first, ApprovalsAnswered) or first.claim != claim:
+        raise ResumeRefused(
+            f"another resume of paused run {state.run_id} claimed it first; nothing ran here"
+        )
+
+
+def _answers(event: object, state: RunState) -> bool:
+    return isinstance(event, ApprovalsAnswered) and event.run_id == state.run_id
+
+
+_ALREADY = (
+    "paused run {run_id} was already resumed; a RunState resumes once (nothing ran again). "
+    "Use the state the resumed run returned, if it paused again"
+)
