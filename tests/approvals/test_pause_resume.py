@@ -98,7 +98,7 @@ async def test_an_edited_call_runs_with_the_new_arguments() -> None:
 async def test_an_edit_is_checked_again_and_a_deny_rule_still_refuses_it() -> None:
     state = (await _pause()).state
     ctx = s.ctx().with_deny_rules([DenyRule.tool("refund")])
-    agent, result = await _resume(
+    agent, _ = await _resume(
         state, {"c2": Edit({"order": "A7", "amount": 1})}, [[Text("Blocked.")]], ctx=ctx
     )
     assert s.RAN == [("lookup", "A7")]

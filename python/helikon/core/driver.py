@@ -21,7 +21,7 @@ import asyncio
 import contextlib
 import contextvars
 import json
-from collections.abc import AsyncIterator, Coroutine, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Coroutine, Sequence
 from dataclasses import replace
 from typing import Any, Protocol
 
@@ -665,7 +665,7 @@ async def _root(
     config: RunConfig,
     items: list[Item],
     plan: ResumePlan | None,
-) -> AsyncIterator[AgentEvent]:
+) -> AsyncGenerator[AgentEvent, None]:
     yield run_started(agent.name)
     token = ctx.cancel.child()
     timer: asyncio.TimerHandle | None = None
