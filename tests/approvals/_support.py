@@ -35,8 +35,11 @@ class AsksForRefunds:
 
 
 def first_turn() -> list[Any]:
-    return [Text("Checking."), Call("c1", "lookup", {"order": "A7"}),
-            Call("c2", "refund", {"order": "A7", "amount": 40})]
+    return [
+        Text("Checking."),
+        Call("c1", "lookup", {"order": "A7"}),
+        Call("c2", "refund", {"order": "A7", "amount": 40}),
+    ]
 
 
 def agent(scripts: list[list[Any]]) -> Agent:

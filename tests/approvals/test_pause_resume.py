@@ -35,20 +35,35 @@ async def test_a_deferred_ask_pauses_after_the_allowed_calls_of_the_turn_ran() -
     err = await _pause()
     kinds = [e.type for e in err.events if not e.type.endswith("_delta")]
     assert kinds == [
-        "run_started", "turn_started", "message_output", "tool_call_item", "tool_call_item",
-        "approval_requested", "tool_output_item", "run_interrupted",
+        "run_started",
+        "turn_started",
+        "message_output",
+        "tool_call_item",
+        "tool_call_item",
+        "approval_requested",
+        "tool_output_item",
+        "run_interrupted",
     ]
     # the allowed call of the turn ran; the refund did not
     assert s.RAN == [("lookup", "A7")]
     state = err.state
     assert [p.model_dump() for p in state.pending] == [
-        {"call_id": "c2", "tool": "refund", "args": {"order": "A7", "amount": 40},
-         "reason": "refund of 40 needs approval", "agent": "support"}
+        {
+            "call_id": "c2",
+            "tool": "refund",
+            "args": {"order": "A7", "amount": 40},
+            "reason": "refund of 40 needs approval",
+            "agent": "support",
+        }
     ]
     assert state.agent == "support" and state.agent_path == ["support"]
     assert state.loop_state["state"] == "NeedsApproval"
     assert [i.type for i in state.conversation or []] == [
-        "user_message", "assistant_message", "tool_call", "tool_call", "tool_result"
+        "user_message",
+        "assistant_message",
+        "tool_call",
+        "tool_call",
+        "tool_result",
     ]
     assert "paused: 1 tool call(s) wait for approval: refund (c2)" in str(err)
 
@@ -69,7 +84,8 @@ async def test_approved_calls_run_once_and_a_second_resume_is_refused() -> None:
     request = agent.model.requests[0]  # type: ignore[attr-defined]
     results = [m for m in request.messages if isinstance(m, ToolResult)]
     assert [(r.call_id, r.content[0].text) for r in results] == [  # type: ignore[union-attr]
-        ("c1", "order A7: 40 EUR"), ("c2", "refunded 40 on A7")
+        ("c1", "order A7: 40 EUR"),
+        ("c2", "refunded 40 on A7"),
     ]
     with pytest.raises(ResumeRefused, match="was already resumed"):
         await _resume(state, {"c2": Approve()}, [[Text("again")]])
@@ -114,7 +130,8 @@ async def test_an_approval_remembered_for_the_run_answers_the_next_ask() -> None
     )
     assert result.final_output == "Both refunded."
     assert [r for r in s.RAN if r[0] == "refund"] == [
-        ("refund", {"order": "A7", "amount": 40}), ("refund", {"order": "B1", "amount": 5})
+        ("refund", {"order": "A7", "amount": 40}),
+        ("refund", {"order": "B1", "amount": 5}),
     ]
 
 
@@ -144,7 +161,9 @@ async def test_with_a_session_the_log_is_the_ledger() -> None:
     assert state.session_position == len(await session.events())
     # the waiting call got no "did not complete" result in the log
     assert [e.type for e in await session.events()][-3:] == [
-        "tool_called", "tool_called", "tool_returned"
+        "tool_called",
+        "tool_called",
+        "tool_returned",
     ]
     with pytest.raises(ResumeRefused, match="pass that session"):
         await _resume(state, {"c2": Approve()}, [[Text("x")]])
@@ -153,7 +172,9 @@ async def test_with_a_session_the_log_is_the_ledger() -> None:
     kinds = [e.type for e in await session.events()]
     assert kinds.count("approvals_answered") == 1
     assert [i.type for i in await session.snapshot()][-3:] == [
-        "tool_result", "tool_result", "assistant_message"
+        "tool_result",
+        "tool_result",
+        "assistant_message",
     ]
     with pytest.raises(ResumeRefused, match="was already resumed"):
         await _resume(state, {"c2": Approve()}, [[Text("x")]], session=session)

@@ -1,0 +1,111 @@
+"""Pause in one process, resume in another, on real SQLite and PostgreSQL sessions: the
+approved call runs exactly once, even when two resumes race."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import uuid
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def backend_env(request: pytest.FixtureRequest, tmp_path: Path) -> dict[str, str]:
+    env = {"APPROVAL_BACKEND": request.param, "APPROVAL_SESSION": f"s-{uuid.uuid4().hex[:8]}"}
+    if request.param == "sqlite":
+        env["HELIKON_TEST_SQLITE_PATH"] = str(tmp_path / "sessions.db")
+        return env
+    dsn, schema = request.getfixturevalue("postgres_schema")
+    env["HELIKON_TEST_POSTGRES_DSN"] = dsn
+    env["HELIKON_TEST_POSTGRES_SCHEMA"] = schema
+    return env
+
+
+def _spawn(
+    mode: str, env: dict[str, str], tmp: Path, decisions: Any = None
+) -> subprocess.Popen[str]:
+    full = {
+        **os.environ,
+        **env,
+        "APPROVAL_STATE": str(tmp / "state.json"),
+        "APPROVAL_RAN": str(tmp / "ran.jsonl"),
+        "APPROVAL_DECISIONS": json.dumps(decisions or {}),
+        "PYTHONPATH": str(ROOT),
+    }
+    return subprocess.Popen(
+        [sys.executable, "-m", "tests.approvals.proc", mode],
+        cwd=ROOT,
+        env=full,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def _run(mode: str, env: dict[str, str], tmp: Path, decisions: Any = None) -> tuple[int, str]:
+    proc = _spawn(mode, env, tmp, decisions)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode in (0, 2, 3), err
+    return proc.returncode, out
+
+
+def _ran(tmp: Path) -> list[Any]:
+    path = tmp / "ran.jsonl"
+    if not path.exists():
+        return []
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def test_approve_in_another_process_runs_the_call_once(
+    backend_env: dict[str, str], tmp_path: Path
+) -> None:
+    code, _ = _run("pause", backend_env, tmp_path)
+    assert code == 2
+    state = json.loads((tmp_path / "state.json").read_text())
+    assert state["session_id"] == backend_env["APPROVAL_SESSION"]
+    assert state["pending"][0]["call_id"] == "c2"
+    assert _ran(tmp_path) == [["lookup", "A7"]]
+    code, out = _run("resume", backend_env, tmp_path, {"c2": "approve"})
+    assert code == 0, out
+    assert json.loads(out)["output"] == "Refunded."
+    assert _ran(tmp_path) == [["lookup", "A7"], ["refund", {"order": "A7", "amount": 40}]]
+    code, out = _run("resume", backend_env, tmp_path, {"c2": "approve"})
+    assert code == 3
+    assert "was already resumed" in out
+    assert len(_ran(tmp_path)) == 2  # never twice
+
+
+def test_two_resumes_racing_run_the_call_once(backend_env: dict[str, str], tmp_path: Path) -> None:
+    assert _run("pause", backend_env, tmp_path)[0] == 2
+    procs = [_spawn("resume", backend_env, tmp_path, {"c2": "approve"}) for _ in range(2)]
+    codes = sorted(p.communicate(timeout=60) and p.returncode for p in procs)
+    assert codes == [0, 3]
+    assert [r for r in _ran(tmp_path) if r[0] == "refund"] == [
+        ["refund", {"order": "A7", "amount": 40}]
+    ]
+
+
+def test_deny_and_edit_in_another_process(backend_env: dict[str, str], tmp_path: Path) -> None:
+    assert _run("pause", backend_env, tmp_path)[0] == 2
+    code, out = _run(
+        "resume", backend_env, tmp_path, {"c2": {"edit": {"order": "A7", "amount": 9}}}
+    )
+    assert code == 0, out
+    assert json.loads(out)["last"]["content"][0]["text"] == "refunded 9 on A7"
+    assert _ran(tmp_path)[-1] == ["refund", {"order": "A7", "amount": 9}]
+    # a fresh pause in a new session, then a denial
+    env = {**backend_env, "APPROVAL_SESSION": backend_env["APPROVAL_SESSION"] + "-b"}
+    assert _run("pause", env, tmp_path)[0] == 2
+    code, out = _run("resume", env, tmp_path, {"c2": "deny:not today"})
+    assert code == 0, out
+    last = json.loads(out)["last"]
+    assert last["is_error"] is True
+    assert last["content"][0]["text"] == "approval denied: not today"
+    assert [r[0] for r in _ran(tmp_path)].count("refund") == 1
