@@ -196,3 +196,31 @@ async def test_inline_approval_without_a_handler_still_denies() -> None:
     assert result.final_output == "Done."
     assert s.RAN == [("lookup", "A7")]
     assert RunContext  # the default mode never pauses
+
+
+async def test_an_ask_inside_a_handoff_target_pauses_with_its_path_and_resumes_there() -> None:
+    from helikon import Agent
+    from helikon.testing import MockModel
+
+    billing = Agent(
+        name="billing",
+        model=MockModel([[Call("c9", "refund", {"order": "Z1", "amount": 3})]]),
+        tools=[s.refund],
+    )
+    triage = Agent(
+        name="triage",
+        model=MockModel([[Call("h1", "transfer_to_billing", {})]]),
+        handoffs=[billing],
+    )
+    with pytest.raises(RunInterruptedError) as err:
+        await Runner().run(triage, "refund Z1", ctx=s.ctx(), run_config=DEFER)
+    state = err.value.state
+    assert state.agent == "triage" and state.agent_path == ["triage", "billing"]
+    assert state.asking_agent == "billing"
+    assert [(p.call_id, p.agent) for p in state.pending] == [("c9", "billing")]
+    # resume: the same agents, billing's model answers after the refund ran
+    billing.model = MockModel([[Text("Refunded Z1.")]])
+    result = await Runner().resume(triage, state, decisions={"c9": Approve()}, ctx=s.ctx())
+    assert result.final_output == "Refunded Z1."
+    assert s.RAN == [("refund", {"order": "Z1", "amount": 3})]
+    assert [e.type for e in result.events if e.type == "agent_updated"] == ["agent_updated"]

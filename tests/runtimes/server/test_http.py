@@ -438,6 +438,7 @@ def test_openapi_and_health_routes_and_switching_them_off() -> None:
             "/agents/{name}/runs",
             "/agents/{name}/runs/{run_id}",
             "/agents/{name}/runs/{run_id}/events",
+            "/agents/{name}/runs/{run_id}/approvals",
         }
         name = schema["paths"]["/agents/{name}/runs"]["post"]["parameters"][0]
         assert name["schema"] == {"enum": ["calc"]}

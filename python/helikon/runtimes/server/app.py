@@ -29,10 +29,13 @@ from starlette.responses import JSONResponse, Response
 from helikon.core.agent import Agent
 from helikon.core.cancel import CancellationToken
 from helikon.core.context import RunConfig, RunContext
+from helikon.core.decisions import Decision, check_decisions
 from helikon.core.items import Item
+from helikon.core.run_state import RunState
 from helikon.core.runnable import Runnable, check_runnable
-from helikon.errors import ConfigError
+from helikon.errors import ConfigError, ResumeRefused
 from helikon.runtimes.runner import Runner
+from helikon.runtimes.server.approvals import deny_after
 from helikon.runtimes.server.config import ServerConfig
 from helikon.runtimes.server.errors import ServerBindError, ServerError
 from helikon.runtimes.server.routes import build_routes
@@ -293,20 +296,67 @@ class AgentServer:
                 run.finish({"kind": "Cancelled", "message": f"cancelled before start: {reason}"})
                 return
             run.status = "running"
+            run.resume_with = {"agent": agent, "session": session, "ctx": ctx, "config": run_config}
             stream = self.runner.run_streamed(
                 agent, items, session=session, ctx=ctx, run_config=run_config
             )
+            await self._pump(run, stream)
+
+    async def _pump(self, run: Run, stream: Any) -> None:
+        """Push a run's events into its log; a pause starts the approval timer."""
+        try:
             try:
-                try:
-                    async for event in stream:
-                        run.push(event)
-                finally:
-                    aclose = getattr(stream, "aclose", None)
-                    if aclose is not None:  # records the run when it ended early
-                        await aclose()
-            except Exception as exc:
-                kind = getattr(exc, "kind", "Other")
-                run.finish({"kind": str(kind), "message": f"{type(exc).__name__}: {exc}"})
+                async for event in stream:
+                    run.push(event)
+            finally:
+                aclose = getattr(stream, "aclose", None)
+                if aclose is not None:  # records the run when it ended early
+                    await aclose()
+        except Exception as exc:
+            kind = getattr(exc, "kind", "Other")
+            run.finish({"kind": str(kind), "message": f"{type(exc).__name__}: {exc}"})
+        if run.status == "needs_approval":
+            deny_after(self, run)
+
+    def answer_approvals(self, name: str, run_id: str, decisions: Mapping[str, Decision]) -> Run:
+        """Resume the paused run ``run_id`` with ``decisions``; its log goes on.
+
+        Raises:
+            ServerError: 404 unknown run, 409 ``not_waiting`` (the run does not wait for
+                approval, or another answer came first), 400 ``invalid_decisions`` (they do
+                not answer exactly the waiting calls; the run keeps waiting).
+        """
+        run = self.run(name, run_id)
+        state = run.paused
+        if state is None:
+            raise ServerError(
+                f"run {run_id} does not wait for approval (status {run.status})",
+                status=409,
+                code="not_waiting",
+            )
+        try:
+            check_decisions(state.pending, decisions)
+        except ResumeRefused as exc:
+            raise ServerError(str(exc), status=400, code="invalid_decisions") from None
+        run.take_pause()
+        self.runs.proceed(run, lambda r: self._resume(r, state, decisions))
+        return run
+
+    async def _resume(self, run: Run, state: RunState, decisions: Mapping[str, Decision]) -> None:
+        w = run.resume_with
+        async with self._locks.hold(run.session_id, run.cancel) as acquired:
+            if not acquired:
+                run.finish({"kind": "Cancelled", "message": "cancelled before the resume"})
+                return
+            stream = self.runner.resume_streamed(
+                w["agent"],
+                state,
+                decisions=decisions,
+                session=w["session"],
+                ctx=w["ctx"],
+                run_config=w["config"],
+            )
+            await self._pump(run, stream)
 
     # ------------------------------------------------------------------ serving
 

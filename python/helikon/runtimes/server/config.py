@@ -26,6 +26,10 @@ class ServerConfig:
         keepalive: seconds between SSE keep-alive comments on an idle stream (default 15).
         cancel_grace: seconds a cancelled run may take to wind down (and be recorded)
             before its task is cancelled outright (default 5).
+        approval_timeout: seconds a run paused for approval (status ``needs_approval``)
+            waits for ``POST .../approvals``; then every waiting call is denied (a wait that
+            times out is a denial, never an approval). ``None`` = wait as long as the server
+            runs (default 3600).
         openapi: serve ``GET /openapi.json`` (default True).
         health_path: path of a plain ``ok`` liveness route, exempt from auth; ``None`` for
             none (default ``"/healthz"``).
@@ -46,6 +50,7 @@ class ServerConfig:
     max_retained_runs: int = 1000
     keepalive: float = 15.0
     cancel_grace: float = 5.0
+    approval_timeout: float | None = 3600.0
     openapi: bool = True
     health_path: str | None = "/healthz"
 
@@ -53,6 +58,7 @@ class ServerConfig:
         _count("max_body_bytes", self.max_body_bytes, minimum=1)
         _count("max_concurrent_runs", self.max_concurrent_runs, minimum=1, none="no cap")
         _seconds("run_timeout", self.run_timeout, none="the agent's own")
+        _seconds("approval_timeout", self.approval_timeout, none="wait as long as the server runs")
         for name in ("retention", "keepalive", "cancel_grace"):
             _seconds(name, getattr(self, name))
         _count("max_retained_runs", self.max_retained_runs, minimum=0)

@@ -56,8 +56,16 @@ def openapi_schema(agents: list[str]) -> dict[str, Any]:
             "agent": {"type": "string"},
             "session_id": {"type": ["string", "null"]},
             "status": {
-                "enum": ["queued", "running", "completed", "failed", "incomplete"],
+                "enum": [
+                    "queued",
+                    "running",
+                    "needs_approval",
+                    "completed",
+                    "failed",
+                    "incomplete",
+                ],
             },
+            "pending": {"type": "array", "items": {"$ref": "#/components/schemas/PendingCall"}},
             "output": {"type": "string"},
             "usage": {},
             "error": {},
@@ -73,6 +81,51 @@ def openapi_schema(agents: list[str]) -> dict[str, Any]:
             "status": {"type": "string"},
             "run_url": {"type": "string"},
             "events_url": {"type": "string"},
+        },
+    }
+    schemas["Approvals"] = {
+        "type": "object",
+        "properties": {
+            "run_id": {"type": "string", "format": "uuid"},
+            "status": {"type": "string"},
+            "pending": {"type": "array", "items": {"$ref": "#/components/schemas/PendingCall"}},
+        },
+    }
+    decision = {
+        "oneOf": [
+            {
+                "type": "object",
+                "required": ["decision"],
+                "properties": {
+                    "decision": {"const": "approve"},
+                    "remember": {"type": "boolean"},
+                },
+            },
+            {
+                "type": "object",
+                "required": ["decision", "reason"],
+                "properties": {
+                    "decision": {"const": "deny"},
+                    "reason": {"type": "string", "minLength": 1},
+                    "remember": {"type": "boolean"},
+                },
+            },
+            {
+                "type": "object",
+                "required": ["decision", "args"],
+                "properties": {"decision": {"const": "edit"}, "args": {"type": "object"}},
+            },
+        ]
+    }
+    schemas["ApprovalDecisions"] = {
+        "type": "object",
+        "required": ["decisions"],
+        "properties": {
+            "decisions": {
+                "type": "object",
+                "description": "call id -> decision, one for every waiting call",
+                "additionalProperties": decision,
+            }
         },
     }
     name = {"name": "name", "in": "path", "required": True, "schema": {"enum": agents}}
@@ -122,6 +175,30 @@ def openapi_schema(agents: list[str]) -> dict[str, Any]:
                         "404": _error("unknown agent or run"),
                     },
                 }
+            },
+            "/agents/{name}/runs/{run_id}/approvals": {
+                "get": {
+                    "summary": "The calls a run paused for (status needs_approval) waits on",
+                    "parameters": [name, run_id],
+                    "responses": {
+                        "200": {"description": "the waiting calls", "content": _json("Approvals")},
+                        "404": _error("unknown agent or run"),
+                    },
+                },
+                "post": {
+                    "summary": "Answer every waiting call; the same run continues",
+                    "parameters": [name, run_id],
+                    "requestBody": {"required": True, "content": _json("ApprovalDecisions")},
+                    "responses": {
+                        "202": {
+                            "description": "accepted; the run's event streams go on",
+                            "content": _json("RunAccepted"),
+                        },
+                        "400": _error("invalid body, or decisions that do not fit"),
+                        "404": _error("unknown agent or run"),
+                        "409": _error("the run does not wait for approval"),
+                    },
+                },
             },
             "/agents/{name}/runs/{run_id}/events": {
                 "get": {

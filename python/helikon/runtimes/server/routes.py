@@ -12,6 +12,7 @@ from starlette.responses import JSONResponse, PlainTextResponse, Response, Strea
 from starlette.routing import BaseRoute, Route, WebSocketRoute
 from starlette.types import Receive, Scope, Send
 
+from helikon.runtimes.server.approvals import approval_routes
 from helikon.runtimes.server.body import parse_run_body, parse_transport, read_body
 from helikon.runtimes.server.errors import ServerError
 from helikon.runtimes.server.openapi import openapi_schema
@@ -78,7 +79,8 @@ async def _until_disconnect(receive: Receive) -> None:
 
 
 async def _wait_or_disconnect(run: Run, receive: Receive) -> bool:
-    """Wait for the run to end; False when the client went away first."""
+    """Wait for the run to end (or pause for approval); False when the client went away
+    first."""
     done = asyncio.ensure_future(run.wait_done())
     gone = asyncio.ensure_future(_until_disconnect(receive))
     try:
@@ -86,7 +88,7 @@ async def _wait_or_disconnect(run: Run, receive: Receive) -> bool:
     finally:
         done.cancel()
         gone.cancel()
-    return run.done
+    return run.done or run.status == "needs_approval"
 
 
 def build_routes(server: AgentServer) -> list[BaseRoute]:
@@ -181,6 +183,7 @@ def build_routes(server: AgentServer) -> list[BaseRoute]:
             name="run_events_ws",
         ),
     ]
+    routes.extend(approval_routes(server))
     if server.config.openapi:
         routes.append(Route("/openapi.json", openapi, methods=["GET"], name="openapi"))
     if server.config.health_path is not None:

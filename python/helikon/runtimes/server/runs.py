@@ -19,11 +19,14 @@ from dataclasses import dataclass
 from typing import Any, Literal, TypeAlias
 
 from helikon.core.cancel import CancellationToken
-from helikon.core.events import AgentEvent, RunFailed
+from helikon.core.events import AgentEvent, RunFailed, RunInterrupted
+from helikon.core.run_state import RunState
 
 __all__ = ["NO_TERMINAL", "RecordedEvent", "Run", "RunRegistry", "RunStatus"]
 
-RunStatus: TypeAlias = Literal["queued", "running", "completed", "failed", "incomplete"]
+RunStatus: TypeAlias = Literal[
+    "queued", "running", "needs_approval", "completed", "failed", "incomplete"
+]
 
 NO_TERMINAL = "run ended without a terminal event"
 _TERMINAL = ("run_completed", "run_failed")
@@ -59,6 +62,11 @@ class Run:
         """Why the run never produced a terminal event (a session read failure, ...)."""
         self.finished_at: float | None = None
         self.task: asyncio.Task[None] | None = None
+        self.paused: RunState | None = None
+        """While ``needs_approval``: the state ``POST .../approvals`` resumes."""
+        self.resume_with: dict[str, Any] = {}
+        """What a resume needs besides the state (agent, session, context, config)."""
+        self.approval_timer: asyncio.TimerHandle | None = None
         self._changed = asyncio.Event()
 
     # ------------------------------------------------------------------ writing
@@ -73,11 +81,29 @@ class Run:
             self.status = "completed"
         elif data["type"] == "run_failed":
             self.status = "failed"
+        elif isinstance(event, RunInterrupted):
+            self.status = "needs_approval"
+            self.paused = event.state
         self._wake()
 
+    def take_pause(self) -> RunState | None:
+        """The paused state, once: the run is ``running`` again (``None`` when not paused)."""
+        state, self.paused = self.paused, None
+        if state is not None:
+            self.status = "running"
+            if self.approval_timer is not None:
+                self.approval_timer.cancel()
+                self.approval_timer = None
+            self._wake()
+        return state
+
     def finish(self, error: dict[str, Any] | None = None) -> None:
-        """Mark the run over; without a terminal event it is ``incomplete``."""
+        """Mark the run over; without a terminal event it is ``incomplete``. A run paused
+        for approval stays open (its streams wait for the next events) unless ``error``."""
         if self.finished_at is not None:
+            return
+        if self.status == "needs_approval" and error is None:
+            self._wake()
             return
         if self.status not in ("completed", "failed"):
             self.status = "incomplete"
@@ -109,8 +135,8 @@ class Run:
         return _record(len(self.events), data)
 
     async def wait_done(self) -> None:
-        """Return once the run is over."""
-        while not self.done:
+        """Return once the run is over or waits for approval."""
+        while not self.done and self.status != "needs_approval":
             await self._changed.wait()
 
     async def subscribe(self, after: int = -1) -> AsyncGenerator[RecordedEvent, None]:
@@ -153,6 +179,9 @@ class Run:
             "output": output,
             "usage": usage,
             "error": error,
+            "pending": [p.model_dump(mode="json") for p in self.paused.pending]
+            if self.paused is not None
+            else [],
             "events": [ev.data for ev in self.events],
         }
 
@@ -187,6 +216,10 @@ class RunRegistry:
         """Register ``run`` and run ``body(run)`` in its own task; the run is finished after."""
         self.prune()
         self._runs[run.id] = run
+        self.proceed(run, body)
+
+    def proceed(self, run: Run, body: Callable[[Run], Awaitable[None]]) -> None:
+        """Run ``body(run)`` in a new task for a registered run (a resume after a pause)."""
 
         async def drive() -> None:
             try:
