@@ -8,6 +8,7 @@ private mount namespace makes every path outside the granted set absent (``ENOEN
 from __future__ import annotations
 
 import os
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -95,3 +96,60 @@ async def test_workspace_tools_still_work(ws: dict[str, Path]) -> None:
 def test_unprivileged_host_is_refused(ws: dict[str, Path]) -> None:
     with pytest.raises(SandboxUnavailable, match=r"private_mounts needs CAP_SYS_ADMIN"):
         _os(ws, True)
+
+
+def _protected(ws: dict[str, Path], paths: list[str]) -> OsSandboxBackend:
+    root = ws["root"]
+    subprocess.run(["git", "init", "-q"], cwd=root, check=True)
+    (root / ".env").write_text("TOKEN=1\n")
+    subprocess.run(["chown", "-R", "65534:65534", "."], cwd=root, check=True)
+    return OsSandboxBackend(
+        Sandbox.open(root),
+        run_as=run_as(),
+        timeout=20,
+        private_mounts=True,
+        read_only_paths=paths,
+    )
+
+
+@needs_root
+@pytest.mark.parametrize(
+    "command",
+    [
+        "echo x >> .env",
+        "rm .env",
+        "mv .env e2",
+        "chmod 600 .env",
+        "cp /bin/rm ./x && ./x .env",
+        "echo x > .git/config",
+        "rm -rf .git",
+        "python3 -c 'import os; os.unlink(\".env\")'",
+    ],
+)
+async def test_read_only_paths_refuse_writes(command: str, ws: dict[str, Path]) -> None:
+    b = _protected(ws, [".git", ".env"])
+    r = await b.run(command)
+    assert r.exit_code != 0
+    assert "Read-only file system" in r.stderr or "busy" in r.stderr, r.stderr
+    assert (ws["root"] / ".env").read_text() == "TOKEN=1\n"
+    assert (ws["root"] / ".git" / "HEAD").exists()
+
+
+@needs_root
+async def test_git_commit_only_when_git_is_writable(ws: dict[str, Path]) -> None:
+    commit = f"echo y > o.txt && git add o.txt && {GIT} commit -qm one && git log --oneline"
+    r = await _protected(ws, [".git", ".env"]).run(commit)
+    assert r.exit_code != 0 and "Read-only file system" in r.stderr
+    r = await _protected(ws, [".env"]).run(commit)
+    assert r.exit_code == 0 and r.stdout.endswith(" one\n"), r
+
+
+def test_read_only_paths_need_private_mounts(ws: dict[str, Path]) -> None:
+    from helikon.errors import ConfigError
+
+    with pytest.raises(ConfigError, match=r"read_only_paths needs private_mounts=True"):
+        OsSandboxBackend(Sandbox.open(ws["root"]), run_as=run_as(), read_only_paths=[".git"])
+    with pytest.raises(ConfigError, match=r"read_only_paths: '/etc' must be a relative path"):
+        OsSandboxBackend(
+            Sandbox.open(ws["root"]), run_as=run_as(), private_mounts=True, read_only_paths=["/etc"]
+        )

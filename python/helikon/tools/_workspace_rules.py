@@ -12,11 +12,33 @@ from typing import Any
 
 from helikon.errors import ConfigError
 
-__all__ = ["DELETING_PROGRAMS", "kernel_note", "workspace_rules"]
+__all__ = ["DELETING_PROGRAMS", "kernel_note", "relative_paths", "workspace_rules"]
 
 #: Programs whose purpose is deleting or truncating files: a deny rule on one of them is
 #: backed by the kernel when the backend runs with ``deny_delete``.
 DELETING_PROGRAMS = frozenset({"rm", "rmdir", "unlink", "shred", "truncate", "find"})
+
+
+def relative_paths(label: str, paths: Sequence[str]) -> list[str]:
+    """``paths`` as plain relative paths inside the workspace.
+
+    Raises:
+        ConfigError: a string instead of a list, or an absolute, empty or ``..`` path
+            (``label`` names the option).
+    """
+    if isinstance(paths, str):
+        raise ConfigError(
+            f"OsSandboxBackend.{label} must be a list of relative paths, not a string"
+        )
+    out = [str(p) for p in paths]
+    for p in out:
+        parts = p.split("/")
+        if not p or p.startswith("/") or any(x in ("", ".", "..") for x in parts):
+            raise ConfigError(
+                f"OsSandboxBackend.{label}: {p!r} must be a relative path inside "
+                "the workspace without '.', '..' or empty parts (e.g. '.git')"
+            )
+    return out
 
 
 def workspace_rules(
@@ -28,18 +50,7 @@ def workspace_rules(
         ConfigError: ``deny_delete_except`` is a string, has an absolute or ``..`` path, or is
             given without ``deny_delete``.
     """
-    if isinstance(deny_delete_except, str):
-        raise ConfigError(
-            "OsSandboxBackend.deny_delete_except must be a list of relative paths, not a string"
-        )
-    paths = [str(p) for p in deny_delete_except]
-    for p in paths:
-        parts = p.split("/")
-        if not p or p.startswith("/") or any(x in ("", ".", "..") for x in parts):
-            raise ConfigError(
-                f"OsSandboxBackend.deny_delete_except: {p!r} must be a relative path inside "
-                "the workspace without '.', '..' or empty parts (e.g. '.git')"
-            )
+    paths = relative_paths("deny_delete_except", deny_delete_except)
     if paths and not deny_delete:
         raise ConfigError("OsSandboxBackend.deny_delete_except needs deny_delete=True")
     return {

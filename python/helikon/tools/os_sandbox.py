@@ -8,7 +8,7 @@ from typing import Any, Literal
 
 from helikon.errors import ConfigError
 from helikon.tools._policy_backend import DEFAULT_TIMEOUT_S, PolicyBackend, base_config
-from helikon.tools._workspace_rules import workspace_rules
+from helikon.tools._workspace_rules import relative_paths, workspace_rules
 from helikon.tools.backend import ResourceLimits
 from helikon.tools.sandbox import Sandbox
 
@@ -79,6 +79,12 @@ class OsSandboxBackend(PolicyBackend):
             ``setxattr`` on any other path fail with ``ENOENT``. Needs the host to run as
             root with ``run_as`` (the child mounts before it drops privileges); elsewhere
             construction raises ``SandboxUnavailable`` saying so.
+        read_only_paths: relative paths inside the workspace shown read-only to every
+            command (e.g. ``[".git", ".env", ".ssh"]``): writes, deletion, renames and
+            ``chmod`` there fail with ``EROFS`` whatever program runs. Needs
+            ``private_mounts=True``. A path missing when a command starts is not protected
+            during it; one that is (or passes through) a symlink makes the call fail before
+            the command runs.
 
     Raises:
         SandboxUnavailable: the kernel cannot enforce the requested containment, running as
@@ -107,6 +113,7 @@ class OsSandboxBackend(PolicyBackend):
         deny_delete_except: Sequence[str] = (),
         no_exec_in_workspace: bool = False,
         private_mounts: bool = False,
+        read_only_paths: Sequence[str] = (),
     ) -> None:
         config = base_config(
             "OsSandboxBackend",
@@ -138,7 +145,10 @@ class OsSandboxBackend(PolicyBackend):
         config.update(
             workspace_rules(deny_delete, deny_delete_except, no_exec_in_workspace),
             private_mounts=bool(private_mounts),
+            read_only_paths=relative_paths("read_only_paths", read_only_paths),
         )
+        if config["read_only_paths"] and not private_mounts:
+            raise ConfigError("OsSandboxBackend.read_only_paths needs private_mounts=True")
         self.run_as = run_as
         self.allow_network = bool(allow_network)
         self.deny_delete = bool(deny_delete)

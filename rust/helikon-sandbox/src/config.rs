@@ -9,6 +9,9 @@ use serde::Deserialize;
 
 use crate::error::{Result, SandboxError};
 
+/// Most entries in `read_only_paths`.
+pub const MAX_READ_ONLY_PATHS: usize = 32;
+
 /// Which backend runs commands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -162,6 +165,11 @@ pub struct SandboxConfig {
     /// `mount_plan`), so metadata calls and existence probes outside them fail.
     #[serde(default)]
     pub private_mounts: bool,
+    /// Relative paths inside the root shown read-only (e.g. `.git`, `.env`, `.ssh`); needs
+    /// `private_mounts`. A path missing when a run starts is not protected during it; one
+    /// that is (or passes through) a symlink makes the run fail before the command starts.
+    #[serde(default)]
+    pub read_only_paths: Vec<PathBuf>,
     /// Resource limits.
     #[serde(default)]
     pub limits: Limits,
@@ -211,6 +219,7 @@ impl SandboxConfig {
             deny_delete_except: Vec::new(),
             no_exec_in_workspace: false,
             private_mounts: false,
+            read_only_paths: Vec::new(),
             limits: Limits::default(),
             output_cap_bytes: default_output_cap(),
             kill_grace_ms: default_grace(),
@@ -291,6 +300,30 @@ impl SandboxConfig {
                  enforced by the kernel and need mode os_sandbox"
                     .into(),
             ));
+        }
+        if !self.read_only_paths.is_empty() && !self.private_mounts {
+            return Err(SandboxError::Config(
+                "read_only_paths needs private_mounts=true (Landlock cannot take rights away \
+                 beneath a writable root; a read-only bind in a mount namespace can)"
+                    .into(),
+            ));
+        }
+        if self.read_only_paths.len() > MAX_READ_ONLY_PATHS {
+            return Err(SandboxError::Config(format!(
+                "read_only_paths: at most {MAX_READ_ONLY_PATHS} entries"
+            )));
+        }
+        for p in &self.read_only_paths {
+            let plain = !p.as_os_str().is_empty()
+                && p.components()
+                    .all(|c| matches!(c, std::path::Component::Normal(_)));
+            if !plain {
+                return Err(SandboxError::Config(format!(
+                    "read_only_paths: {} must be a relative path inside the root without \
+                     '..' or '.'",
+                    p.display()
+                )));
+            }
         }
         if let Some((0, _)) = self.run_as {
             if self.mode == Mode::OsSandbox {

@@ -50,6 +50,8 @@ pub(crate) struct MountPlan {
     pub ops: Vec<MountOp>,
     /// The workspace path, the cwd after the pivot.
     pub cwd: CString,
+    /// Paths relative to the workspace shown read-only (`read_only_paths`).
+    pub read_only: Vec<CString>,
 }
 
 /// How a path is shown.
@@ -73,7 +75,12 @@ fn cstring(p: &Path) -> Result<CString> {
 ///
 /// # Errors
 /// [`SandboxError::Config`] for a relative path or one with a NUL byte.
-pub(crate) fn plan(stage: &Path, paths: &[(PathBuf, Visible)], cwd: &Path) -> Result<MountPlan> {
+pub(crate) fn plan(
+    stage: &Path,
+    paths: &[(PathBuf, Visible)],
+    cwd: &Path,
+    read_only: &[PathBuf],
+) -> Result<MountPlan> {
     let mut sorted: Vec<&(PathBuf, Visible)> = paths.iter().collect();
     // Parents before children, so a bind inside another bind lands on top of it.
     sorted.sort_by_key(|(p, _)| p.components().count());
@@ -119,6 +126,10 @@ pub(crate) fn plan(stage: &Path, paths: &[(PathBuf, Visible)], cwd: &Path) -> Re
         stage: cstring(stage)?,
         ops,
         cwd: cstring(cwd)?,
+        read_only: read_only
+            .iter()
+            .map(|p| cstring(p))
+            .collect::<Result<Vec<_>>>()?,
     })
 }
 
@@ -179,7 +190,8 @@ mod tests {
             (PathBuf::from("/nonexistent-helikon"), Visible::ReadOnly),
             (PathBuf::from("/usr"), Visible::ReadOnly),
         ];
-        let p = plan(Path::new("/stage"), &paths, &ws).unwrap();
+        let p = plan(Path::new("/stage"), &paths, &ws, &[".git".into()]).unwrap();
+        assert_eq!(p.read_only, vec![c(".git")]);
         assert_eq!(p.stage, c("/stage"));
         assert_eq!(p.cwd, cstring(&ws).unwrap());
         // /usr has one component, so it comes first.
@@ -213,7 +225,8 @@ mod tests {
         assert!(plan(
             Path::new("/s"),
             &[(PathBuf::from("rel"), Visible::ReadOnly)],
-            &ws
+            &ws,
+            &[]
         )
         .is_err());
     }

@@ -142,6 +142,17 @@ impl SandboxPolicy {
                     notes.retain(|n| !n.starts_with("metadata calls"));
                     notes.push(PRIVATE_MOUNTS_NOTE.to_string());
                 }
+                if !cfg.read_only_paths.is_empty() {
+                    let names: Vec<String> = cfg
+                        .read_only_paths
+                        .iter()
+                        .map(|p| p.display().to_string())
+                        .collect();
+                    notes.push(format!(
+                        "read-only in the workspace (a read-only bind): {}",
+                        names.join(", ")
+                    ));
+                }
                 let sockets = if cfg.allow_network {
                     SocketPolicy::InetAllowed
                 } else {
@@ -343,7 +354,12 @@ impl SandboxPolicy {
             .collect();
         paths.push((self.root.root().to_path_buf(), Visible::Writable));
         paths.push((tmp.to_path_buf(), Visible::Writable));
-        mount_plan::plan(stage.path(), &paths, self.root.root())
+        mount_plan::plan(
+            stage.path(),
+            &paths,
+            self.root.root(),
+            &self.cfg.read_only_paths,
+        )
     }
 
     /// One command that must work, then escapes that must fail.

@@ -161,3 +161,133 @@ fn host_mode_refuses_private_mounts() {
     let err = helikon_sandbox::SandboxPolicy::build(cfg).unwrap_err();
     assert!(err.to_string().contains("need mode os_sandbox"), "{err}");
 }
+
+fn protected(paths: &[&str]) -> Fixture {
+    let paths: Vec<std::path::PathBuf> = paths.iter().map(Into::into).collect();
+    fixture_with(Mode::OsSandbox, move |c| {
+        let ok = std::process::Command::new("git")
+            .args(["init", "-q"])
+            .current_dir(&c.root)
+            .status()
+            .unwrap()
+            .success();
+        assert!(ok);
+        fs::write(c.root.join(".env"), "TOKEN=1\n").unwrap();
+        fs::create_dir(c.root.join(".ssh")).unwrap();
+        fs::write(c.root.join(".ssh/id"), "KEY\n").unwrap();
+        let ok = std::process::Command::new("chown")
+            .args(["-R", "65534:65534", "."])
+            .current_dir(&c.root)
+            .status()
+            .unwrap()
+            .success();
+        assert!(ok);
+        c.private_mounts = true;
+        c.read_only_paths = paths;
+    })
+}
+
+const GIT: &str = "git -c user.name=t -c user.email=t@e";
+
+#[test]
+fn read_only_paths_refuse_every_write_spelling() {
+    let f = protected(&[".git", ".env", ".ssh"]);
+    for cmd in [
+        "echo x >> .env",
+        ": > .env",
+        "rm .env",
+        "mv .env env2",
+        "rm -rf .git",
+        "mv .git g2",
+        "echo x > .git/config",
+        "touch .git/new",
+        "chmod 600 .env",
+        "rm .ssh/id",
+        "echo k > .ssh/authorized_keys",
+        "cp /bin/rm ./x && ./x .env",
+        "ln -sf /etc/passwd .ssh/id",
+    ] {
+        let out = f.run(cmd);
+        assert_ne!(out.exit_code, Some(0), "{cmd}: {out:?}");
+        assert!(
+            out.stderr.contains("Read-only file system") || out.stderr.contains("busy"),
+            "{cmd}: {}",
+            out.stderr
+        );
+    }
+    assert_eq!(
+        fs::read_to_string(f.root.join(".env")).unwrap(),
+        "TOKEN=1\n"
+    );
+    assert_eq!(fs::read_to_string(f.root.join(".ssh/id")).unwrap(), "KEY\n");
+    assert!(!f.root.join(".git/new").exists());
+    // Reading them and writing elsewhere still work; git can read the repository.
+    let out = f.run("cat .env .ssh/id && echo y > other.txt && git status --short | sort");
+    assert_eq!(
+        out.stdout, "TOKEN=1\nKEY\n?? .env\n?? .ssh/\n?? notes.txt\n?? other.txt\n?? x\n",
+        "{out:?}"
+    );
+    // Committing needs a writable .git.
+    let out = f.run(&format!("{GIT} add other.txt"));
+    assert_ne!(out.exit_code, Some(0));
+    assert!(
+        out.stderr.contains("Read-only file system"),
+        "{}",
+        out.stderr
+    );
+}
+
+#[test]
+fn git_commit_works_when_git_is_not_protected() {
+    let f = protected(&[".env"]);
+    let out = f.run(&format!(
+        "echo y > other.txt && {GIT} add other.txt && {GIT} commit -qm one && \
+         git log --oneline | wc -l && echo z >> .env"
+    ));
+    assert_eq!(out.stdout, "1\n", "{out:?}");
+    assert!(
+        out.stderr.contains("Read-only file system"),
+        "{}",
+        out.stderr
+    );
+}
+
+#[test]
+fn read_only_paths_symlinked_or_missing() {
+    let f = protected(&[".git", "missing", "link"]);
+    // A missing path is not protected (creating it works) ...
+    let out = f.run("echo x > missing && cat missing");
+    assert_eq!(out.stdout, "x\n", "{out:?}");
+    fs::remove_file(f.root.join("missing")).unwrap();
+    // ... and a symlink in its place stops the run before the command starts.
+    std::os::unix::fs::symlink("/etc", f.root.join("link")).unwrap();
+    let err = f.policy.run("true", common::T).unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("'private mount namespace': Too many levels of symbolic links"),
+        "{err}"
+    );
+    fs::remove_file(f.root.join("link")).unwrap();
+    assert_eq!(f.run("true").exit_code, Some(0));
+}
+
+#[test]
+fn read_only_paths_need_private_mounts() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut cfg = common::config(tmp.path(), Mode::OsSandbox);
+    cfg.read_only_paths = vec![".git".into()];
+    let err = helikon_sandbox::SandboxPolicy::build(cfg.clone()).unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("read_only_paths needs private_mounts=true"),
+        "{err}"
+    );
+    cfg.private_mounts = true;
+    cfg.read_only_paths = vec!["../x".into()];
+    let err = helikon_sandbox::SandboxPolicy::build(cfg).unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("must be a relative path inside the root"),
+        "{err}"
+    );
+}

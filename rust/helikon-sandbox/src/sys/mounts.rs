@@ -6,6 +6,45 @@ use libc::{c_int, c_ulong};
 use super::raw;
 use crate::mount_plan::{MountOp, MountPlan};
 
+const RESOLVE_NO_MAGICLINKS: u64 = 0x02;
+const RESOLVE_NO_SYMLINKS: u64 = 0x04;
+const RESOLVE_BENEATH: u64 = 0x08;
+const OPEN_TREE_CLONE: u32 = 1;
+const AT_RECURSIVE: u32 = 0x8000;
+const MOUNT_ATTR_RDONLY: u64 = 0x1;
+const MOUNT_ATTR_NOSUID: u64 = 0x2;
+const MOUNT_ATTR_NODEV: u64 = 0x4;
+const MOVE_MOUNT_F_EMPTY_PATH: u32 = 0x4;
+const MOVE_MOUNT_T_EMPTY_PATH: u32 = 0x40;
+
+/// Cover `rel` (relative to the cwd, the workspace) with a read-only copy of itself. A
+/// missing path is skipped; a symlink anywhere on the way is an error (`ELOOP`).
+fn protect(rel: *const libc::c_char) -> Result<(), c_int> {
+    let flags = (libc::O_PATH | libc::O_CLOEXEC) as u64;
+    let resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
+    let fd = match raw::openat2_cwd(rel, flags, resolve) {
+        Ok(fd) => fd as c_int,
+        Err(libc::ENOENT) => return Ok(()),
+        Err(e) => return Err(e),
+    };
+    let result = (|| {
+        let tree = raw::open_tree(
+            fd,
+            OPEN_TREE_CLONE | AT_RECURSIVE | libc::AT_EMPTY_PATH as u32 | libc::O_CLOEXEC as u32,
+        )? as c_int;
+        let r = raw::mount_setattr(
+            tree,
+            libc::AT_EMPTY_PATH as u32 | AT_RECURSIVE,
+            MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV,
+        )
+        .and_then(|_| raw::move_mount(tree, fd, MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH));
+        let _ = raw::close(tree);
+        r
+    })();
+    let _ = raw::close(fd);
+    result.map(|_| ())
+}
+
 /// Build the view and enter it. `Err(errno)` names nothing more: the caller reports the
 /// step.
 pub(super) fn enter(plan: &MountPlan) -> Result<(), c_int> {
@@ -19,6 +58,12 @@ pub(super) fn enter(plan: &MountPlan) -> Result<(), c_int> {
         (libc::MS_REC | libc::MS_PRIVATE) as c_ulong,
         null,
     )?;
+    // Read-only subtrees of the workspace, while it is still the cwd (fchdir'd before):
+    // opened beneath it without following any symlink, then covered by a read-only copy of
+    // themselves, which the workspace bind below carries along (MS_REC).
+    for rel in &plan.read_only {
+        protect(rel.as_ptr())?;
+    }
     let stage = plan.stage.as_ptr();
     raw::mount(
         c"tmpfs".as_ptr(),

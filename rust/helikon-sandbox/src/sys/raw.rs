@@ -345,6 +345,48 @@ pub(crate) fn chdir(path: *const libc::c_char) -> R {
     sc!(libc::SYS_chdir, path)
 }
 
+/// `openat2(AT_FDCWD, path, {flags, 0, resolve})`; `path` must be NUL-terminated.
+pub(crate) fn openat2_cwd(path: *const libc::c_char, flags: u64, resolve: u64) -> R {
+    let how: [u64; 3] = [flags, 0, resolve]; // struct open_how
+    sc!(
+        libc::SYS_openat2,
+        libc::AT_FDCWD,
+        path,
+        how.as_ptr(),
+        std::mem::size_of_val(&how)
+    )
+}
+
+/// `open_tree(fd, "", flags)`: a detached copy of the mount tree at `fd`.
+pub(crate) fn open_tree(fd: c_int, flags: c_uint) -> R {
+    sc!(libc::SYS_open_tree, fd, c"".as_ptr(), flags)
+}
+
+/// `mount_setattr(fd, "", flags, {attr_set, 0, 0, 0})`.
+pub(crate) fn mount_setattr(fd: c_int, flags: c_uint, attr_set: u64) -> R {
+    let attr: [u64; 4] = [attr_set, 0, 0, 0]; // struct mount_attr
+    sc!(
+        libc::SYS_mount_setattr,
+        fd,
+        c"".as_ptr(),
+        flags,
+        attr.as_ptr(),
+        std::mem::size_of_val(&attr)
+    )
+}
+
+/// `move_mount(from, "", to, "", flags)`.
+pub(crate) fn move_mount(from: c_int, to: c_int, flags: c_uint) -> R {
+    sc!(
+        libc::SYS_move_mount,
+        from,
+        c"".as_ptr(),
+        to,
+        c"".as_ptr(),
+        flags
+    )
+}
+
 /// End this process now (no destructors, no atexit handlers, no libc).
 pub(crate) fn exit_now(code: c_int) -> ! {
     loop {
