@@ -41,9 +41,9 @@ fn default_ceiling_kills_a_growing_command_in_both_modes() {
             "{mode:?}: {}",
             out.stderr
         );
-        // It got well past 1 GiB (16 steps) before the 2 GiB ceiling stopped it.
+        // It got past 1 GiB (16 steps) before the 2 GiB ceiling stopped it, never to the end.
         let steps = out.stdout.lines().count();
-        assert!((16..40).contains(&steps), "{mode:?}: {steps} steps");
+        assert!((16..64).contains(&steps), "{mode:?}: {steps} steps");
     }
 }
 
