@@ -32,6 +32,7 @@ from helikon.cli.eval_cmd import eval_app
 from helikon.cli.mcp_cmd import mcp_app
 from helikon.cli.render import render_events
 from helikon.cli.repl import repl
+from helikon.cli.resume_cmd import resume
 from helikon.core.agent import Agent
 from helikon.errors import ConfigError
 
@@ -49,6 +50,7 @@ app = typer.Typer(
 app.add_typer(eval_app, name="eval")
 app.add_typer(mcp_app, name="mcp")
 app.command("repl")(repl)
+app.command("resume")(resume)
 
 
 def _version() -> str:
