@@ -222,7 +222,8 @@ class Runner:
                 recorder.observe(ev)
                 if isinstance(ev, RunCompleted | RunFailed):
                     persisted = True
-                    await _persist(session, recorder)
+                    for note in await _persist_watching(session, recorder):
+                        yield note
                 elif isinstance(ev, RunInterrupted):
                     persisted = True
                     ev = await _record_pause(ev, session, recorder, durable)
@@ -278,6 +279,20 @@ async def _record_pause(
         error = AgentOther(f"could not record the paused run in the session: {exc}")
         return RunFailed(error=error.to_dict(), usage=ev.usage)
     return ev.model_copy(update={"state": state})
+
+
+async def _persist_watching(session: Session, recorder: SessionRecorder) -> list[AgentEvent]:
+    """:func:`_persist`, returning the compaction events the session layer reported (a
+    :class:`~helikon.sessions.CompactingSession` compacting after the append)."""
+    notes: list[AgentEvent] = []
+    listen = getattr(session, "listen", None)
+    stop = listen(notes.append) if callable(listen) else None
+    try:
+        await _persist(session, recorder)
+    finally:
+        if stop is not None:
+            stop()
+    return notes
 
 
 async def _persist(session: Session, recorder: SessionRecorder) -> None:

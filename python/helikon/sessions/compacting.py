@@ -5,10 +5,10 @@ from __future__ import annotations
 import inspect
 import logging
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from helikon.core.cancel import CancellationToken
-from helikon.core.events import TokenDelta
+from helikon.core.events import CompactionCompleted, CompactionStarted, TokenDelta
 from helikon.core.items import Item, SystemMessage, UserMessage
 from helikon.core.model import Model, ModelRequest, ModelSettings
 from helikon.errors import ConfigError
@@ -131,6 +131,21 @@ class CompactingSession:
         self._estimate: float = math.inf
         self.compactions = 0
         """How many ``compacted`` markers this wrapper appended."""
+        self._listeners: list[Callable[[CompactionStarted | CompactionCompleted], None]] = []
+
+    def listen(
+        self, callback: Callable[[CompactionStarted | CompactionCompleted], None]
+    ) -> Callable[[], None]:
+        """Call ``callback`` with ``CompactionStarted`` when a compaction begins and
+        ``CompactionCompleted`` (tokens before and after; equal when it was skipped) when it
+        ends. Returns the function that stops listening. The ``Runner`` yields these
+        events in the run's stream, before its terminal event."""
+        self._listeners.append(callback)
+        return lambda: self._listeners.remove(callback)
+
+    def _tell(self, event: CompactionStarted | CompactionCompleted) -> None:
+        for callback in list(self._listeners):
+            callback(event)
 
     def __repr__(self) -> str:
         return f"CompactingSession({self.inner!r}, threshold={self.threshold})"
@@ -172,15 +187,22 @@ class CompactingSession:
             return
         if not items or (len(items) == 1 and isinstance(items[0], SystemMessage)):
             return
-        summary = await self._summarise(items)
-        if summary is None:
-            return
-        last = max((i for i, e in enumerate(log_events) if isinstance(e, Compacted)), default=0)
-        marker = Compacted(summary=summary, original_count=len(log_events) - last)
-        await self.inner.append([marker])
-        self.compactions += 1
-        summary_item = event_item(marker)
-        self._estimate = self.token_counter.count([summary_item] if summary_item else [])
+        self._tell(CompactionStarted(tokens_before=count))
+        after = count
+        try:
+            summary = await self._summarise(items)
+            if summary is None:
+                return
+            last = max((i for i, e in enumerate(log_events) if isinstance(e, Compacted)), default=0)
+            marker = Compacted(summary=summary, original_count=len(log_events) - last)
+            await self.inner.append([marker])
+            self.compactions += 1
+            summary_item = event_item(marker)
+            self._estimate = after = self.token_counter.count(
+                [summary_item] if summary_item else []
+            )
+        finally:
+            self._tell(CompactionCompleted(tokens_before=count, tokens_after=after))
 
     async def _summarise(self, items: list[Item]) -> str | None:
         request = ModelRequest(
