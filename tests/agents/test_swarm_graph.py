@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from helikon import Agent, RunContext, RunError
+from helikon import Agent, RunContext, RunError, tool
 from helikon.agents import AgentAsTool, GraphAgent, ParallelAgent, SwarmAgent
 from helikon.errors import ConfigError, MaxHandoffsExceeded
 from helikon.runtimes import Runner
@@ -92,8 +92,18 @@ def test_swarm_validation() -> None:
         SwarmAgent("s", members=[a, b], entry="c")
     with pytest.raises(ConfigError, match="must be Agents"):
         SwarmAgent("s", members=[a, ParallelAgent("p")])  # type: ignore[list-item]
+    # members whose slugs clash get distinct names (a hash suffix), not an error
+    xs = SwarmAgent("s", members=[a, _agent("x y", []), _agent("x-y", [])])
+    assert len({s.tool_name for s in xs.members[0].handoff_specs}) == 2  # type: ignore[attr-defined]
+
+    @tool(name="transfer_to_b")
+    def shadow() -> str:
+        """A tool named like a transfer tool."""
+        return ""
+
+    shadowing = Agent(name="a", model=MockModel([]), tools=[shadow])
     with pytest.raises(ConfigError, match="colliding transfer tools"):
-        SwarmAgent("s", members=[a, _agent("x y", []), _agent("x-y", [])])
+        SwarmAgent("s", members=[shadowing, b])
     assert SwarmAgent("s", members=[a, b], entry="b").entry.name == "b"
 
 

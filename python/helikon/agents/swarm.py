@@ -1,7 +1,9 @@
 """SwarmAgent: a pool of agents with full-mesh handoffs; the first to answer wins.
 
 Each member gets a ``transfer_to_<slug>`` handoff to every other member (on a copy: the
-agents passed in are not changed). The run is the ordinary handoff loop started at the entry
+agents passed in are not changed). The names are distinct and valid even for non-ASCII
+member names (accents folded; a hash suffix where the slug is empty or shared): see
+:func:`transfer_names`. The run is the ordinary handoff loop started at the entry
 member; it ends as soon as the active member answers instead of handing off.
 
 Bounding: every handoff nests one level deeper, so a swarm that never converges fails with
@@ -17,6 +19,8 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import hashlib
+import unicodedata
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import replace
 from typing import Any
@@ -32,6 +36,7 @@ from helikon.core.events import (
     RunFailed,
     RunStarted,
 )
+from helikon.core.handoff import HandoffSpec, handoff_tool_name, slug
 from helikon.core.runnable import AgentInput, check_run_args, input_items
 from helikon.core.usage import Usage
 from helikon.errors import AgentOther, ConfigError, MaxHandoffsExceeded
@@ -96,7 +101,8 @@ class SwarmAgent(PatternAgent):
                 f"SwarmAgent(max_handoffs=...) must be an int >= 0 or None, got {max_handoffs!r}"
             )
         self.max_handoffs = max_handoffs
-        self.members: list[Agent] = [_mesh_copy(m) for m in members]
+        tool_names = transfer_names(names)
+        self.members: list[Agent] = [_mesh_copy(m, tool_names) for m in members]
         for clone, original in zip(self.members, members, strict=True):
             others = [m for m in self.members if m is not clone]
             kept = [h for h in original.handoffs if h.name not in names]
@@ -167,9 +173,64 @@ class SwarmAgent(PatternAgent):
             )
 
 
-def _mesh_copy(agent: Agent) -> Agent:
+class _Member(Agent):
+    """A swarm member's copy: its transfer tools to other members have the swarm's names."""
+
+    transfer_names: dict[str, str]
+
+    @property
+    def handoff_specs(self) -> list[HandoffSpec]:
+        """The transfer tools, named by :func:`transfer_names` for members."""
+        return [
+            HandoffSpec(
+                self.transfer_names.get(h.name) or handoff_tool_name(h.name),
+                h.name,
+                h.description,
+            )
+            for h in self.handoffs
+        ]
+
+
+def _mesh_copy(agent: Agent, names: dict[str, str]) -> Agent:
     """A shallow copy whose handoff list can change without touching ``agent``."""
     clone = copy.copy(agent)
+    clone.__class__ = _Member
     clone.handoffs = list(agent.handoffs)
     clone._native_configs = {}
+    clone.transfer_names = names  # type: ignore[attr-defined]
     return clone
+
+
+_MAX_TOOL_NAME = 64
+
+
+def transfer_names(members: Sequence[str]) -> dict[str, str]:
+    """Distinct, valid transfer-tool names for the members (``[a-z0-9_]``, at most 64).
+
+    ``transfer_to_`` + the slug of the name with accents folded (``Ärzte`` ->
+    ``transfer_to_arzte``); a name whose slug is empty (``会計``) or shared with another
+    member gets a short hash of the real name appended (``transfer_to_3f9a1c``), so every
+    member stays reachable. ASCII names keep the plain handoff slug.
+
+    Example:
+        >>> transfer_names(["Ärzte", "会計", "法務"])["Ärzte"]
+        'transfer_to_arzte'
+    """
+    base = {}
+    for name in members:
+        folded = "".join(
+            ch for ch in unicodedata.normalize("NFKD", name) if not unicodedata.combining(ch)
+        )
+        base[name] = slug(folded)
+    counts: dict[str, int] = {}
+    for b in base.values():
+        counts[b] = counts.get(b, 0) + 1
+    out = {}
+    for name, b in base.items():
+        if b and counts[b] == 1:
+            stem = b
+        else:
+            digest = hashlib.sha256(name.encode("utf-8")).hexdigest()[:6]
+            stem = f"{b}_{digest}" if b else digest
+        out[name] = ("transfer_to_" + stem)[:_MAX_TOOL_NAME]
+    return out

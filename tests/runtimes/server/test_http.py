@@ -126,6 +126,19 @@ def test_unknown_agent_is_404_naming_the_known_agents(calc: TestClient) -> None:
             "messages[1]",
             "messages[1] has 'type': 'usr', not an item type",
         ),
+        (
+            b'{"messages": [{"type": "tool_result", "call_id": "c1", "content": '
+            b'[{"type": "text", "text": "42"}]}]}',
+            "messages",
+            "'messages' holds only tool results: a tool result answers a tool call, and there "
+            "is no message for the agent to answer; add the user's message",
+        ),
+        (
+            b'{"messages": [{"type": "tool_result", "call_id": "c1", "content": []},'
+            b' {"type": "tool_result", "call_id": "c2", "content": [], "is_error": true}]}',
+            "messages",
+            "'messages' holds only tool results",
+        ),
     ],
 )
 def test_bad_body_is_400_naming_the_field(

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import os
+import uuid
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -69,7 +71,9 @@ class ParquetTraceSink:
     * scores: ``run_id, case_index, case_id, evaluator, outcome, value, detail, error``;
     * cases: one row per case, with its pass/fail, run error and final response.
 
-    Each file is written to a temporary name and renamed, so a reader never sees half a file.
+    Each file is written to a temporary name and linked into place, so a reader never sees
+    half a file, and an existing file is never overwritten: a ``run_id`` that already has
+    files in the directory is refused (``FileExistsError``), and the old run stays.
 
     Args:
         directory: where the files go (created if missing).
@@ -98,6 +102,8 @@ class ParquetTraceSink:
         """Write the run's three files (in a worker thread).
 
         Raises:
+            FileExistsError: a file of this ``run_id`` exists already (it is never
+                overwritten).
             OSError: the directory or a file cannot be written.
         """
         await asyncio.to_thread(self._write, report)
@@ -109,8 +115,25 @@ class ParquetTraceSink:
             "scores": score_rows(report),
             "cases": case_rows(report),
         }
-        for kind, path in self.paths(report.run_id).items():
+        paths = self.paths(report.run_id)
+        taken = [p for p in paths.values() if p.exists()]
+        if taken:
+            raise FileExistsError(self._reused(report.run_id, taken[0]))
+        for kind, path in paths.items():
             table = self._pa.Table.from_pylist(rows[kind], schema=self._schemas[kind])
-            tmp = path.with_name(path.name + ".tmp")
-            self._pq.write_table(table, tmp)
-            tmp.replace(path)
+            tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex}.tmp")
+            try:
+                self._pq.write_table(table, tmp)
+                os.link(tmp, path)  # never replaces: a file written meanwhile is kept
+            except FileExistsError:
+                raise FileExistsError(self._reused(report.run_id, path)) from None
+            finally:
+                tmp.unlink(missing_ok=True)
+
+    @staticmethod
+    def _reused(run_id: str, path: Path) -> str:
+        return (
+            f"run id {run_id!r} already has {path}; run ids are unique per directory: pass "
+            "another EvalRun(run_id=...) (or leave it out for a random one), or use another "
+            "directory"
+        )

@@ -50,6 +50,22 @@ from helikon.sessions import MemorySession, Session
 
 __all__ = ["HTTP_PORT", "SESSION_HEADER", "AgentCoreServer"]
 
+
+def _utf8_header(raw: str) -> str:
+    """A header value as the UTF-8 text the client sent.
+
+    ASGI servers hand header values over as bytes and Starlette decodes them as latin-1, so
+    a session id ``café`` sent as UTF-8 would read ``cafÃ©`` (and name another session); the
+    bytes are decoded again as UTF-8.
+
+    Raises:
+        _BadRequest: the bytes are not UTF-8.
+    """
+    try:
+        return raw.encode("latin-1").decode("utf-8")
+    except (UnicodeEncodeError, UnicodeDecodeError):
+        raise _BadRequest(f"{SESSION_HEADER} must be UTF-8 text") from None
+
 log = logging.getLogger("helikon.runtimes")
 
 HTTP_PORT = 8080
@@ -206,9 +222,11 @@ class AgentCoreServer:
         return task
 
     async def _invocations(self, request: Request) -> Response:
-        session_id = request.headers.get(SESSION_HEADER) or ""
-        headers = {SESSION_HEADER: session_id} if session_id else {}
+        raw_session = request.headers.get(SESSION_HEADER) or ""
+        # echoed as received (Starlette's latin-1 str re-encodes to the client's bytes)
+        headers = {SESSION_HEADER: raw_session} if raw_session else {}
         try:
+            session_id = _utf8_header(raw_session)
             input = await self._input(request)
         except _BadRequest as exc:
             return JSONResponse({"error": {"kind": "BadRequest", "message": str(exc)}}, 400)

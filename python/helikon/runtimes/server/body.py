@@ -132,12 +132,21 @@ def parse_run_body(raw: bytes) -> list[Item]:
         if bad is not None:
             raise bad_request(_NOT_UNICODE.format(field=bad), bad)
         try:
-            return input_items(messages)
+            items = input_items(messages)
         except ConfigError as exc:
             index = _index_of(str(exc))
             field = "messages" if index is None else f"messages[{index}]"
             message = str(exc).replace("agent input[", "messages[")
             raise bad_request(message, field) from None
+        if all(item.type == "tool_result" for item in items):
+            raise bad_request(
+                "'messages' holds only tool results: a tool result answers a tool call, and "
+                "there is no message for the agent to answer; add the user's message, e.g. "
+                '{"type": "user_message", "content": [{"type": "text", "text": "..."}]}, '
+                '(with the assistant\'s tool_call before its result) or send {"input": "..."}',
+                "messages",
+            )
+        return items
     raise bad_request(
         f"request body needs 'input' or 'messages' (got no keys); send {_EXAMPLE}", "input"
     )
