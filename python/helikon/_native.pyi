@@ -614,3 +614,40 @@ def heuristic_token_chars(items: Sequence[object]) -> int:
     """
 
 # --- end tokens ---
+
+# --- script ---
+
+@final
+class ScriptTool:
+    """A compiled, sandboxed Rhai script tool defining ``fn run(args)`` (crate
+    ``helikon-script``). Calls release the GIL and run under the limits given here (the
+    crate's defaults where ``None``: 1,000,000 operations, call depth 32, 1 MiB strings,
+    100,000-item arrays, 5000 ms).
+
+    Raises:
+        helikon.errors.ConfigError: the source does not compile or has no ``fn run(args)``.
+    """
+
+    def __new__(
+        cls,
+        source: str,
+        *,
+        max_operations: int | None = None,
+        max_call_depth: int | None = None,
+        max_string_bytes: int | None = None,
+        max_array_items: int | None = None,
+        timeout_ms: int | None = None,
+    ) -> ScriptTool: ...
+    def call(self, args_json: str) -> str:
+        """``run(args)`` with ``args_json`` (JSON text); its result as JSON text.
+
+        Raises:
+            helikon.errors.ToolError: the script failed, hit a limit or reached for
+                something the sandbox does not provide.
+        """
+    @property
+    def max_operations(self) -> int: ...
+    @property
+    def timeout_ms(self) -> int: ...
+
+# --- end script ---

@@ -72,7 +72,7 @@ def test_the_python_example_runs() -> None:
         (
             '[agents.a]\nmodel = { provider = "mock", script = "s.json" }\ntools = ["t"]\n'
             '[tools.t]\nscript = "t.rhai"\n',
-            "tools.t: Rhai script tools are not supported",
+            "tools.t.description: missing or empty",
         ),
         (
             '[agents.a]\nmodel = { provider = "mock", script = "missing.json" }\n',
@@ -214,15 +214,15 @@ AGENT_WITH_F = '[agents.a]\nmodel = { provider = "mock", script = "s.json" }\nto
 def test_a_typo_in_a_tool_table_names_the_key(tmp_path: Path) -> None:
     sidecar = _write(tmp_path, AGENT_WITH_F + '[tools.f]\npyhton = "mod:f"\n')
     err = _one_error_line(_helikon("run", "--agents", str(sidecar), "hi"))
-    assert f"{sidecar}: tools.f: unknown keys ['pyhton']" in err
-    assert "Fix: use only ['inline', 'python', 'script'], e.g. python = \"module:f\"" in err
+    assert f"{sidecar}: tools.f: unknown key 'pyhton'" in err
+    assert "Fix: did you mean 'python'? use only ['description', 'inline', 'limits', " in err
 
 
 def test_a_tool_without_python_gets_a_fix_for_its_own_name(tmp_path: Path) -> None:
     sidecar = _write(tmp_path, AGENT_WITH_F + "[tools.f]\n")
     err = _one_error_line(_helikon("run", "--agents", str(sidecar), "hi"))
-    assert "tools.f.python: missing or not module:function" in err
-    assert 'Fix: python = "module:f"' in err
+    assert "tools.f: empty: a tool is a Python function or a Rhai script" in err
+    assert 'Fix: python = "module:f", or description, params and script = "tools/f.rhai"' in err
 
 
 def test_a_missing_function_suggests_the_closest_name(tmp_path: Path) -> None:

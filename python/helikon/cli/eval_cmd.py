@@ -145,6 +145,7 @@ def eval_run(
         dataset=cases,
         evaluators=evaluators,
         agent_factory=lambda case: sidecar.build(agent, case=case.id),
+        ctx_factory=lambda case: sidecar.context(),
         sinks=sinks,
     )
     raise typer.Exit(drive(_run(run, as_json=as_json, fail_under=fail_under, trace=trace, err=err)))

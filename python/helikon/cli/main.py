@@ -9,7 +9,7 @@ from __future__ import annotations
 import sys
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 try:
     import typer
@@ -34,6 +34,7 @@ from helikon.cli.render import render_events
 from helikon.cli.repl import repl
 from helikon.cli.resume_cmd import resume
 from helikon.core.agent import Agent
+from helikon.core.context import RunContext
 from helikon.errors import ConfigError
 
 __all__ = ["app", "main"]
@@ -83,8 +84,10 @@ def _root(
     """Run helikon agents declared in an agents.toml sidecar."""
 
 
-async def _stream(agent: Agent, prompt: str, out: Console, err: Console) -> int:
-    return await render_events(agent.stream(prompt), out, err)
+async def _stream(
+    agent: Agent, prompt: str, ctx: RunContext[Any], out: Console, err: Console
+) -> int:
+    return await render_events(agent.stream(prompt, ctx), out, err)
 
 
 _EMPTY_INPUT = (
@@ -130,7 +133,7 @@ def run(
         built = sidecar.build(agent, model_override=model)
     except ConfigError as exc:
         fail(err, str(exc))
-    raise typer.Exit(drive(_stream(built, input, out, err)))
+    raise typer.Exit(drive(_stream(built, input, sidecar.context(), out, err)))
 
 
 def main() -> None:

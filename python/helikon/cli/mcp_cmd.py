@@ -125,7 +125,7 @@ def serve(
         )
     sidecar = load_or_exit(err, sidecar_path(err, agents, positional, "mcp serve"))
     try:
-        server = McpAgentServer(sidecar.build(agent))
+        server = McpAgentServer(sidecar.build(agent), ctx_factory=sidecar.context)
     except ConfigError as exc:
         fail(err, str(exc))
     if address is None:

@@ -16,6 +16,7 @@ from pathlib import Path
 from types import ModuleType
 
 from helikon.cli.sidecar import Sidecar, load_sidecar
+from helikon.cli.sidecar_tools import script_paths
 from helikon.core.agent import Agent
 
 __all__ = ["Loaded", "load_agent", "watched"]
@@ -88,6 +89,7 @@ def _referenced(sidecar: Sidecar) -> set[Path]:
     rubric = sidecar.eval.judge_rubric
     if isinstance(rubric, dict) and isinstance(rubric.get("file"), str):
         out.add(folder / rubric["file"])
+    out |= script_paths(sidecar.tools, folder)
     return {p.resolve() for p in out}
 
 

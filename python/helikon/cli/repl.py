@@ -40,6 +40,7 @@ from helikon.cli.common import (
 )
 from helikon.cli.reload import Loaded, load_agent, watched
 from helikon.cli.render import render_events
+from helikon.cli.sidecar import load_sidecar
 from helikon.core.items import text_of
 from helikon.errors import ConfigError
 from helikon.runtimes import Runner
@@ -86,6 +87,22 @@ class _Repl:
             highlight=False,
         )
 
+    def switch(self, name: str) -> None:
+        """``/agent NAME``: rebuild as ``NAME``; an unknown name says so and changes nothing."""
+        try:
+            names = sorted(load_sidecar(self.path).agents)
+        except ConfigError:
+            names = sorted(self.loaded.sidecar.agents)  # the reload below reports the error
+        if name not in names:
+            self.err.print(
+                f"no agent {name!r} in {self.path.name} (agents: {', '.join(names)}); "
+                f"still agent {self.loaded.name}",
+                markup=False,
+                highlight=False,
+            )
+            return
+        self.reload(f"/agent {name}", name)
+
     async def watch(self, stop: asyncio.Event) -> None:
         from watchfiles import awatch
 
@@ -98,7 +115,9 @@ class _Repl:
     # ---------------------------------------------------------------- turns
 
     async def run_turn(self, text: str) -> int:
-        stream: Any = self.runner.run_streamed(self.loaded.agent, text, session=self.session)
+        stream: Any = self.runner.run_streamed(
+            self.loaded.agent, text, session=self.session, ctx=self.loaded.sidecar.context()
+        )
         return await render_events(stream, self.out, self.err)
 
     def interrupt(self) -> None:
@@ -128,7 +147,7 @@ class _Repl:
                 names = ", ".join(sorted(self.loaded.sidecar.agents))
                 self.out.print(f"agent {self.loaded.name} (agents: {names})", markup=False)
             else:
-                self.reload(f"/agent {arg}", arg)
+                self.switch(arg)
         elif name == "/history":
             for item in await self.session.snapshot():
                 self.out.print(_describe(item), markup=False)

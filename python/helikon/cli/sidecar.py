@@ -21,10 +21,6 @@ Every problem raises :class:`SidecarError` naming the file, the key and the fix.
 
 from __future__ import annotations
 
-import difflib
-import importlib
-import inspect
-import sys
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -33,14 +29,18 @@ from typing import Any
 from helikon.cli.eval_config import EvalConfig, check_eval
 from helikon.cli.sidecar_file import SidecarError, SidecarFile
 from helikon.cli.sidecar_models import build_model, check_model, override_model
+from helikon.cli.sidecar_policy import PermissionSettings, build_output_type, check_permissions
+from helikon.cli.sidecar_tools import Toolbox, check_sandbox_table
 from helikon.core.agent import Agent
+from helikon.core.context import RunContext
 from helikon.core.model import Model
-from helikon.core.tool import FunctionTool, Tool, tool
+from helikon.core.tool import Tool
+from helikon.errors import ConfigError
 
 __all__ = ["Sidecar", "SidecarError", "load_sidecar"]
 
-_AGENT_KEYS = {"description", "instructions", "model", "tools", "handoffs"}
-_TOOL_KEYS = {"python", "script", "inline"}
+_AGENT_KEYS = {"description", "instructions", "model", "tools", "handoffs", "output_type"}
+_TOP_KEYS = {"agents", "tools", "eval", "permissions", "sandbox"}
 
 
 @dataclass
@@ -51,7 +51,21 @@ class Sidecar(SidecarFile):
     tools: dict[str, dict[str, Any]]
     eval: EvalConfig = field(default_factory=EvalConfig)
     """The checked ``[eval]`` table (the defaults when the file has none)."""
-    _built_tools: dict[str, Tool] = field(default_factory=dict)
+    permissions: PermissionSettings = field(default_factory=PermissionSettings)
+    """The checked ``[permissions]`` table (the defaults when the file has none)."""
+    sandbox: dict[str, Any] | None = None
+    """The ``[sandbox]`` table of the built-in Read/Write/Edit/Bash tools, if any."""
+    _toolbox: Toolbox | None = None
+
+    def context(self) -> RunContext[Any]:
+        """A fresh run context with the sidecar's ``[permissions]``; every command runs
+        the agent with one."""
+        return self.permissions.context()
+
+    def _tool(self, key: str, name: str) -> Tool:
+        if self._toolbox is None:
+            self._toolbox = Toolbox(self, self.tools, self.sandbox)
+        return self._toolbox.get(key, name)
 
     @property
     def default_agent(self) -> str:
@@ -96,7 +110,7 @@ class Sidecar(SidecarFile):
         self, name: str, override: Model | None, chain: tuple[str, ...], case: str | None = None
     ) -> Agent:
         if name in chain:
-            raise self._err(
+            raise self.err(
                 f"agents.{chain[-1]}.handoffs",
                 f"handoff cycle detected ({' -> '.join((*chain, name))})",
                 "declare one-way handoff chains",
@@ -113,18 +127,23 @@ class Sidecar(SidecarFile):
         handoffs = []
         for h in self._names(f"{key}.handoffs", spec, "handoffs"):
             if h not in self.agents:
-                raise self._err(
+                raise self.err(
                     f"{key}.handoffs", f"unknown agent {h!r}", "define [agents." + h + "]"
                 )
             handoffs.append(self._build(h, override, (*chain, name), case))
-        return Agent(
-            name=name,
-            model=model,
-            instructions=instructions,
-            description=self._description(key, spec),
-            tools=tools,
-            handoffs=handoffs,
-        )
+        output_type = build_output_type(self, f"{key}.output_type", spec.get("output_type"))
+        try:
+            return Agent(
+                name=name,
+                model=model,
+                instructions=instructions,
+                description=self._description(key, spec),
+                tools=tools,
+                handoffs=handoffs,
+                output_type=output_type,
+            )
+        except ConfigError as exc:
+            raise self.err(key, str(exc), "correct the agent's tools and handoffs") from None
 
     def _check(self, name: str, override: Model | None) -> None:
         """Check agent ``name`` as :meth:`_build` would, without building the agent.
@@ -140,117 +159,22 @@ class Sidecar(SidecarFile):
         for t in self._names(f"{key}.tools", spec, "tools"):
             self._tool(f"{key}.tools", t)
         self._description(key, spec)
+        build_output_type(self, f"{key}.output_type", spec.get("output_type"))
 
     def _description(self, key: str, spec: dict[str, Any]) -> str:
         description = spec.get("description", "")
         if not isinstance(description, str):
-            raise self._err(f"{key}.description", "must be a string", 'description = "..."')
+            raise self.err(f"{key}.description", "must be a string", 'description = "..."')
         return description
 
     def _names(self, key: str, spec: dict[str, Any], field_name: str) -> list[str]:
         value = spec.get(field_name, [])
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-            raise self._err(key, "must be a list of names", f'{field_name} = ["name", ...]')
+            raise self.err(key, "must be a list of names", f'{field_name} = ["name", ...]')
         return value
 
     def _instructions(self, key: str, value: Any) -> str | None:
         return self.text_or_file(f"{key}.instructions", value)
-
-    def _tool(self, key: str, name: str) -> Tool:
-        if name in self._built_tools:
-            return self._built_tools[name]
-        spec = self.tools.get(name)
-        if spec is None:
-            raise self._err(
-                key, f"unknown tool {name!r}", f'add [tools.{name}] with python = "module:function"'
-            )
-        tkey = f"tools.{name}"
-        if not isinstance(spec, dict):
-            raise self._err(tkey, "must be a table", f'[tools.{name}] python = "module:{name}"')
-        extra = set(spec) - _TOOL_KEYS
-        if extra:
-            raise self._err(
-                tkey,
-                f"unknown keys {sorted(extra)}",
-                f'use only {sorted(_TOOL_KEYS)}, e.g. python = "module:{name}"',
-            )
-        if "script" in spec or "inline" in spec:
-            raise self._err(
-                tkey,
-                "Rhai script tools are not supported by helikon yet",
-                'use python = "module:function"',
-            )
-        ref = spec.get("python")
-        if not isinstance(ref, str) or ":" not in ref:
-            raise self._err(
-                f"{tkey}.python",
-                "missing or not module:function",
-                f'python = "module:{name}" (a module next to the sidecar, a function in it)',
-            )
-        module_name, _, attr = ref.partition(":")
-        folder = str(self.path.parent.resolve())
-        if folder not in sys.path:
-            sys.path.insert(0, folder)
-        try:
-            module = importlib.import_module(module_name)
-        except ModuleNotFoundError as exc:
-            if exc.name not in (module_name, module_name.split(".")[0]):
-                raise self._err(
-                    f"{tkey}.python",
-                    f"importing {module_name!r} failed: it imports {exc.name!r}, which is missing",
-                    f"install {exc.name!r} in this environment",
-                ) from None
-            raise self._err(
-                f"{tkey}.python",
-                f"cannot import {module_name!r} ({exc})",
-                f"put {module_name}.py next to the sidecar",
-            ) from None
-        except Exception as exc:  # the tool module itself failed while importing
-            raise self._err(
-                f"{tkey}.python",
-                f"importing {module_name!r} failed: {type(exc).__name__}: {exc}",
-                f"fix the error in {module_name}.py",
-            ) from None
-        obj = getattr(module, attr, None)
-        if obj is None:
-            raise self._err(
-                f"{tkey}.python", f"{module_name} has no {attr!r}", _name_fix(module, attr)
-            )
-        if isinstance(obj, FunctionTool) or hasattr(obj, "invoke"):
-            built: Tool = obj
-        elif inspect.isfunction(obj) or inspect.iscoroutinefunction(obj):
-            built = tool(obj)
-        else:
-            raise self._err(
-                f"{tkey}.python",
-                f"{ref} is a {type(obj).__name__}, not a function or a tool",
-                "point at a function (decorated with @tool or plain)",
-            )
-        if built.name != name:
-            raise self._err(
-                tkey, f"the tool is named {built.name!r}", f"name the table [tools.{built.name}]"
-            )
-        self._built_tools[name] = built
-        return built
-
-
-def _name_fix(module: Any, attr: str) -> str:
-    """The fix for a missing function: the closest name, or the functions the module has."""
-    names = sorted(
-        n
-        for n, v in vars(module).items()
-        if not n.startswith("_")
-        and (
-            isinstance(v, FunctionTool)
-            or (inspect.isfunction(v) and v.__module__ == module.__name__)
-        )
-    )
-    close = difflib.get_close_matches(attr, names, n=1)
-    if close:
-        return f"did you mean {close[0]!r}?"
-    if names:
-        return f"use one of {names}"
-    return f"define {attr}() in {module.__name__}"
 
 
 def load_sidecar(path: str | Path) -> Sidecar:
@@ -270,11 +194,11 @@ def load_sidecar(path: str | Path) -> Sidecar:
         doc = tomllib.loads(raw.decode("utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise SidecarError(f"{p}: invalid TOML: {exc}. Fix: correct the syntax") from None
-    unknown = set(doc) - {"agents", "tools", "eval"}
+    unknown = set(doc) - _TOP_KEYS
     if unknown:
         raise SidecarError(
             f"{p}: unknown top-level keys {sorted(unknown)}. "
-            "Fix: use [agents.*], [tools.*] and [eval]"
+            "Fix: use [agents.*], [tools.*], [permissions], [sandbox] and [eval]"
         )
     agents = doc.get("agents")
     if not isinstance(agents, dict) or not agents:
@@ -293,6 +217,8 @@ def load_sidecar(path: str | Path) -> Sidecar:
     sc = Sidecar(p, agents, tools)
     _check_handoffs(sc)
     sc.eval = check_eval(sc, doc.get("eval"))
+    sc.permissions = check_permissions(sc, doc.get("permissions"))
+    sc.sandbox = check_sandbox_table(sc, doc.get("sandbox"))
     return sc
 
 
@@ -305,11 +231,11 @@ def _check_handoffs(sc: Sidecar) -> None:
         targets = sc._names(f"agents.{name}.handoffs", sc.agents[name], "handoffs")
         for t in targets:
             if t not in sc.agents:
-                raise sc._err(
+                raise sc.err(
                     f"agents.{name}.handoffs", f"unknown agent {t!r}", f"define [agents.{t}]"
                 )
             if state.get(t) == 1:
-                raise sc._err(
+                raise sc.err(
                     f"agents.{name}.handoffs",
                     f"handoff cycle detected ({' -> '.join((*path, name, t))})",
                     "declare one-way handoff chains",

@@ -10,6 +10,7 @@ mod loop_;
 mod redact;
 mod sandbox;
 mod schema;
+mod script;
 mod shell;
 mod tokens;
 
@@ -18,6 +19,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     loop_::register(m)?;
     schema::register(m)?;
+    script::register(m)?;
     shell::register(m)?;
     redact::register(m)?;
     sandbox::register(m)?;
