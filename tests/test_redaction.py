@@ -77,7 +77,8 @@ def test_findings_use_str_indices() -> None:
 def test_lone_surrogates_are_handled_without_loss() -> None:
     raw = b"A_TOKEN=abc \xff tail hunter2hunter2".decode("utf-8", "surrogateescape")
     r = Redactor(["hunter2hunter2"], env={})
-    assert r.redact(raw) == "A_TOKEN=***"  # an unquoted value runs to the end of the line
+    # An unquoted value ends with its word; the lone surrogate after it survives as it was.
+    assert r.redact(raw) == "A_TOKEN=*** \udcff tail ***"
     text = "x\udcffy hunter2hunter2 z"
     assert r.redact(text) == "x\udcffy *** z"
     assert [(f.start, f.end) for f in r.findings(text)] == [(4, 18)]

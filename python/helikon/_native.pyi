@@ -139,6 +139,11 @@ class Redactor:
     def redact_json(self, json_text: str) -> str:
         """Redact a JSON document; returns JSON. Raises ConfigError when it does not parse."""
 
+def unusable_secret_reason(value: str) -> str | None:
+    """Why the scanner ignores ``value`` as a known secret (``"shorter than 8 bytes"``,
+    ``"all digits"``, ``"blank"``, ``"a common word"``), or ``None`` when it keeps it.
+    The reason never quotes the value."""
+
 # --- end redact ---
 
 # --- schema ---

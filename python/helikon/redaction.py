@@ -5,15 +5,28 @@ The scanner is Rust (``helikon._native.Redactor``); this module is its typed sur
 number of texts. It finds:
 
 * values of secret-named keys in every common form, every occurrence on a line:
-  ``KEY=v``, ``KEY: v``, ``export KEY=v``, JSON/YAML/TOML keys, ``X-API-KEY``, ``api.key``,
-  ``clientSecret``, ``--password=v`` (a key is secret-named when it ends in ``_API_KEY``,
-  ``_TOKEN``, ``_SECRET``, ``_PASSWORD``, ``_CREDENTIAL`` and a few more, or is ``password``,
-  ``api_key`` and the like; bare ``TOKEN`` and ``SECRET`` are not);
+  ``KEY=v``, ``KEY: v``, ``export KEY=v``, JSON/YAML/TOML/INI keys, ``X-API-KEY``,
+  ``api.key``, ``clientSecret``, ``--password=v`` and ``--password v`` (a key is
+  secret-named when it is or ends in ``SECRET``, ``TOKEN``, ``PASSWORD``, ``PASSWD``,
+  ``API_KEY``, ``APIKEY``, ``PRIVATE_KEY``, ``CREDENTIAL(S)``, ``ACCESS_KEY`` and a few
+  more, any case, ``-``/``_``/``.`` separated). An unquoted value ends where the value
+  ends (a shell word, or a phrase up to the next key, flag or comment), never blindly at
+  the end of the line: ``A_TOKEN=*** B=1`` keeps ``B=1``. References are left alone in
+  every form: ``${VAR}``, ``$VAR``, ``$(cmd)``, ``{{ secrets.X }}``, empty values and
+  placeholders (``<your-key>``, ``xxxx``, ``changeme``);
 * ``Authorization`` / ``Proxy-Authorization`` credentials (a known scheme word such as
   ``Bearer``, ``Basic`` or ``token`` stays);
 * passwords in URLs (``https://user:***@host``);
-* known token formats: AWS access key ids, GitHub, GitLab, Slack, OpenAI, Anthropic, Stripe,
-  Google API keys, Hugging Face, npm and PyPI tokens, JWTs, PEM private-key blocks;
+* credential files: kubeconfig (``client-key-data``, ``client-certificate-data``,
+  ``token``), docker ``config.json`` (``auth``, ``identitytoken``), Azure connection
+  strings (``AccountKey``, ``SharedAccessKey``), AWS secret access keys (by key name, or
+  40 characters next to an access key id), ``.npmrc`` (``_authToken``, ``_auth``),
+  ``.pypirc`` and netrc passwords, PEM and OpenSSH private keys, Google service-account
+  JSON;
+* known token formats: AWS access key ids, GitHub (``ghp_``/``gho_``/``ghu_``/``ghs_``/
+  ``ghr_``, ``github_pat_``), GitLab, Slack (``xox*``, webhook URLs), OpenAI, Anthropic,
+  Stripe (``sk``/``rk``, live and test), SendGrid, Twilio, Mailgun, Google API keys,
+  Hugging Face, npm and PyPI tokens, JWTs;
 * known values: secret-named environment variables and ``extra_secrets``, at least 8 bytes,
   not all digits, not a common word, matched ASCII case-insensitively.
 
@@ -61,7 +74,8 @@ class Finding:
 
     Attributes:
         kind: why it was redacted, e.g. ``"github_token"``, ``"secret_key_value"``,
-            ``"authorization"``, ``"url_password"``, ``"known_value"``, ``"private_key"``.
+            ``"authorization"``, ``"url_password"``, ``"known_value"``, ``"private_key"``,
+            ``"aws_secret_key"``, ``"sendgrid_key"``.
         start: index of the first character (a ``str`` index, not a byte offset).
         end: index one past the last character; ``text[start:end]`` is what is masked.
     """

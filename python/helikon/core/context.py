@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Generic, Literal, TypeVar
 
+from helikon import _native
 from helikon.core.cancel import CancellationToken
 from helikon.core.hooks import HookRegistry
 from helikon.core.permissions import (
@@ -33,44 +34,18 @@ C = TypeVar("C")
 
 _log = logging.getLogger("helikon.redaction")
 
-# Mirrors helikon-redact's ``is_usable_secret`` (rust/helikon-redact/src/known.rs): values
-# the known-value scan drops. Only used to warn; the scanner itself decides.
-_MIN_SECRET_BYTES = 8
-_COMMON_WORDS = frozenset(
-    [
-        "true",
-        "false",
-        "dev",
-        "prod",
-        "test",
-        "none",
-        "null",
-        "password",
-        "development",
-        "production",
-        "localhost",
-        "undefined",
-        "disabled",
-        "anonymous",
-        "optional",
-        "required",
-        "placeholder",
-    ]
-)
-
-
 def _unusable_reason(value: str) -> str | None:
-    """Why the scanner would ignore ``value`` (checked as given and trimmed), or ``None``."""
+    """Why the scanner would ignore ``value`` (checked as given and trimmed), or ``None``.
+
+    The scanner registers a value and its trimmed form; it is ignored only when both are.
+    The reasons come from the scanner itself (``helikon_redact::unusable_reason``).
+    """
     reasons = []
     for candidate in (value, value.strip()):
-        if len(candidate.encode("utf-8", "replace")) < _MIN_SECRET_BYTES:
-            reasons.append(f"shorter than {_MIN_SECRET_BYTES} bytes")
-        elif all("0" <= ch <= "9" for ch in candidate):
-            reasons.append("all digits")
-        elif candidate.lower() in _COMMON_WORDS:
-            reasons.append("a common word")
-        else:
+        reason = _native.unusable_secret_reason(candidate)
+        if reason is None:
             return None
+        reasons.append(reason)
     return reasons[-1]
 
 

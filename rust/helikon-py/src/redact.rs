@@ -171,7 +171,15 @@ impl PyRedactor {
     }
 }
 
+/// Why the scanner would ignore `value` as a known secret, or `None` when it keeps it
+/// (never quotes the value).
+#[pyfunction]
+fn unusable_secret_reason(value: &str) -> Option<&'static str> {
+    helikon_redact::unusable_reason(value)
+}
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyRedactor>()?;
+    m.add_function(wrap_pyfunction!(unusable_secret_reason, m)?)?;
     Ok(())
 }

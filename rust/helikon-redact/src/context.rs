@@ -17,9 +17,13 @@
 //!   shell word).
 //! - **Already masked**: a value of only `*` (`Password: ********`).
 //! - **Template references and placeholders**: `${NAME}`, `${{ secrets.NAME }}`,
-//!   `{{ vault_db_password }}`, `<your-api-key>`. A bare `$NAME` counts only when `NAME` is
-//!   itself secret-named (`$OPENAI_API_KEY`): `.env` files and YAML keep `$ecretPa55`
-//!   literally, and that is a password.
+//!   `{{ vault_db_password }}`, `$NAME`, `$(command)`, `` `command` ``, `<your-api-key>`,
+//!   `your-api-key-here`, `xxxxxxxx`, `changeme`, `[REDACTED]`. A `$` value that is a name
+//!   is a reference in every form (issue 14), even where a `.env` file would keep
+//!   `$ecretPa55` literally; `$3cr3t!` (not a name) and `${A:-default}` (the default may
+//!   be the secret) are values.
+//! - **Empty values**: `""`, `''` (a lone quote is the start of a string this text does
+//!   not hold, such as a private-key block's).
 //! - **References to another variable**: `self.api_key = api_key` (the same name),
 //!   `apiKey = process.env.OPENAI_API_KEY`, `password: settings.DB_PASSWORD` (a secret-named
 //!   name), followed by nothing but the end of the expression.
@@ -37,9 +41,11 @@
 //! - **Error messages**: `cat: api_key: No such file or directory`: the value is an OS error
 //!   text, so the key is a file name.
 //!
-//! For the spec's shell assignment `KEY=value` only the mask, placeholder, reference, code
-//! and metavariable rules apply; the value otherwise runs to the end of the line as the spec
-//! says. Rules that skip a value whole ([`Skip::Past`]) look at short values only or at a
+//! References, placeholders, empty values and masks are recognised the same way in every
+//! form (issue 14: "consistently"): `KEY=${VAR}`, `KEY=$VAR`, `KEY="$(cmd)"`, `KEY=""`,
+//! `password: "{{ secrets.X }}"`, `--token $T`, `{"api_key": "<your-key>"}`. For a shell
+//! assignment `KEY=value` the null/boolean literals and OS error texts are not skipped (a
+//! shell value `true` is a string). Rules that skip a value whole ([`Skip::Past`]) look at short values only or at a
 //! bounded prefix; a code value that is rescanned for inner keys ([`Skip::Into`]) is charged
 //! to a budget of one text length, so the pass stays linear.
 
@@ -156,8 +162,8 @@ pub(crate) struct ValueCx<'a> {
     pub(crate) key: &'a str,
     /// The value was a quoted string (quotes not part of `value`).
     pub(crate) quoted: bool,
-    /// The spec's shell assignment `KEY=value`: only the reference, code, placeholder and
-    /// mask rules apply (the others would contradict "the value runs to the end of the line").
+    /// A shell assignment `KEY=value`: the null/boolean literal and OS-error rules do not
+    /// apply (in a shell every value is a string).
     pub(crate) shell_word: bool,
     /// The rescan budget allows [`Skip::Into`].
     pub(crate) allow_code: bool,
@@ -171,7 +177,20 @@ pub(crate) fn non_secret_value(cx: &ValueCx<'_>, value: &str) -> Option<Skip> {
     if !value.is_empty() && value.bytes().all(|b| b == b'*') {
         return Some(Skip::Past);
     }
-    if value.len() <= MAX_SHAPED_VALUE && is_placeholder(value) {
+    // A shell word keeps its quotes: `KEY=""` and `KEY="${VAR}"` are what they hold.
+    let unquoted = strip_quotes(value);
+    // A lone quote: the string's body lies beyond this text (a private-key block is a
+    // region of its own, so `"private_key": "` ends the text before it).
+    if (unquoted.is_empty() && !value.is_empty()) || value == "\"" || value == "'" {
+        return Some(Skip::Past);
+    }
+    if unquoted.len() <= MAX_SHAPED_VALUE {
+        let bare = unquoted.trim_end_matches([',', ';']).trim_end();
+        if is_placeholder(bare) || is_template_reference(bare) || is_shell_reference(bare) {
+            return Some(Skip::Past);
+        }
+    }
+    if is_fetch_credentials_mode(cx.key, unquoted) {
         return Some(Skip::Past);
     }
     if !cx.quoted {
@@ -187,7 +206,7 @@ pub(crate) fn non_secret_value(cx: &ValueCx<'_>, value: &str) -> Option<Skip> {
     }
     if value.len() <= MAX_SHAPED_VALUE {
         let bare = value.trim_end_matches([',', ';']).trim_end();
-        if LITERALS.contains(&bare) || is_template_reference(bare) {
+        if LITERALS.contains(&bare) {
             return Some(Skip::Past);
         }
     }
@@ -199,12 +218,97 @@ pub(crate) fn non_secret_value(cx: &ValueCx<'_>, value: &str) -> Option<Skip> {
     (!cx.quoted && os_error).then_some(Skip::Past)
 }
 
-/// `<your-api-key>`, `<token>`: a documentation placeholder.
-fn is_placeholder(v: &str) -> bool {
-    v.strip_prefix('<')
-        .and_then(|x| x.strip_suffix('>'))
-        .is_some_and(|x| !x.is_empty() && !x.contains(['<', '>', '\n']))
+/// `credentials: "include"` (`same-origin`, `omit`): the fetch API's credentials mode.
+fn is_fetch_credentials_mode(key: &str, value: &str) -> bool {
+    let key = key.trim_matches(['"', '\'', '\\']);
+    let key = key.rsplit('.').next().unwrap_or(key);
+    key.eq_ignore_ascii_case("credentials")
+        && ["include", "same-origin", "omit"].contains(&value.trim_end_matches([',', ';']))
 }
+
+/// `"v"` or `'v'` -> `v`; anything else unchanged.
+fn strip_quotes(v: &str) -> &str {
+    for q in ['"', '\''] {
+        if let Some(inner) = v.strip_prefix(q).and_then(|x| x.strip_suffix(q)) {
+            return inner;
+        }
+    }
+    v
+}
+
+/// Values people write where a secret will go (compared ASCII case-insensitively).
+const PLACEHOLDERS: &[&str] = &[
+    "changeme",
+    "change_me",
+    "change-me",
+    "replaceme",
+    "replace_me",
+    "replace-me",
+    "redacted",
+    "[redacted]",
+    "(redacted)",
+    "[hidden]",
+    "[filtered]",
+    "[masked]",
+    "placeholder",
+    "todo",
+    "tbd",
+    "...",
+    "\u{2026}",
+];
+
+/// A documentation placeholder: `<your-api-key>`, `<token>`, `your-api-key-here`,
+/// `YOUR_TOKEN`, `xxxxxxxx`, `changeme`, `[REDACTED]`, `...`.
+fn is_placeholder(v: &str) -> bool {
+    let angle = v
+        .strip_prefix('<')
+        .and_then(|x| x.strip_suffix('>'))
+        .is_some_and(|x| !x.is_empty() && !x.contains(['<', '>', '\n']));
+    if angle {
+        return true;
+    }
+    if PLACEHOLDERS.iter().any(|p| p.eq_ignore_ascii_case(v)) {
+        return true;
+    }
+    // `xxxx`, `XXXX-XXXX`: a mask someone typed.
+    if v.len() >= 3
+        && v.bytes().any(|b| b == b'x' || b == b'X')
+        && v.bytes()
+            .all(|b| matches!(b, b'x' | b'X' | b'-' | b'_' | b'.'))
+    {
+        return true;
+    }
+    // `your-api-key`, `YOUR_TOKEN_HERE`, `your.password`: a word-only instruction.
+    let lower_prefix = v.get(..5).is_some_and(|p| {
+        p.eq_ignore_ascii_case("your-")
+            || p.eq_ignore_ascii_case("your_")
+            || p.eq_ignore_ascii_case("your.")
+    });
+    lower_prefix
+        && v.bytes()
+            .all(|b| b.is_ascii_alphabetic() || matches!(b, b'-' | b'_' | b'.'))
+}
+
+/// `$NAME`, `$(command)`, `` `command` ``: the shell fills the value in at run time.
+fn is_shell_reference(v: &str) -> bool {
+    if let Some(name) = v.strip_prefix('$') {
+        let b = name.as_bytes();
+        if b.first()
+            .is_some_and(|c| c.is_ascii_alphabetic() || *c == b'_')
+            && b.iter().all(|c| c.is_ascii_alphanumeric() || *c == b'_')
+        {
+            return true;
+        }
+        if let Some(cmd) = name.strip_prefix('(').and_then(|x| x.strip_suffix(')')) {
+            return !cmd.trim().is_empty();
+        }
+        return false;
+    }
+    v.len() > 2 && v.starts_with('`') && v.ends_with('`') && !v[1..v.len() - 1].contains('`')
+}
+
+/// Secret-named words that, standing alone as a value, are more likely the value itself.
+const GENERIC_WORDS: &[&str] = &["secret", "token", "credential", "credentials"];
 
 /// The leading identifier chain of `v` (`a.b.c`, `$NAME`): its last segment and the byte
 /// where the chain ends. `None` unless `v` starts with an identifier.
@@ -261,7 +365,10 @@ fn is_reference(cx: &ValueCx<'_>, v: &str) -> bool {
     let name = v.get(last..end).unwrap_or_default();
     let key = cx.key.trim_matches(['"', '\'', '\\', '-']);
     let key = key.rsplit('.').next().unwrap_or(key);
-    names::is_secret_name(name) || names::normalize(name) == names::normalize(key)
+    // A lone `secret` or `token` is as likely the value itself (`BAR_TOKEN=secret`).
+    let generic =
+        end - last == v.len() && GENERIC_WORDS.iter().any(|w| w.eq_ignore_ascii_case(name));
+    (names::is_secret_name(name) && !generic) || names::normalize(name) == names::normalize(key)
 }
 
 /// `--api-key=KEY`, `--token=<token>` in a command's help text: a metavariable.
@@ -445,8 +552,29 @@ mod tests {
         );
         assert_eq!(non_secret_value(&plain, "Field("), into);
         assert_eq!(non_secret_value(&plain, "Field(..., min_length=8)"), into);
+        // `$NAME` is a reference in every form (issue 14), `$3cr3t!` is not a name.
+        assert_eq!(non_secret_value(&shell, "$ecret99"), Some(Skip::Past));
+        assert_eq!(non_secret_value(&shell, "${DB_PASSWORD}"), Some(Skip::Past));
+        assert_eq!(non_secret_value(&shell, "\"\""), Some(Skip::Past));
+        assert_eq!(
+            non_secret_value(&shell, "$(vault read -field=pw x)"),
+            Some(Skip::Past)
+        );
+        for v in [
+            "xxxxxxxx",
+            "XXXX-XXXX",
+            "your-api-key",
+            "YOUR_TOKEN_HERE",
+            "changeme",
+            "[REDACTED]",
+        ] {
+            assert_eq!(non_secret_value(&shell, v), Some(Skip::Past), "{v}");
+        }
         let leaks = [
-            "$ecret99",
+            "$3cr3t!",
+            "$(",
+            "your-key-9f8e7d",
+            "xoxb",
             "hunter2",
             "None",
             "${A:-hunter2}",

@@ -35,6 +35,14 @@ pub enum FindingKind {
     NpmToken,
     /// PyPI upload token (`pypi-AgEIcHlwaS5vcmc...`).
     PypiToken,
+    /// SendGrid API key (`SG.` + 22 + `.` + 43 base64url characters).
+    SendgridKey,
+    /// Twilio API key SID (`SK` + 32 hex digits).
+    TwilioKey,
+    /// Mailgun API key (`key-` + 32 hex digits).
+    MailgunKey,
+    /// AWS secret access key (40 base64 characters next to an access key id).
+    AwsSecretKey,
     /// JSON Web Token (three base64url segments, header starting `eyJ`).
     Jwt,
     /// Credentials of an `Authorization` / `Proxy-Authorization` header.
@@ -63,6 +71,10 @@ impl FindingKind {
             Self::HuggingfaceToken => "huggingface_token",
             Self::NpmToken => "npm_token",
             Self::PypiToken => "pypi_token",
+            Self::SendgridKey => "sendgrid_key",
+            Self::TwilioKey => "twilio_key",
+            Self::MailgunKey => "mailgun_key",
+            Self::AwsSecretKey => "aws_secret_key",
             Self::Jwt => "jwt",
             Self::Authorization => "authorization",
             Self::UrlPassword => "url_password",

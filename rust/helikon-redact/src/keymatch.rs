@@ -281,7 +281,11 @@ mod tests {
         assert_eq!(at("\"password\": 1"), Some((1, 10, 11)));
         assert_eq!(at("api_key = \"v\""), Some((0, 8, 10)));
         assert_eq!(at("clientSecret: v"), Some((5, 12, 13)));
-        assert_eq!(at("TOKEN=abc"), None);
+        assert_eq!(at("TOKEN=abc"), Some((0, 5, 6)));
+        assert_eq!(at("AccountKey=abc"), Some((0, 10, 11)));
+        assert_eq!(at("SharedAccessKey=abc"), Some((5, 15, 16)));
+        assert_eq!(at("client-key-data: x"), Some((6, 15, 16)));
+        assert_eq!(at("tokens=1"), None);
         assert_eq!(at("MAX_TOKENS=1"), None);
         assert_eq!(at("x_token =1"), None);
     }

@@ -1,20 +1,9 @@
 //! The key-name pass: values of secret-named keys and `Authorization` headers.
 //!
 //! [`crate::keymatch`] finds a secret key name directly followed by its separator (`KEY=`, `KEY:`,
-//! `"KEY": `, `'KEY' :`, `KEY = ` in TOML/INI). The value's extent is then read by hand:
-//!
-//! - a quoted value (`"..."`, `'...'`, or JSON-escaped `\"...\"`) ends at its closing quote
-//!   when a delimiter follows it; the quotes are kept (`"password": "***"`,
-//!   `api_key = "***"`, `f(api_key="***", n=1)`) except when a shell-style `KEY="v"` ends
-//!   the line: there the quotes are part of the word and masked with it (`B_TOKEN=***`, as
-//!   the spec). Keeping quotes mid-line keeps the output idempotent: an unquoted `***`
-//!   would otherwise run to the end of the line on a second pass;
-//! - a value inside an enclosing quote that starts right before the key
-//!   (`-H "X-Api-Key: abc" url`) ends at that quote;
-//! - a URL query parameter (`?api_key=...&x=1`) ends at `&`, `#` or whitespace;
-//! - an unquoted value after a quoted key (`"api_key": 123,`) ends at `,`, `}` or `]`;
-//! - anything else runs to the end of the line (the spec's rule; `BAR_TOKEN=secret FOO=1`
-//!   becomes `BAR_TOKEN=***`). Trailing whitespace is kept.
+//! `"KEY": `, `'KEY' :`, `KEY = ` in TOML/INI); [`crate::value`] reads the value's extent
+//! (a quoted string, a shell word, a phrase up to the next key: never blindly to the end
+//! of the line).
 //!
 //! Before a value is masked, [`crate::context`] rules out contexts where the key is not a
 //! key (the last component of a path: `/etc/passwd: ...`) or the value is not a secret (an
@@ -24,10 +13,12 @@
 //! Every occurrence on a line is examined: scanning resumes after each value. Each byte is
 //! looked at a bounded number of times, so the pass is linear in the text.
 use crate::annotation;
+use crate::code;
 use crate::context::{self, Skip};
 use crate::finding::{Finding, FindingKind};
 use crate::keymatch;
 use crate::names;
+use crate::value::Shape;
 
 /// Byte classes.
 fn is_key_byte(b: u8) -> bool {
@@ -36,57 +27,6 @@ fn is_key_byte(b: u8) -> bool {
 
 fn is_hspace(b: u8) -> bool {
     matches!(b, b' ' | b'\t' | b'\r')
-}
-
-/// Can this byte follow a closing quote so that the quote really ends the value?
-fn is_delimiter(b: u8) -> bool {
-    b.is_ascii_whitespace() || matches!(b, b',' | b';' | b')' | b']' | b'}' | b'&' | b'|' | b'>')
-}
-
-/// The quote token opening at `at` (`"`, `'`, `\"` or `\'`), if any.
-fn quote_at(bytes: &[u8], at: usize) -> Option<&'static [u8]> {
-    match (bytes.get(at), bytes.get(at + 1)) {
-        (Some(b'"'), _) => Some(b"\""),
-        (Some(b'\''), _) => Some(b"'"),
-        (Some(b'\\'), Some(b'"')) => Some(b"\\\""),
-        (Some(b'\\'), Some(b'\'')) => Some(b"\\'"),
-        _ => None,
-    }
-}
-
-/// Position of the closing `quote` in `bytes[from..limit]`; backslash escapes the next byte
-/// of a plain quote. Returns the index of the first byte of the closing token.
-fn find_close(bytes: &[u8], from: usize, limit: usize, quote: &[u8]) -> Option<usize> {
-    let mut i = from;
-    while i < limit {
-        let b = bytes.get(i).copied()?;
-        if quote.len() == 2 {
-            if b == b'\\' && bytes.get(i + 1) == quote.get(1) {
-                return Some(i);
-            }
-        } else if b == b'\\' {
-            i += 2;
-            continue;
-        } else if Some(&b) == quote.first() {
-            return Some(i);
-        }
-        i += 1;
-    }
-    None
-}
-
-/// Where the closing token at `close` ends, if a delimiter (or the line end) follows it.
-fn closed_at(bytes: &[u8], close: Option<usize>, quote: &[u8], eol: usize) -> Option<usize> {
-    let end = close? + quote.len();
-    if end >= eol
-        || bytes
-            .get(end)
-            .is_some_and(|&b| is_delimiter(b) || b == b'\\')
-    {
-        Some(end)
-    } else {
-        None
-    }
 }
 
 /// Append the values of secret-named keys in `text`.
@@ -204,12 +144,21 @@ pub(crate) fn scan(
             pos = after_sep;
             continue;
         }
+        // A variable in minified JS (`{token:t,`, `this.token=s}`): code, not a value.
+        if v_start == after_sep {
+            if let Some(end) = code::code_value_end(bytes, key_start, sep, v_start, content_end) {
+                pos = end.max(after_sep);
+                continue;
+            }
+        }
+        let auth = names::is_auth_header_fast(key_text.trim_matches(['"', '\'', '\\']));
         let shape = Shape {
             bytes,
             eol,
             content_end,
             shell_word,
             key_quoted,
+            auth,
             sep,
             pre,
             enclosing,
@@ -261,8 +210,14 @@ pub(crate) fn scan(
             None => {}
         }
 
-        let kind = if names::is_auth_header_fast(key_text.trim_matches(['"', '\'', '\\'])) {
-            vs = skip_auth_scheme(bytes, vs, ve);
+        let kind = if auth {
+            let credentials = skip_auth_scheme(bytes, vs, ve);
+            // `"Bearer "+token` in code: the string holds the scheme word only.
+            if quoted && credentials == vs && is_scheme(text.get(vs..ve).unwrap_or_default()) {
+                pos = ve.max(after_sep);
+                continue;
+            }
+            vs = credentials;
             FindingKind::Authorization
         } else {
             FindingKind::SecretKeyValue
@@ -278,71 +233,6 @@ pub(crate) fn scan(
 /// `{{` or `${{` (template reference) rather than an object.
 fn is_template_start(bytes: &[u8], at: usize) -> bool {
     bytes.get(at + 1) == Some(&b'{')
-}
-
-/// What the value reader needs to know about a key and its line.
-#[derive(Clone, Copy)]
-struct Shape<'a> {
-    bytes: &'a [u8],
-    eol: usize,
-    content_end: usize,
-    shell_word: bool,
-    key_quoted: bool,
-    sep: u8,
-    pre: Option<u8>,
-    enclosing: Option<&'static [u8]>,
-}
-
-impl Shape<'_> {
-    /// The value starting at `v_start` (see the module doc): `(start, end, quoted)`, where
-    /// `quoted` says the value was a quoted string whose quotes are kept outside the span.
-    fn extent(&self, v_start: usize) -> (usize, usize, bool) {
-        let (bytes, eol, content_end) = (self.bytes, self.eol, self.content_end);
-        if v_start >= content_end {
-            return (v_start, v_start, false);
-        }
-        if let Some(q) = quote_at(bytes, v_start) {
-            let close = find_close(bytes, v_start + q.len(), eol, q);
-            match closed_at(bytes, close, q, eol) {
-                // The spec's shell word: at the end of the line the quotes go with it.
-                Some(end) if self.shell_word && end >= content_end => (v_start, end, true),
-                Some(end) => (v_start + q.len(), end - q.len(), true),
-                None => (v_start, content_end, false),
-            }
-        } else if let Some(q) = self.enclosing {
-            let close = find_close(bytes, v_start, eol, q);
-            match (close, closed_at(bytes, close, q, eol)) {
-                (Some(c), Some(_)) => (v_start, trim_end(bytes, v_start, c), false),
-                _ => (v_start, content_end, false),
-            }
-        } else if self.sep == b'=' && matches!(self.pre, Some(b'?' | b'&')) {
-            let end = bytes
-                .get(v_start..content_end)
-                .and_then(|v| {
-                    v.iter().position(|&b| {
-                        b.is_ascii_whitespace()
-                            || matches!(b, b'&' | b'#' | b'"' | b'\'' | b'<' | b'>')
-                    })
-                })
-                .map_or(content_end, |i| v_start + i);
-            (v_start, end, false)
-        } else if self.key_quoted && self.sep == b':' {
-            let end = bytes
-                .get(v_start..content_end)
-                .and_then(|v| v.iter().position(|&b| matches!(b, b',' | b'}' | b']')))
-                .map_or(content_end, |i| v_start + i);
-            (v_start, trim_end(bytes, v_start, end), false)
-        } else {
-            (v_start, content_end, false)
-        }
-    }
-}
-
-fn trim_end(bytes: &[u8], start: usize, mut end: usize) -> usize {
-    while end > start && bytes.get(end - 1).is_some_and(|&b| is_hspace(b)) {
-        end -= 1;
-    }
-    end
 }
 
 /// Authorization schemes whose word is kept (`Bearer ***`); compared case-insensitively.
@@ -370,6 +260,12 @@ const AUTH_SCHEMES: &[&str] = &[
     "scram-sha-256",
     "googlelogin",
 ];
+
+/// Is `value` (trimmed) one scheme word and nothing else?
+fn is_scheme(value: &str) -> bool {
+    let v = value.trim();
+    AUTH_SCHEMES.iter().any(|s| s.eq_ignore_ascii_case(v))
+}
 
 /// In `scheme credentials`, the start of the credentials. Only a known scheme word is kept:
 /// anything else may itself be a credential, so the whole value is masked (`vs`).

@@ -60,10 +60,30 @@ pub const COMMON_WORDS: &[&str] = &[
 /// assert!(!is_usable_secret("Production"));
 /// ```
 pub fn is_usable_secret(value: &str) -> bool {
-    value.len() >= MIN_SECRET_LEN
-        && !value.bytes().all(|b| b.is_ascii_digit())
-        && !value.trim().is_empty()
-        && !COMMON_WORDS.iter().any(|w| w.eq_ignore_ascii_case(value))
+    unusable_reason(value).is_none()
+}
+
+/// Why `value` would *not* be kept as a known secret (`None` when it would): `"shorter
+/// than 8 bytes"`, `"all digits"`, `"blank"` or `"a common word"`. The reason never
+/// quotes the value.
+///
+/// ```
+/// use helikon_redact::unusable_reason;
+/// assert_eq!(unusable_reason("hunter2hunter2"), None);
+/// assert_eq!(unusable_reason("12345678"), Some("all digits"));
+/// ```
+pub fn unusable_reason(value: &str) -> Option<&'static str> {
+    if value.len() < MIN_SECRET_LEN {
+        Some("shorter than 8 bytes")
+    } else if value.bytes().all(|b| b.is_ascii_digit()) {
+        Some("all digits")
+    } else if value.trim().is_empty() {
+        Some("blank")
+    } else if COMMON_WORDS.iter().any(|w| w.eq_ignore_ascii_case(value)) {
+        Some("a common word")
+    } else {
+        None
+    }
 }
 
 /// A compiled set of known secret values.

@@ -19,20 +19,33 @@
 //! 1. **Secret-named keys** (the spec's key-name pass, widened): `KEY=v`, `KEY: v`,
 //!    `export KEY=v`, `"key": "v"`, `'key': 'v'`, `key = "v"` (TOML/INI), `--api-key=v`,
 //!    dash and dot forms (`X-API-KEY`, `api.key`), camelCase (`clientSecret`), *every*
-//!    occurrence on a line. See [`names`] for the vocabulary. Not where the "key" is the
+//!    occurrence on a line. A name is secret-named when it is or ends with `SECRET`,
+//!    `TOKEN`, `PASSWORD`, `PASSWD`, `API_KEY`, `APIKEY`, `PRIVATE_KEY`, `CREDENTIALS`,
+//!    `ACCESS_KEY` and a few more (see [`names`]). The value ends where it ends
+//!    (module `value`): a quoted string, a shell word (`A_TOKEN=*** B=1` keeps `B=1`), or a
+//!    phrase up to the next key, flag or comment; never blindly at the end of the line.
+//!    Not where the "key" is the
 //!    last component of a path (`/etc/passwd: outside the sandbox`, `-v ./db_password:/run/
 //!    secrets/db_password:ro`), nor where the value is evidently not a secret: an object
-//!    (a JSON-schema property), a type annotation (`api_key: SecretStr`), a reference to
-//!    another variable or an env lookup in code, a template (`${{ secrets.X }}`), `null`,
-//!    a placeholder or a help-text metavariable (the `context` module lists the rules;
-//!    each errs towards masking).
+//!    (a JSON-schema property), a type annotation (`api_key: SecretStr`), a reference
+//!    (`${VAR}`, `$VAR`, `$(cmd)`, `{{ secrets.X }}`, another variable or an env lookup in
+//!    code, a variable in minified JS), an empty value, `null`, a placeholder or a
+//!    help-text metavariable (the `context` and `code` modules list the rules; each errs
+//!    towards masking).
 //! 2. **`Authorization` / `Proxy-Authorization`** values: the scheme word stays
 //!    (`Bearer ***`), the credentials go.
 //! 3. **URL passwords**: `https://user:***@host`.
-//! 4. **Token formats** found by shape alone: AWS access key ids, GitHub, GitLab, Slack,
-//!    OpenAI, Anthropic, Stripe, Google API keys, Hugging Face, npm, PyPI, JWTs and PEM
-//!    private-key blocks.
-//! 5. **Known values**: secret-named environment variables and extra secrets, with the
+//! 4. **Blank-separated keys** (module `spaced`): `--password VALUE` and netrc
+//!    `password VALUE`.
+//! 5. **File formats** whose key is an ordinary word (module `formats`): docker
+//!    `config.json` `"auth"` and `.npmrc` `_auth` (base64 of `user:password`); the other keys
+//!    of kubeconfig, docker, Azure connection strings, `.npmrc`, `.pypirc` and AWS
+//!    `credentials` files are secret-named.
+//! 6. **Token formats** found by shape alone: AWS access key ids (and, next to one, the
+//!    40-character secret access key: module `aws`), GitHub, GitLab, Slack, OpenAI,
+//!    Anthropic, Stripe, SendGrid, Twilio, Mailgun, Google API keys, Hugging Face, npm, PyPI,
+//!    JWTs and PEM/OpenSSH private-key blocks.
+//! 7. **Known values**: secret-named environment variables and extra secrets, with the
 //!    spec's length floor (8 bytes), all-digit exclusion and common-word exclusion, matched
 //!    ASCII case-insensitively.
 //!
@@ -43,9 +56,11 @@
 //! The spec's scanner examines only the first `KEY=`/`KEY:` per line, matches values
 //! case-sensitively, knows only underscore-form keys and skips JSON object keys. This crate
 //! lifts all four limits. It keeps the spec's observable rules where the conformance
-//! vectors pin them: an unquoted `=` value runs to the end of the line, quotes of a shell
-//! word are masked with it, an empty value is left alone, bare `TOKEN`/`SECRET` are not
-//! secret-named, and `KEY =value` (space only before `=`) is not an assignment.
+//! vectors pin them: quotes of a shell word are masked with it, an empty value is left
+//! alone, and `KEY =value` (space only before `=`) is not an assignment. Issue 14 changes
+//! two of them on purpose, and `tests/conformance.rs` records each changed vector: an
+//! unquoted value ends with its word, not the line (`BAR_TOKEN=*** FOO=1`), and bare
+//! `TOKEN`/`SECRET` are secret-named.
 //!
 //! # Performance
 //!
@@ -90,9 +105,12 @@
 //! offsets, linear scaling and, over 20,000 seeded random texts, idempotence and that no
 //! known secret survives; `fuzz/` holds a cargo-fuzz target for the same invariants.
 mod annotation;
+mod aws;
+mod code;
 mod context;
 mod error;
 mod finding;
+mod formats;
 mod keymatch;
 mod keyvalue;
 mod known;
@@ -102,12 +120,14 @@ mod pem;
 mod redactor;
 mod rescan;
 mod rules;
+mod spaced;
 mod tokens;
 mod triggers;
 mod url;
+mod value;
 
 pub use error::RedactError;
 pub use finding::{to_char_offsets, Finding, FindingKind};
-pub use known::{is_usable_secret, COMMON_WORDS, MIN_SECRET_LEN};
+pub use known::{is_usable_secret, unusable_reason, COMMON_WORDS, MIN_SECRET_LEN};
 pub use names::is_secret_name;
 pub use redactor::{Redactor, RedactorBuilder, DEFAULT_MASK, MAX_MASK_LEN, MAX_PASSES};

@@ -6,13 +6,16 @@
 //! camelCase humps with `_` and ASCII-uppercasing, it
 //!
 //! - ends in `_` + one of [`SUFFIXES`] (the spec's `_API_KEY`, `_TOKEN`, `_SECRET`,
-//!   `_PASSWORD`, `_CREDENTIAL`, plus a few unambiguous additions), or
-//! - is exactly one of [`BARE`] (`PASSWORD`, `API_KEY`, ...), or
+//!   `_PASSWORD`, `_CREDENTIAL`, issue 14's `_CREDENTIALS` and `_ACCESS_KEY`, the
+//!   file-format keys `client-key-data`, `client-certificate-data` (kubeconfig) and
+//!   `AccountKey` (Azure), plus a few unambiguous additions), or
+//! - is exactly one of [`BARE`] (`PASSWORD`, `API_KEY`, `TOKEN`, `SECRET`, ...), or
 //! - is `AUTHORIZATION` (or ends in `_AUTHORIZATION`: `Proxy-Authorization`,
 //!   `HTTP_AUTHORIZATION`).
 //!
-//! Bare `TOKEN` and `SECRET` stay non-secret (the conformance vectors pin `TOKEN=abc123` and
-//! `SECRET=abc` as unchanged): they are too common as ordinary words.
+//! Bare `TOKEN` and `SECRET` are secret-named (issue 14: "the name is exactly or ends
+//! with"), unlike the spec, whose vectors pin `TOKEN=abc123` and `SECRET=abc` as unchanged;
+//! `tests/conformance.rs` records that difference.
 
 /// Secret suffixes; each must follow an underscore (or dash, dot, camelCase hump).
 pub const SUFFIXES: &[&str] = &[
@@ -29,6 +32,14 @@ pub const SUFFIXES: &[&str] = &[
     "SIGNING_KEY",
     "ENCRYPTION_KEY",
     "SECRET_ACCESS_KEY",
+    "ACCESS_KEY",
+    "ACCOUNT_KEY",
+    "APP_KEY",
+    "APPLICATION_KEY",
+    "CREDENTIALS",
+    "PRIVATE_KEY_ID",
+    "KEY_DATA",
+    "CERTIFICATE_DATA",
     "AUTHORIZATION",
 ];
 
@@ -41,6 +52,22 @@ pub const BARE: &[&str] = &[
     "PASSPHRASE",
     "SECRET_KEY",
     "PRIVATE_KEY",
+    "TOKEN",
+    "SECRET",
+    "CREDENTIAL",
+    "CREDENTIALS",
+    "ACCESS_KEY",
+    "ACCOUNT_KEY",
+    "IDENTITYTOKEN",
+    "REGISTRYTOKEN",
+    "PRIVATE_KEY_ID",
+    // Concatenated camel forms at a word boundary (`AccountKey=` in an Azure connection
+    // string, `accessKey:` in JS): the key-name search compares bare words
+    // case-insensitively, so `ACCOUNTKEY` finds `AccountKey` and `accountKey`.
+    "ACCOUNTKEY",
+    "ACCESSKEY",
+    "SECRETKEY",
+    "PRIVATEKEY",
     "AUTHORIZATION",
 ];
 
@@ -105,8 +132,10 @@ pub fn is_auth_header(name: &str) -> bool {
 /// assert!(is_secret_name("X-API-KEY"));
 /// assert!(is_secret_name("api.key"));
 /// assert!(is_secret_name("clientSecret"));
-/// assert!(!is_secret_name("TOKEN"));
+/// assert!(is_secret_name("TOKEN"));
+/// assert!(is_secret_name("AccountKey"));
 /// assert!(!is_secret_name("MAX_TOKENS"));
+/// assert!(!is_secret_name("AWS_ACCESS_KEY_ID"));
 /// ```
 pub fn is_secret_name(name: &str) -> bool {
     let n = normalize(name.trim());

@@ -22,6 +22,9 @@
 //! | Hugging Face | `\bhf_[A-Za-z0-9]{30,}\b` |
 //! | npm | `\bnpm_[A-Za-z0-9]{36,}\b` |
 //! | PyPI | `\bpypi-AgEIcHlwaS5vcmc[A-Za-z0-9_-]{50,}` |
+//! | SendGrid | `\bSG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43,}` |
+//! | Twilio | `\bSK[0-9a-fA-F]{32}\b` |
+//! | Mailgun | `\bkey-[0-9a-f]{32}\b` |
 //! | JWT | `\beyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*` |
 //!
 //! Each check reads the token's own bytes once (a character-class run, then one byte of
@@ -78,6 +81,9 @@ pub(crate) const LITERALS: &[&str] = &[
     "hf_",
     "npm_",
     "pypi-AgEIcHlwaS5vcmc",
+    "SG.",
+    "SK",
+    "key-",
     "eyJ",
 ];
 
@@ -113,6 +119,9 @@ pub(crate) const FORMATS: &[(FindingKind, Shape)] = &[
     (FindingKind::HuggingfaceToken, Shape::Huggingface),
     (FindingKind::NpmToken, Shape::Npm),
     (FindingKind::PypiToken, Shape::Pypi),
+    (FindingKind::SendgridKey, Shape::Sendgrid),
+    (FindingKind::TwilioKey, Shape::Twilio),
+    (FindingKind::MailgunKey, Shape::Mailgun),
     (FindingKind::Jwt, Shape::Jwt),
 ];
 
@@ -135,6 +144,9 @@ pub(crate) enum Shape {
     Huggingface,
     Npm,
     Pypi,
+    Sendgrid,
+    Twilio,
+    Mailgun,
     Jwt,
 }
 
@@ -235,6 +247,9 @@ pub(crate) const PATTERNS: &[&str] = &[
     r"\bhf_[A-Za-z0-9]{30,}\b",
     r"\bnpm_[A-Za-z0-9]{36,}\b",
     r"\bpypi-AgEIcHlwaS5vcmc[A-Za-z0-9_-]{50,}",
+    r"\bSG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43,}",
+    r"\bSK[0-9a-fA-F]{32}\b",
+    r"\bkey-[0-9a-f]{32}\b",
     r"\beyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*",
 ];
 
@@ -256,6 +271,9 @@ const PATTERN_KINDS: &[FindingKind] = &[
     FindingKind::HuggingfaceToken,
     FindingKind::NpmToken,
     FindingKind::PypiToken,
+    FindingKind::SendgridKey,
+    FindingKind::TwilioKey,
+    FindingKind::MailgunKey,
     FindingKind::Jwt,
 ];
 
@@ -349,6 +367,11 @@ fn starting_with(first: u8) -> &'static [(FindingKind, Shape)] {
         b'w' => &[(K::StripeKey, Shape::StripeWebhook)],
         b'n' => &[(K::NpmToken, Shape::Npm)],
         b'p' => &[(K::PypiToken, Shape::Pypi)],
+        b'S' => &[
+            (K::SendgridKey, Shape::Sendgrid),
+            (K::TwilioKey, Shape::Twilio),
+        ],
+        b'k' => &[(K::MailgunKey, Shape::Mailgun)],
         b'e' => &[(K::Jwt, Shape::Jwt)],
         _ => &[],
     }
@@ -424,6 +447,8 @@ impl Shape {
             Self::StripeWebhook => b"w",
             Self::Npm => b"n",
             Self::Pypi => b"p",
+            Self::Sendgrid | Self::Twilio => b"S",
+            Self::Mailgun => b"k",
             Self::Jwt => b"e",
         }
     }
@@ -517,6 +542,19 @@ impl Shape {
                 boundary_after(b, end).then_some(end)
             }
             Self::Pypi => t.run_between(lit(b, s, PYPI_PREFIX)?, is_b64url, 50, ANY),
+            Self::Sendgrid => {
+                let p = t.run_between(lit(b, s, b"SG.")?, is_b64url, 22, 22)?;
+                t.run_between(lit(b, p, b".")?, is_b64url, 43, ANY)
+            }
+            Self::Twilio => {
+                let end = t.run_between(lit(b, s, b"SK")?, |c| c.is_ascii_hexdigit(), 32, 32)?;
+                boundary_after(b, end).then_some(end)
+            }
+            Self::Mailgun => {
+                let hex = |c: u8| c.is_ascii_digit() || (b'a'..=b'f').contains(&c);
+                let end = t.run_between(lit(b, s, b"key-")?, hex, 32, 32)?;
+                boundary_after(b, end).then_some(end)
+            }
             Self::Jwt => {
                 let p = t.run_between(lit(b, s, b"eyJ")?, is_b64url, 8, ANY)?;
                 let p = t.run_between(lit(b, p, b".")?, is_b64url, 8, ANY)?;

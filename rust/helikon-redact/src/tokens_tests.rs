@@ -62,6 +62,17 @@ fn known_tokens() {
         vec![]
     );
     assert_eq!(scan("ghp_short"), vec![]);
+    let sg = format!(
+        "SG.{}.{}",
+        "a1B2c3D4e5F6g7H8i9J0k_",
+        "Z".repeat(20) + &"x-9".repeat(8)
+    );
+    assert_eq!(scan(&sg), vec![(FindingKind::SendgridKey, 0, sg.len())]);
+    let tw = format!("sid SK{} ok", "0a1B".repeat(8));
+    assert_eq!(scan(&tw), vec![(FindingKind::TwilioKey, 4, 38)]);
+    let mg = format!("api:key-{}@", "3f9a".repeat(8));
+    assert_eq!(scan(&mg), vec![(FindingKind::MailgunKey, 4, 40)]);
+    assert_eq!(scan("SKU123 key-value SG.too.short"), vec![]);
 }
 
 /// Random texts from edge pieces: the scanner and the oracle agree on every one.
@@ -102,6 +113,12 @@ fn agrees_with_the_patterns() {
         "pypi-",
         "eyJ",
         "eyJhbGciOiJI",
+        "SG.",
+        "SK",
+        "key-",
+        "0123456789abcdef0123456789abcdef",
+        "0123456789abcdefABCDEF",
+        "AbCdEfGhIjKlMnOpQrStUv",
         ".",
         "-",
         "_",

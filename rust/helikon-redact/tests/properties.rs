@@ -95,12 +95,12 @@ fn overlapping_spans_merge_with_the_most_specific_kind() {
 #[test]
 fn secret_spanning_a_masked_value_is_still_removed() {
     // The spec's sequential passes would mask `abc` first and then miss the multi-line
-    // secret. Here the known value is masked first; the key value then runs to the end of
-    // the (now single) line.
+    // secret. Here the known value is masked first; the key value is then the mask, and
+    // the rest of the (now single) line is kept.
     let r = Redactor::new(["abc\nabcdefgh"]).unwrap();
     assert_eq!(
         r.redact("A_TOKEN=abc\nabcdefgh tail\nnext"),
-        "A_TOKEN=***\nnext"
+        "A_TOKEN=*** tail\nnext"
     );
     // Glued to a known value, a token is seen as it will be after masking.
     let r = Redactor::new(["hunter2hunter2"]).unwrap();
@@ -143,12 +143,23 @@ fn secret_names() {
         "svc_credential",
         "DJANGO_SECRET_KEY",
         "_TOKEN",
+        // Issue 14: the bare names, `CREDENTIALS`, `ACCESS_KEY` and the file-format keys.
+        "TOKEN",
+        "Secret",
+        "credentials",
+        "GOOGLE_APPLICATION_CREDENTIALS",
+        "access-key",
+        "MINIO_ACCESS_KEY",
+        "AccountKey",
+        "SharedAccessKey",
+        "client-key-data",
+        "client-certificate-data",
+        "identitytoken",
+        "DD_APP_KEY",
     ] {
         assert!(is_secret_name(yes), "{yes} should be secret-named");
     }
     for no in [
-        "TOKEN",
-        "SECRET",
         "MAX_TOKENS",
         "maxTokens",
         "HOME",
@@ -157,7 +168,9 @@ fn secret_names() {
         "AWS_ACCESS_KEY_ID",
         "KEY",
         "PUBLIC_KEY",
-        "GOOGLE_APPLICATION_CREDENTIALS",
+        "PASSWORD_FILE",
+        "TOKENS",
+        "SECRETS",
     ] {
         assert!(!is_secret_name(no), "{no} should not be secret-named");
     }
