@@ -224,3 +224,30 @@ async def test_an_ask_inside_a_handoff_target_pauses_with_its_path_and_resumes_t
     assert result.final_output == "Refunded Z1."
     assert s.RAN == [("refund", {"order": "Z1", "amount": 3})]
     assert [e.type for e in result.events if e.type == "agent_updated"] == ["agent_updated"]
+
+
+async def test_secrets_in_the_permission_reason_are_redacted_in_the_state(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from typing import Any
+
+    from helikon.core.permissions import AskUser, PermissionDecision
+
+    token = "ghp_" + "Q9w8E7r6T5" * 4
+    monkeypatch.setenv("DEPLOY_TOKEN", token)
+
+    class Leaky:
+        async def check(self, ctx: Any, tool: str, args: Any) -> PermissionDecision:
+            return AskUser(f"refund with credentials {token} and sk-live-{token[4:]}")
+
+    agent = s.agent([s.first_turn(), [Text("x")]])
+    ctx = (
+        RunContext.ephemeral()
+        .with_permission_policy(Leaky())
+        .with_extra_secrets(["s3cr3t-extra-value"])
+    )
+    with pytest.raises(RunInterruptedError) as err:
+        await Runner().run(agent, "refund", ctx=ctx, run_config=DEFER)
+    text = err.value.state.to_json()
+    assert token not in text
+    assert "refund with credentials ***" in err.value.state.pending[0].reason
