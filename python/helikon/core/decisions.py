@@ -24,7 +24,15 @@ from helikon.errors import ResumeRefused
 if TYPE_CHECKING:
     from helikon.core.run_state import PendingCall
 
-__all__ = ["Approve", "Decision", "Deny", "Edit", "check_decisions", "decision_input"]
+__all__ = [
+    "Approve",
+    "Decision",
+    "Deny",
+    "Edit",
+    "check_decisions",
+    "decision_from_json",
+    "decision_input",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,3 +136,26 @@ def decision_input(call_id: str, decision: Decision) -> dict[str, Any]:
     if isinstance(decision, Deny):
         return {"call_id": call_id, "decision": "deny", "reason": decision.reason}
     return {"call_id": call_id, "decision": "edit", "args": decision.args}
+
+
+def decision_from_json(value: Any) -> Decision:
+    """A decision from its JSON form: ``{"decision": "approve", "remember"?}``,
+    ``{"decision": "deny", "reason", "remember"?}`` or ``{"decision": "edit", "args"}``.
+
+    Raises:
+        ResumeRefused: anything else (the message says what is wrong).
+    """
+    if not isinstance(value, dict):
+        raise ResumeRefused(
+            f"a decision is an object like {{'decision': 'approve'}}, got {value!r}"
+        )
+    kind, remember = value.get("decision"), value.get("remember", False)
+    if not isinstance(remember, bool):
+        raise ResumeRefused(f"remember must be true or false, got {remember!r}")
+    if kind == "approve":
+        return Approve(remember=remember)
+    if kind == "deny":
+        return Deny(value.get("reason", ""), remember=remember)
+    if kind == "edit":
+        return Edit(value.get("args"))  # type: ignore[arg-type]
+    raise ResumeRefused(f"decision must be 'approve', 'deny' or 'edit', got {kind!r}")

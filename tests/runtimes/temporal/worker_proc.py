@@ -7,6 +7,8 @@ Scenarios (each writes one line per activity it runs to LOG: ``model <pid> <n>``
     restart-a   turn 1 calls ``wait``; the ``wait`` tool blocks until the file ARG exists
     restart-b   the same worker after the crash: its MockModel holds only turn 2's script
     mcp         an agent whose tools come from the loopback MCP server at URL ARG
+    approve-a   turn 1 calls ``lookup`` (allowed) and ``refund`` (asks: the run pauses)
+    approve-b   the same worker after the crash: its MockModel holds only turn 2's script
 """
 
 from __future__ import annotations
@@ -58,6 +60,30 @@ def build(scenario: str, log: Path, arg: str) -> tuple[list[Agent], Any]:
         turn2 = [Text("resumed and done")]
         scripts = [turn1, turn2] if scenario == "restart-a" else [turn2]
         return [Agent(name="durable", model=LoggedModel(scripts, log), tools=[wait])], None
+    if scenario in ("approve-a", "approve-b"):
+
+        @tool
+        async def lookup(order: str) -> str:
+            """Look an order up."""
+            with log.open("a") as f:
+                f.write(f"tool lookup {os.getpid()} {order}\n")
+            return f"order {order}: 40 EUR"
+
+        @tool
+        async def refund(order: str, amount: int) -> str:
+            """Refund part of an order."""
+            with log.open("a") as f:
+                f.write(f"tool refund {os.getpid()} {order} {amount}\n")
+            return f"refunded {amount} on {order}"
+
+        turn1 = [
+            Call("c1", "lookup", {"order": "A7"}),
+            Call("c2", "refund", {"order": "A7", "amount": 40}),
+        ]
+        turn2 = [Text("Refund handled.")]
+        scripts = [turn1, turn2] if scenario == "approve-a" else [turn2]
+        model = LoggedModel(scripts, log)
+        return [Agent(name="support", model=model, tools=[lookup, refund])], None
     if scenario == "mcp":
         from helikon.mcp import McpServerHandle
 
@@ -82,12 +108,31 @@ async def serve(address: str, queue: str, scenario: str, log: Path, arg: str) ->
         client,
         queue,
         agents,
+        posture=_posture(scenario),
         heartbeat_interval=0.5,
         worker_options={"sticky_queue_schedule_to_start_timeout": timedelta(seconds=1)},
     )
     with log.open("a") as f:
         f.write(f"ready {os.getpid()}\n")
     await worker.run()
+
+
+class _AsksForRefunds:
+    async def check(self, ctx: Any, tool: str, args: Any) -> Any:
+        from helikon.core.permissions import AskUser, PermissionAllow
+
+        if tool == "refund":
+            return AskUser(f"refund of {args.get('amount')} needs approval")
+        return PermissionAllow()
+
+
+def _posture(scenario: str) -> Any:
+    from helikon.core.permissions import Permissions
+    from helikon.runtimes.temporal import WorkerPosture
+
+    if scenario.startswith("approve"):
+        return WorkerPosture(permissions=Permissions(policy=_AsksForRefunds()))
+    return None
 
 
 async def replay(history_path: str, workflow_id: str) -> None:

@@ -19,10 +19,12 @@ from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
 from helikon.core.agent import Agent
+from helikon.core.authorize import Deferred
 from helikon.core.cancel import CancellationToken
 from helikon.core.items import ToolCall, items_adapter
 from helikon.core.loop_core import request_settings, validate_output
 from helikon.core.model import ModelRequest, ToolDef
+from helikon.core.permissions import PermissionAllow
 from helikon.core.tool_exec import ToolCallRunner
 from helikon.core.turn import TurnAccumulator
 from helikon.errors import ModelError
@@ -178,12 +180,17 @@ class AgentActivities:
             ctx, {t.name: t for t in agent.tools}, agent.name, [], req.max_agent_depth, None
         )
         call = ToolCall.model_validate(req.call)
+        if req.granted or req.defer:
+            runner.answer = lambda _id, _tool, prompt: (
+                PermissionAllow() if req.granted else Deferred(prompt)
+            )
         async with self._heartbeats(token):
             outcome = await runner.run(call)
         return ToolReply(
             item=outcome.item.model_dump(mode="json", exclude_none=True),
             events=[dump_event(e) for e in outcome.events],
             invalid_args=outcome.invalid_args,
+            deferred=outcome.deferred,
         )
 
     @contextlib.asynccontextmanager

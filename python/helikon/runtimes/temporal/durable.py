@@ -14,9 +14,11 @@ requests in the same order.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from helikon.core.decisions import Decision
 from helikon.core.events import AgentEvent, RunFailed, RunStarted, event_adapter
 from helikon.core.items import (
     Item,
@@ -28,12 +30,14 @@ from helikon.core.items import (
 )
 from helikon.core.loop_core import LoopCore, NativeStep, turn_plan
 from helikon.core.loop_native import LoopConfig, call_of
+from helikon.core.pause import Approvals
+from helikon.core.run_state import PendingCall
 from helikon.core.tool_exec import CallOutcome
 from helikon.core.usage import Usage
 from helikon.errors import AgentError, AgentOther
 from helikon.runtimes.temporal.payloads import ModelCall, ModelReply, Prepared, ToolReply
 
-__all__ = ["CallModel", "DurableDriver", "Finished", "RunTools", "dump_event"]
+__all__ = ["AwaitApproval", "CallModel", "DurableDriver", "Finished", "RunTools", "dump_event"]
 
 
 def dump_event(ev: AgentEvent) -> dict[str, Any]:
@@ -51,10 +55,20 @@ class CallModel:
 
 @dataclass(frozen=True, slots=True)
 class RunTools:
-    """Request: run these calls (concurrently, at most ``limit`` at once; ``None``: all)."""
+    """Request: run these calls (concurrently, at most ``limit`` at once; ``None``: all).
+    ``granted``: ids of calls a person approved (their asks are answered yes)."""
 
     calls: list[ToolCall]
     limit: int | None
+    granted: frozenset[str] = frozenset()
+
+
+@dataclass(frozen=True, slots=True)
+class AwaitApproval:
+    """Request: wait for a person's decisions on ``pending``, then call
+    :meth:`DurableDriver.approvals_given`."""
+
+    pending: list[PendingCall]
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,7 +76,7 @@ class Finished:
     """The run ended; the last of :attr:`DurableDriver.events` is terminal."""
 
 
-Request = CallModel | RunTools | Finished
+Request = CallModel | RunTools | AwaitApproval | Finished
 
 
 class DurableDriver:
@@ -93,6 +107,8 @@ class DurableDriver:
         self.events: list[AgentEvent] = [RunStarted(agent=prepared.agent)]
         self._tools = {t["name"]: t for t in prepared.tools}
         self._extra_usage = Usage()
+        self._waiting: list[PendingCall] = []
+        self._granted: frozenset[str] = frozenset()
 
     @property
     def finished(self) -> bool:
@@ -129,6 +145,7 @@ class DurableDriver:
                 ToolResult.model_validate(r.item),
                 [event_adapter.validate_python(e) for e in r.events],
                 r.invalid_args,
+                r.deferred,
             )
             for r in replies
         ]
@@ -137,7 +154,40 @@ class DurableDriver:
             return self.fail(error)
         for o in outcomes:
             self.events.extend(o.events)
+        self._granted = frozenset()
+        waiting = [
+            PendingCall(
+                call_id=c.call_id,
+                tool=c.name,
+                args=c.args,
+                reason=o.deferred,
+                agent=self.prepared.agent,
+            )
+            for c, o in zip(calls, outcomes, strict=True)
+            if o.deferred is not None
+        ]
+        if waiting:
+            self._waiting = waiting
+            return self._advance(self.core.tools_deferred(self.conversation, outcomes))
         return self._advance(self.core.tools_replied(self.conversation, outcomes))
+
+    @property
+    def waiting(self) -> list[PendingCall]:
+        """The calls an :class:`AwaitApproval` waits on (empty when not paused)."""
+        return list(self._waiting)
+
+    def approvals_given(self, decisions: Mapping[str, Decision]) -> Request:
+        """Feed a person's decisions on the waiting calls: denials go to the model,
+        approved and edited calls are the next :class:`RunTools` (``granted``).
+
+        Raises:
+            ResumeRefused: the decisions do not answer exactly the waiting calls.
+        """
+        approvals = Approvals()
+        machine_input = approvals.decide(self._waiting, decisions)
+        self._waiting = []
+        self._granted = frozenset(approvals.granted)
+        return self._advance(self.core.decided(self.conversation, machine_input))
 
     def fail(self, error: AgentError, usage: Usage | None = None) -> Finished:
         """End the run with ``RunFailed(error)`` (cancellation, timeout, a model error)."""
@@ -160,7 +210,9 @@ class DurableDriver:
             return self._model_request(payload)
         if kind == "ExecuteTools":
             calls = [call_of(core.items, c) for c in payload]
-            return RunTools(calls, self.limit)
+            return RunTools(calls, self.limit, self._granted)
+        if kind == "AwaitApproval":
+            return AwaitApproval(self.waiting)
         if kind == "Handoff":
             return self.fail(AgentOther("handoffs are not supported by the durable driver (v0)"))
         return self.fail(AgentOther(f"internal: unknown next action {kind!r}"))

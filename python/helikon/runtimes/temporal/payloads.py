@@ -66,6 +66,11 @@ class WorkflowInput:
     max_agent_depth: int = 8
     ctx_seed: Any = None
     options: ActivityOptions = field(default_factory=ActivityOptions)
+    approval: str = "inline"
+    """``"defer"``: a call that asks pauses the workflow until the ``helikon.approve``
+    update answers it (``RunConfig.approval``)."""
+    approval_timeout: float | None = None
+    """Seconds a pause waits; then every waiting call is denied. ``None``: no limit."""
 
 
 @dataclass
@@ -140,6 +145,10 @@ class ToolInvocation:
     call: dict[str, Any]
     ctx_seed: Any = None
     max_agent_depth: int = 8
+    defer: bool = False
+    """A call that asks is not run; the reply says it waits (``deferred``)."""
+    granted: bool = False
+    """A person approved this call: its asks are answered yes (denials still deny)."""
 
 
 @dataclass
@@ -149,3 +158,5 @@ class ToolReply:
     item: dict[str, Any]
     events: list[dict[str, Any]] = field(default_factory=list)
     invalid_args: list[str] | None = None
+    deferred: str | None = None
+    """The permission prompt when the call waits for a person (it did not run)."""

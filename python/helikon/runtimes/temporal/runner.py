@@ -15,19 +15,20 @@ from __future__ import annotations
 
 import logging
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, replace
 from datetime import timedelta
 from typing import Any
 
-from temporalio.client import Client, WorkflowFailureError
+from temporalio.client import Client, WorkflowFailureError, WorkflowUpdateFailedError
 
 from helikon.core.agent import Agent
 from helikon.core.context import RunConfig
+from helikon.core.decisions import Approve, Decision, Deny, decision_input
 from helikon.core.events import AgentEvent, event_adapter
 from helikon.core.result import RunResult, RunResultStreaming
 from helikon.core.runnable import AgentInput, check_run_args, input_items
-from helikon.errors import AgentOther, ConfigError, RunError
+from helikon.errors import AgentOther, ConfigError, ResumeRefused, RunError
 from helikon.runtimes.temporal.payloads import (
     WORKFLOW,
     ActivityOptions,
@@ -37,7 +38,7 @@ from helikon.runtimes.temporal.payloads import (
 from helikon.sessions import Session, SessionRecorder, load_conversation
 from helikon.sessions.shield import complete
 
-__all__ = ["TemporalRunner", "TemporalRunnerConfig"]
+__all__ = ["TemporalRunner", "TemporalRunnerConfig", "answer_approvals", "pending_approvals"]
 
 log = logging.getLogger("helikon.runtimes")
 
@@ -59,6 +60,9 @@ class TemporalRunnerConfig:
         id_prefix: prefix of generated workflow ids.
         execution_timeout: Temporal's workflow execution timeout, in seconds (``None``: none;
             prefer ``RunConfig.timeout``, which ends the run with ``RunFailed(Timeout)``).
+        approval_timeout: seconds a run paused for approval (``RunConfig(approval="defer")``)
+            waits for :func:`answer_approvals`; then every waiting call is denied.
+            ``None``: wait without limit (default 86400, a day).
 
     Raises:
         ConfigError: an empty task queue or a value out of range.
@@ -77,6 +81,7 @@ class TemporalRunnerConfig:
     ctx_seed: Any = None
     id_prefix: str = "helikon-run"
     execution_timeout: float | None = None
+    approval_timeout: float | None = 86400.0
 
     def __post_init__(self) -> None:
         if not isinstance(self.task_queue, str) or not self.task_queue:
@@ -89,6 +94,8 @@ class TemporalRunnerConfig:
                 raise ConfigError(f"TemporalRunnerConfig.{name} must be >= 1")
         if self.execution_timeout is not None and self.execution_timeout <= 0:
             raise ConfigError("TemporalRunnerConfig.execution_timeout must be > 0 or None")
+        if self.approval_timeout is not None and self.approval_timeout <= 0:
+            raise ConfigError("TemporalRunnerConfig.approval_timeout must be > 0 or None")
 
     def with_ctx_seed(self, seed: Any) -> TemporalRunnerConfig:
         """A copy carrying ``seed`` (sent with every instructions and tool activity)."""
@@ -173,6 +180,8 @@ class TemporalRunner:
             max_agent_depth=rc.max_agent_depth,
             ctx_seed=cfg.ctx_seed,
             options=cfg.activity_options(),
+            approval=rc.approval,
+            approval_timeout=cfg.approval_timeout,
         )
         wid = workflow_id or f"{cfg.id_prefix}-{uuid.uuid4()}"
         try:
@@ -192,6 +201,40 @@ class TemporalRunner:
             await _record(session, name, new_items, events)
         result: RunResult[Any] = await RunResultStreaming(_events(events)).collect()
         return agent.typed_result(result) if isinstance(agent, Agent) else result
+
+
+async def pending_approvals(client: Client, workflow_id: str) -> list[dict[str, Any]]:
+    """The calls the run ``workflow_id`` waits on for approval (``[]`` when it does not
+    wait): each ``{"call_id", "tool", "args", "reason", "agent"}``."""
+    handle = client.get_workflow_handle(workflow_id)
+    pending: list[dict[str, Any]] = await handle.query("helikon.pending")
+    return pending
+
+
+async def answer_approvals(
+    client: Client, workflow_id: str, decisions: Mapping[str, Decision]
+) -> None:
+    """Answer the waiting calls of the run ``workflow_id``; its workflow goes on.
+
+    Raises:
+        ResumeRefused: the run does not wait, or the decisions do not answer exactly the
+            waiting calls (the workflow's validator refused them; nothing changed).
+    """
+    handle = client.get_workflow_handle(workflow_id)
+    body = {call_id: _decision_json(d) for call_id, d in decisions.items()}
+    try:
+        await handle.execute_update("helikon.approve", body)
+    except WorkflowUpdateFailedError as exc:
+        cause = exc.cause if exc.cause is not None else exc
+        raise ResumeRefused(f"workflow {workflow_id} refused the decisions: {cause}") from exc
+
+
+def _decision_json(d: Decision) -> dict[str, Any]:
+    body = decision_input("", d)
+    body.pop("call_id")
+    if isinstance(d, Approve | Deny) and d.remember:
+        body["remember"] = True
+    return body
 
 
 def _delta(seconds: float | None) -> timedelta | None:

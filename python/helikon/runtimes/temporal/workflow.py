@@ -24,12 +24,14 @@ from temporalio.exceptions import ActivityError, ApplicationError
 from temporalio.exceptions import CancelledError as ActivityCancelled
 
 with workflow.unsafe.imports_passed_through():
+    from helikon.core.decisions import Decision, Deny, check_decisions, decision_from_json
     from helikon.core.events import RunFailed, RunStarted
     from helikon.core.items import ToolCall
     from helikon.core.usage import Usage
-    from helikon.errors import AgentOther, Cancelled, RunTimeout
+    from helikon.errors import AgentOther, Cancelled, ResumeRefused, RunTimeout
     from helikon.runtimes.temporal.activities import BAD_SEED, MODEL_ERROR, UNKNOWN_AGENT
     from helikon.runtimes.temporal.durable import (
+        AwaitApproval,
         CallModel,
         DurableDriver,
         Finished,
@@ -53,6 +55,14 @@ with workflow.unsafe.imports_passed_through():
 __all__ = ["AgentLoopWorkflow"]
 
 _NON_RETRYABLE = [MODEL_ERROR, UNKNOWN_AGENT, BAD_SEED]
+
+TIMED_OUT = "approval timed out: nobody answered in time"
+
+
+def _parse(decisions: Any) -> dict[str, Decision]:
+    if not isinstance(decisions, dict):
+        raise ResumeRefused("decisions must map call ids to decisions")
+    return {str(k): decision_from_json(v) for k, v in decisions.items()}
 
 
 def _cause(exc: ActivityError) -> tuple[str, Any]:
@@ -81,6 +91,32 @@ class AgentLoopWorkflow:
     def __init__(self) -> None:
         self._driver: DurableDriver | None = None
         self._failed: list[dict[str, Any]] = []
+        self._answer: dict[str, Decision] | None = None
+
+    @workflow.query(name="helikon.pending")
+    def pending(self) -> list[dict[str, Any]]:
+        """The calls the run waits on for approval (empty when it does not wait)."""
+        if self._driver is None:
+            return []
+        return [p.model_dump(mode="json") for p in self._driver.waiting]
+
+    @workflow.update(name="helikon.approve")
+    def approve(self, decisions: dict[str, Any]) -> str:
+        """Answer the waiting calls: ``{call_id: {"decision": "approve" | "deny" | "edit",
+        ...}}``; the run goes on. Refused (nothing changes) by the validator when the run
+        does not wait or the decisions do not answer exactly the waiting calls."""
+        self._answer = _parse(decisions)
+        return "accepted"
+
+    @approve.validator
+    def _check_approve(self, decisions: dict[str, Any]) -> None:
+        waiting = self._driver.waiting if self._driver is not None else []
+        if not waiting or self._answer is not None:
+            raise ValueError("the run does not wait for approval")
+        try:
+            check_decisions(waiting, _parse(decisions))
+        except ResumeRefused as exc:  # a malformed decision too
+            raise ValueError(str(exc)) from None
 
     @workflow.query(name="helikon.events")
     def events(self) -> list[dict[str, Any]]:
@@ -156,12 +192,29 @@ class AgentLoopWorkflow:
                     req = driver.fail(AgentOther(message), usage)
                     continue
                 req = driver.model_replied(reply)
+            elif isinstance(req, AwaitApproval):
+                req = driver.approvals_given(await self._wait_for_answer(req, inp))
             elif isinstance(req, RunTools):
                 replies = await self._run_tools(req, inp, prepared, heartbeat)
                 if isinstance(replies, str):
                     req = driver.fail(AgentOther(replies))
                     continue
                 req = driver.tools_replied(req.calls, replies)
+
+    async def _wait_for_answer(self, req: AwaitApproval, inp: WorkflowInput) -> dict[str, Decision]:
+        """The decisions the ``helikon.approve`` update gives; every call denied when
+        ``approval_timeout`` passes first (a wait that times out is never an approval)."""
+        self._answer = None
+        try:
+            await workflow.wait_condition(
+                lambda: self._answer is not None, timeout=inp.approval_timeout
+            )
+        except TimeoutError:
+            return {p.call_id: Deny(TIMED_OUT) for p in req.pending}
+        answer = self._answer
+        self._answer = None
+        assert answer is not None
+        return answer
 
     async def _run_tools(
         self,
@@ -183,6 +236,8 @@ class AgentLoopWorkflow:
                     call=call.model_dump(mode="json", exclude_none=True),
                     ctx_seed=inp.ctx_seed,
                     max_agent_depth=inp.max_agent_depth,
+                    defer=inp.approval == "defer",
+                    granted=call.call_id in req.granted,
                 ),
                 result_type=ToolReply,
                 start_to_close_timeout=timedelta(seconds=opts.tool_timeout),
