@@ -106,3 +106,14 @@ async def test_closing_the_stream_early_fires_on_run_failed_as_cancelled() -> No
             if ev.type == "turn_started":
                 break
     assert [e.kind for e in hook.events if isinstance(e, OnRunFailed)] == ["Cancelled"]
+
+
+async def test_closing_the_stream_after_the_terminal_event_fires_no_failure() -> None:
+    hook = Seen()
+    agent = Agent(name="a", model=MockModel([[Text("hello")]]), hooks=[hook])
+    async with contextlib.aclosing(agent.stream("hi")) as stream:
+        async for ev in stream:
+            if ev.type == "run_completed":
+                break
+    assert [e for e in hook.events if isinstance(e, OnRunFailed)] == []
+    assert [type(e).__name__ for e in hook.events][-1] == "OnRunComplete"

@@ -689,6 +689,7 @@ async def _root(
         approvals.defer = config.approval == "defer"
     run = _Run(agent, ctx, config, token, spans, guard, approvals)
     error: str | None = None
+    ended = False  # the terminal event was yielded (closing the stream then cancels nothing)
     try:
         hooks = run.hooks
         if hooks:
@@ -704,6 +705,7 @@ async def _root(
         async for ev in events:
             if ev.type == "run_failed":  # the machine's own failure (max turns, output)
                 await _failed(run, ctx, ev.error.get("kind", "Other"), ev.message)
+            ended = ev.type in ("run_completed", "run_failed")
             yield ev
     except _Pause as pause:
         error = "Paused"
@@ -721,9 +723,10 @@ async def _root(
         failure = AgentOther(str(exc))
         await _failed(run, ctx, failure.kind, str(failure))
         yield RunFailed(error=failure.to_dict(), usage=run.usage)
-    except GeneratorExit:  # the consumer closed the stream: the run is cancelled
-        error = "Cancelled"
-        await _failed(run, ctx, "Cancelled", str(Cancelled()))
+    except GeneratorExit:  # the consumer closed the stream: unless it ended, it is cancelled
+        if not ended:
+            error = "Cancelled"
+            await _failed(run, ctx, "Cancelled", str(Cancelled()))
         raise
     except Exception as exc:  # an agent bug must still end the stream with RunFailed
         error = type(exc).__name__
