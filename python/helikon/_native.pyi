@@ -234,6 +234,11 @@ class SandboxPolicy:
       "max_processes", "open_files"}`` (``null`` disables one).
     * ``output_cap_bytes`` (per stream, default 65536), ``kill_grace_ms`` (default 200),
       ``shell`` (default ``/bin/sh``).
+    * ``egress`` (``{"mechanism": "auto" | "namespace" | "landlock_port", "host_port": int}``):
+      the network only through helikon's egress proxy: a private network namespace whose
+      listener the host serves (:meth:`egress_listener_fd`), or Landlock TCP connect to
+      ``host_port`` only; TCP sockets only; the proxy variables are set. Excludes
+      ``allow_network`` and ``unix_sockets="connect"``.
 
     Building probes the kernel and runs a self-test (``true`` must work; reading ``/``,
     an AF_INET socket and a user namespace must be refused). Releases the GIL.
@@ -272,6 +277,17 @@ class SandboxPolicy:
         ``"proxied"``."""
     def kernel_features(self) -> str:
         """JSON of the probed kernel features (``null`` in host mode)."""
+    def egress_mechanism(self) -> str | None:
+        """``"namespace"`` or ``"landlock_port"`` with ``egress``, else ``None``."""
+    def egress_port(self) -> int | None:
+        """The port the command reaches the egress proxy at, else ``None``."""
+    def egress_listener_fd(self) -> int | None:
+        """A new descriptor, owned by the caller, for the listening TCP socket inside the
+        egress network namespace (``None`` unless the mechanism is ``"namespace"``).
+
+        Raises:
+            helikon.errors.ToolOther: the descriptor could not be duplicated.
+        """
 
 @final
 class ConfinedDir:

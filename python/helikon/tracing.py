@@ -152,6 +152,21 @@ class RunSpans:
         )
 
     @staticmethod
+    def tool_events(span: Any, events: Sequence[Any]) -> None:
+        """Record a tool's reported events (e.g. ``network_access``) as span events.
+
+        Attributes are the event's scalar fields under ``helikon.*`` (host, port, verdict,
+        rule, reason, address, protocol); nothing from the tool's output.
+        """
+        for event in events:
+            attrs = {
+                f"helikon.{k}": v
+                for k, v in event.model_dump(exclude={"type", "call_id"}).items()
+                if isinstance(v, str | int | float | bool)
+            }
+            span.add_event(str(getattr(event, "type", "event")), attributes=attrs)
+
+    @staticmethod
     def end_tool(span: Any, error: str | None) -> None:
         """End an ``execute_tool`` span, marking an error type if the call failed."""
         _finish(span, error)

@@ -69,10 +69,16 @@ def _as_effect(effect: ToolEffect | str, *, where: str = "@tool") -> ToolEffect:
 
 @dataclass(frozen=True, slots=True)
 class ToolOutput:
-    """A successful tool result: content parts for the model and the raw returned value."""
+    """A successful tool result: content parts for the model and the raw returned value.
+
+    ``events`` are agent events the tool reports (e.g. the Bash tool's
+    :class:`~helikon.core.events.NetworkAccess`); the runner emits them, with the call's id,
+    before the result and records them on the call's trace span.
+    """
 
     content: list[ContentPart]
     value: Any = None
+    events: tuple[Any, ...] = ()
 
     @classmethod
     def from_value(cls, value: Any) -> ToolOutput:

@@ -71,6 +71,15 @@ class CallOutcome:
         return (item.call_id, False, [_dump_part(p) for p in content])
 
 
+def _with_call_id(event: Any, call_id: str) -> AgentEvent:
+    """``event`` with ``call_id`` filled in when it has that field and it is unset."""
+    if getattr(event, "call_id", "") is None:
+        copied: AgentEvent = event.model_copy(update={"call_id": call_id})
+        return copied
+    result: AgentEvent = event
+    return result
+
+
 def _dump_part(part: ContentPart) -> dict[str, Any]:
     return part.model_dump(mode="json", exclude_none=True)
 
@@ -237,6 +246,13 @@ class ToolCallRunner:
         text = ""
         try:
             out = await tool.invoke(tctx, args)
+            if out.events:
+                reported = [_with_call_id(e, call_id) for e in out.events]
+                events.extend(reported)
+                if span is not None:
+                    from helikon.tracing import RunSpans
+
+                    RunSpans.tool_events(span, reported)
         except InvalidArgs as exc:
             error_type, invalid, text = "InvalidArgs", exc.schema_errors, str(exc)
         except ToolError as exc:

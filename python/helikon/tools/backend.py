@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
 
 from helikon.core.cancel import CancellationToken
+from helikon.core.events import NetworkAccess
 from helikon.errors import ConfigError
 
 __all__ = [
@@ -175,6 +176,8 @@ class ExecResult:
             confirm the process tree was gone).
         killed_reason: why the backend killed the command: ``"memory"`` (its resident
             memory passed ``ResourceLimits.memory_bytes``), ``"timeout"``, or ``None``.
+        network: the command's connections through the egress proxy, allowed or refused
+            (:class:`~helikon.core.events.NetworkAccess`; only with a ``NetworkPolicy``).
     """
 
     exit_code: int | None
@@ -187,6 +190,7 @@ class ExecResult:
     duration_ms: int = 0
     notes: tuple[str, ...] = field(default=())
     killed_reason: KilledReason | None = None
+    network: tuple[NetworkAccess, ...] = field(default=())
 
     @property
     def ok(self) -> bool:

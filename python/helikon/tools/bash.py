@@ -158,6 +158,8 @@ class BashTool:
             )
             if g.network is Isolation.OS_KERNEL:
                 text += " The network is unreachable."
+            elif g.network is Isolation.PROXIED:
+                text += _egress_text(getattr(self.backend, "network", None))
         if self.rules is not None and self.rules.allow is not None:
             text += f" Allowed programs: {', '.join(self.rules.allow)}."
         if self.rules is not None and self.rules.deny:
@@ -186,7 +188,18 @@ class BashTool:
         result = await self.backend.run(command, timeout=timeout, cancel=ctx.cancel)
         shown = timeout if timeout is not None else _backend_timeout(self.backend)
         text = format_result(result, shown)
-        return ToolOutput([TextPart(text=text)], result)
+        return ToolOutput([TextPart(text=text)], result, events=result.network)
+
+
+def _egress_text(policy: Any) -> str:
+    text = (
+        " Network access goes only through an egress proxy (HTTP_PROXY, HTTPS_PROXY and "
+        "ALL_PROXY are set; names resolve at the proxy, not locally)"
+    )
+    domains = getattr(policy, "allow_domains", None)
+    if domains:
+        text += f"; reachable domains: {', '.join(domains)}"
+    return text + ". Other destinations are refused."
 
 
 def _backend_timeout(backend: ExecutionBackend) -> float:

@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
+from helikon.core.cancel import CancellationToken
 from helikon.errors import ConfigError
 from helikon.tools._policy_backend import DEFAULT_TIMEOUT_S, PolicyBackend, base_config
 from helikon.tools._workspace_rules import relative_paths, workspace_rules
-from helikon.tools.backend import ResourceLimits
+from helikon.tools.backend import ExecResult, ResourceLimits
+from helikon.tools.egress.policy import NetworkPolicy
+from helikon.tools.egress.runtime import EgressMechanism, EgressRuntime, denial_notes
 from helikon.tools.sandbox import Sandbox
+from helikon.tools.web.resolve import Resolver
 
 __all__ = ["OsSandboxBackend"]
 
@@ -85,6 +90,13 @@ class OsSandboxBackend(PolicyBackend):
             ``private_mounts=True``. A path missing when a command starts is not protected
             during it; one that is (or passes through) a symlink makes the call fail before
             the command runs.
+        network: egress by domain: the command reaches only helikon's egress proxy, which
+            allows what this :class:`~helikon.tools.egress.NetworkPolicy` allows (see the
+            sandbox guide); each connection becomes a ``network_access`` event in
+            :attr:`ExecResult.network`. Excludes ``allow_network``.
+        network_resolver: how the proxy resolves names (default: the system resolver).
+        egress_mechanism: ``"auto"`` (a private network namespace where the process is
+            root, else Landlock TCP port rules), ``"namespace"`` or ``"landlock_port"``.
 
     Raises:
         SandboxUnavailable: the kernel cannot enforce the requested containment, running as
@@ -114,6 +126,9 @@ class OsSandboxBackend(PolicyBackend):
         no_exec_in_workspace: bool = False,
         private_mounts: bool = False,
         read_only_paths: Sequence[str] = (),
+        network: NetworkPolicy | None = None,
+        network_resolver: Resolver | None = None,
+        egress_mechanism: EgressMechanism = "auto",
     ) -> None:
         config = base_config(
             "OsSandboxBackend",
@@ -153,7 +168,54 @@ class OsSandboxBackend(PolicyBackend):
         self.allow_network = bool(allow_network)
         self.deny_delete = bool(deny_delete)
         self.no_exec_in_workspace = bool(no_exec_in_workspace)
-        self._init_policy(sandbox, timeout, config)
+        self.network = network
+        self._egress: EgressRuntime | None = None
+        if network is not None:
+            if allow_network:
+                raise ConfigError(
+                    "OsSandboxBackend: network=NetworkPolicy(...) and allow_network=True "
+                    "exclude each other (allow_network opens every address)"
+                )
+            self._egress = EgressRuntime(
+                network, resolver=network_resolver, mechanism=egress_mechanism
+            )
+            config["egress"] = self._egress.native_config()
+        try:
+            self._init_policy(sandbox, timeout, config)
+        except BaseException:
+            if self._egress is not None:
+                self._egress.close()
+            raise
+        if self._egress is not None:
+            self._egress.start(self._policy)
+
+    @property
+    def egress(self) -> EgressRuntime | None:
+        """The egress proxy's runtime (mechanism, port, event log), when ``network`` is set."""
+        return self._egress
+
+    async def run(
+        self,
+        command: str,
+        *,
+        timeout: float | None = None,
+        cancel: CancellationToken | None = None,
+    ) -> ExecResult:
+        """As :meth:`PolicyBackend.run`; with ``network``, the result also carries the
+        command's ``network_access`` events and a note per refused destination."""
+        if self._egress is None:
+            return await super().run(command, timeout=timeout, cancel=cancel)
+        mark = self._egress.mark()
+        result = await super().run(command, timeout=timeout, cancel=cancel)
+        events = self._egress.since(mark)
+        return dataclasses.replace(
+            result, network=events, notes=result.notes + denial_notes(events)
+        )
+
+    def close(self) -> None:
+        """Stop the egress proxy, if any (the backend cannot reach the network after)."""
+        if self._egress is not None:
+            self._egress.close()
 
     def kernel_features(self) -> dict[str, Any]:
         """The probed kernel features (Landlock ABI, errata, seccomp, kernel release)."""

@@ -78,6 +78,24 @@ impl PySandboxPolicy {
         to_json(py, &self.inner.kernel_features())
     }
 
+    /// The egress mechanism in force (`"namespace"`, `"landlock_port"`) or `None`.
+    fn egress_mechanism(&self) -> Option<&'static str> {
+        self.inner.egress_mechanism().map(|m| m.as_str())
+    }
+
+    /// The port the command reaches the egress proxy at, or `None`.
+    fn egress_port(&self) -> Option<u16> {
+        self.inner.egress_port()
+    }
+
+    /// A new descriptor (owned by the caller) for the listener inside the egress network
+    /// namespace, or `None` unless the mechanism is the namespace.
+    fn egress_listener_fd(&self, py: Python<'_>) -> PyResult<Option<i32>> {
+        use std::os::fd::IntoRawFd;
+        let fd = self.inner.egress_listener().map_err(|e| map_err(py, e))?;
+        Ok(fd.map(IntoRawFd::into_raw_fd))
+    }
+
     /// The canonical root path.
     #[getter]
     fn root(&self) -> String {

@@ -182,6 +182,9 @@ pub struct SandboxConfig {
     /// The shell run as `<shell> -c <command>`. Default `/bin/sh`.
     #[serde(default = "default_shell")]
     pub shell: PathBuf,
+    /// Network only through helikon's egress proxy (see [`crate::egress`]).
+    #[serde(default)]
+    pub egress: Option<crate::egress::EgressConfig>,
 }
 
 /// The default environment allowlist.
@@ -224,6 +227,7 @@ impl SandboxConfig {
             output_cap_bytes: default_output_cap(),
             kill_grace_ms: default_grace(),
             shell: default_shell(),
+            egress: None,
         }
     }
 
@@ -324,6 +328,9 @@ impl SandboxConfig {
                     p.display()
                 )));
             }
+        }
+        if let Some(egress) = &self.egress {
+            egress.check(self)?;
         }
         if let Some((0, _)) = self.run_as {
             if self.mode == Mode::OsSandbox {

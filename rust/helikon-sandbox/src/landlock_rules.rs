@@ -19,7 +19,7 @@ use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::path::{Path, PathBuf};
 
 use landlock::{
-    Access, AccessFs, AccessNet, BitFlags, CompatLevel, Compatible, PathBeneath, Ruleset,
+    Access, AccessFs, AccessNet, BitFlags, CompatLevel, Compatible, NetPort, PathBeneath, Ruleset,
     RulesetAttr, RulesetCreatedAttr, Scope, ABI,
 };
 use rustix::fs::{fstat, open, FileType, Mode, OFlags};
@@ -233,6 +233,11 @@ pub(crate) fn ruleset(
     for (fd, rights) in workspace.extra_rules(ws, abi) {
         created = created
             .add_rule(PathBeneath::new(fd, rights))
+            .map_err(ll_err)?;
+    }
+    if let (true, Some(port)) = (enf.tcp_rules, enf.tcp_connect_port) {
+        created = created
+            .add_rule(NetPort::new(port, AccessNet::ConnectTcp))
             .map_err(ll_err)?;
     }
     for g in grants {

@@ -109,6 +109,7 @@ mod bpf;
 pub mod capabilities;
 pub mod config;
 pub mod confined;
+pub mod egress;
 #[cfg(target_os = "linux")]
 mod env;
 pub mod error;
@@ -148,6 +149,7 @@ mod workspace_rules;
 pub use capabilities::{capabilities, MemoryMechanism, MetadataMechanism, SandboxCapabilities};
 pub use config::{Limits, Mode, SandboxConfig, UnixSockets, Weakening, DEFAULT_MEMORY_BYTES};
 pub use confined::{ConfinedDir, DirEntryInfo, EntryKind, EntryStat};
+pub use egress::{EgressConfig, EgressMechanism};
 pub use error::{Result, SandboxError};
 pub use guarantees::{Isolation, SandboxGuarantees, HOST_LABEL, OS_SANDBOX_LABEL};
 pub use outcome::{KilledReason, RunOutcome};

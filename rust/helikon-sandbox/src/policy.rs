@@ -10,6 +10,7 @@ use rustix::fs::{open, Mode as FsMode, OFlags};
 
 use crate::config::{Mode, SandboxConfig};
 use crate::confined::ConfinedDir;
+use crate::egress::{self, Egress, EgressMechanism};
 use crate::env::build_env;
 use crate::error::{Result, SandboxError};
 use crate::guarantees::{Isolation, SandboxGuarantees, OS_SANDBOX_LABEL};
@@ -51,6 +52,7 @@ pub struct SandboxPolicy {
     slots: SlotPool,
     cap_last: c_int,
     guarantees: SandboxGuarantees,
+    egress: Option<Egress>,
 }
 
 impl std::fmt::Debug for SandboxPolicy {
@@ -87,7 +89,7 @@ impl SandboxPolicy {
     /// kernel or the process cannot enforce the configuration (including running as root
     /// without `run_as`), [`SandboxError::SelfTest`] when a probe that must be refused was
     /// not.
-    pub fn build(cfg: SandboxConfig) -> Result<Self> {
+    pub fn build(mut cfg: SandboxConfig) -> Result<Self> {
         cfg.validate()?;
         let root = ConfinedDir::open(&cfg.root)?;
         let shell = CString::new(cfg.shell.as_os_str().as_bytes())
@@ -122,7 +124,7 @@ impl SandboxPolicy {
         };
         let task_uid = creds.map_or(euid, |(u, _)| u);
 
-        let (enforcement, features, grants, workspace, seccomp, guarantees) = match cfg.mode {
+        let (enforcement, features, grants, workspace, seccomp, guarantees, egress) = match cfg.mode {
             Mode::Host => (
                 None,
                 None,
@@ -130,11 +132,21 @@ impl SandboxPolicy {
                 WorkspaceRules::default(),
                 Vec::new(),
                 SandboxGuarantees::host(),
+                None,
             ),
             Mode::OsSandbox => {
                 let features = probe::probe();
-                let enf = probe::plan(&cfg, &features)?;
+                let mut enf = probe::plan(&cfg, &features)?;
                 let grants = landlock_rules::open_grants(&cfg.read_paths, cfg.allow_proc)?;
+                let egress = match &cfg.egress {
+                    Some(e) => Some(Egress::establish(e, enf.abi, euid)?),
+                    None => None,
+                };
+                if let Some(eg) = &egress {
+                    enf.tcp_connect_port = Some(eg.port());
+                    enf.notes.push(eg.note());
+                    cfg.env.extend(egress::proxy_env(eg.port()));
+                }
                 let workspace = WorkspaceRules::prepare(&cfg, root.as_fd(), enf.abi)?;
                 let mut notes = enf.notes.clone();
                 notes.extend(workspace.notes());
@@ -153,7 +165,9 @@ impl SandboxPolicy {
                         names.join(", ")
                     ));
                 }
-                let sockets = if cfg.allow_network {
+                let sockets = if egress.is_some() {
+                    SocketPolicy::Proxied
+                } else if cfg.allow_network {
                     SocketPolicy::InetAllowed
                 } else {
                     SocketPolicy::Denied(cfg.unix_sockets)
@@ -164,7 +178,9 @@ impl SandboxPolicy {
                 })?;
                 let guarantees = SandboxGuarantees {
                     filesystem: Isolation::OsKernel,
-                    network: if cfg.allow_network {
+                    network: if egress.is_some() {
+                        Isolation::Proxied
+                    } else if cfg.allow_network {
                         Isolation::None
                     } else {
                         Isolation::OsKernel
@@ -182,6 +198,7 @@ impl SandboxPolicy {
                     workspace,
                     seccomp,
                     guarantees,
+                    egress,
                 )
             }
         };
@@ -214,6 +231,7 @@ impl SandboxPolicy {
             slots: SlotPool::new(creds),
             cap_last: cap_last(),
             guarantees,
+            egress,
         };
         policy.self_test()?;
         Ok(policy)
@@ -237,6 +255,30 @@ impl SandboxPolicy {
     /// The opened root.
     pub fn root(&self) -> &ConfinedDir {
         &self.root
+    }
+
+    /// The egress mechanism in force (`None` without `egress`).
+    pub fn egress_mechanism(&self) -> Option<EgressMechanism> {
+        self.egress.as_ref().map(Egress::mechanism)
+    }
+
+    /// The port the command reaches the proxy at (`None` without `egress`).
+    pub fn egress_port(&self) -> Option<u16> {
+        self.egress.as_ref().map(Egress::port)
+    }
+
+    /// A new descriptor for the listening socket inside the egress namespace, which the
+    /// host's proxy must serve (`None` unless the mechanism is the namespace).
+    ///
+    /// # Errors
+    /// [`SandboxError::Io`] when the descriptor cannot be duplicated.
+    pub fn egress_listener(&self) -> Result<Option<OwnedFd>> {
+        match self.egress.as_ref().and_then(Egress::listener) {
+            Some(fd) => fd
+                .map(Some)
+                .map_err(|e| SandboxError::io("dup egress listener", e)),
+            None => Ok(None),
+        }
     }
 
     /// Paths granted to the child besides the root and its temp dir (diagnostics).
@@ -323,6 +365,7 @@ impl SandboxPolicy {
             cap_last: self.cap_last,
             no_new_privs: os,
             landlock: slot.landlock(),
+            netns: self.egress.as_ref().and_then(Egress::netns),
             seccomp: &self.seccomp,
             action,
             timeout,
@@ -384,8 +427,14 @@ impl SandboxPolicy {
             return Ok(());
         }
         let mut probes = vec![(ChildAction::ProbeOpenRoot, "listing / (outside the root)")];
-        if !self.cfg.allow_network {
+        if !self.cfg.allow_network && self.egress.is_none() {
             probes.push((ChildAction::ProbeInetSocket, "creating an AF_INET socket"));
+        }
+        if self.egress.is_some() {
+            probes.push((
+                ChildAction::ProbeUdpSocket,
+                "creating a UDP socket (egress)",
+            ));
         }
         probes.push((ChildAction::ProbeUnshare, "unshare(CLONE_NEWUSER)"));
         if self.stage.is_some() {

@@ -100,6 +100,8 @@ pub struct Enforcement {
     pub abi: i32,
     /// Handle TCP bind/connect in Landlock (ABI 4) with no port allowed.
     pub tcp_rules: bool,
+    /// The one TCP port `connect` may reach (the egress proxy's), when `tcp_rules`.
+    pub tcp_connect_port: Option<u16>,
     /// Landlock signal scoping (ABI 6).
     pub scope_signal: bool,
     /// Landlock abstract-unix-socket scoping (ABI 6).
@@ -179,7 +181,7 @@ pub fn plan(cfg: &SandboxConfig, k: &KernelFeatures) -> Result<Enforcement> {
         waived.push(Weakening::AbstractUnixScope.as_str().to_string());
     }
     let tcp_rules = !cfg.allow_network && abi >= 4;
-    if !cfg.allow_network && !tcp_rules {
+    if !cfg.allow_network && !tcp_rules && cfg.egress.is_none() {
         notes.push(format!(
             "network is denied by seccomp alone ({} adds Landlock TCP rules)",
             kernel_for_abi(4)
@@ -212,6 +214,7 @@ pub fn plan(cfg: &SandboxConfig, k: &KernelFeatures) -> Result<Enforcement> {
     Ok(Enforcement {
         abi,
         tcp_rules,
+        tcp_connect_port: None,
         scope_signal,
         scope_abstract_unix,
         deny_path_truncate: abi < 3,

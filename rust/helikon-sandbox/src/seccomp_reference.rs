@@ -72,6 +72,49 @@ fn socket_rules(rules: &mut BTreeMap<i64, Vec<SeccompRule>>, policy: SocketPolic
                 vec![rule(vec![cond(0, Len::Dword, Op::Ne, unix)?])?],
             );
         }
+        SocketPolicy::Proxied => {
+            let mut chain = vec![rule(vec![
+                cond(0, Len::Dword, Op::Ne, libc::AF_INET as u64)?,
+                cond(0, Len::Dword, Op::Ne, libc::AF_INET6 as u64)?,
+            ])?];
+            for t in 0..=SOCK_TYPE_MASK {
+                if t != libc::SOCK_STREAM as u64 {
+                    chain.push(rule(vec![cond(
+                        1,
+                        Len::Dword,
+                        Op::MaskedEq(SOCK_TYPE_MASK),
+                        t,
+                    )?])?);
+                }
+            }
+            rules.insert(nr(libc::SYS_socket), chain);
+            let mut pairs = vec![rule(vec![cond(0, Len::Dword, Op::Ne, unix)?])?];
+            for t in 0..=SOCK_TYPE_MASK {
+                if t != libc::SOCK_STREAM as u64 && t != libc::SOCK_SEQPACKET as u64 {
+                    pairs.push(rule(vec![
+                        cond(0, Len::Dword, Op::Eq, unix)?,
+                        cond(1, Len::Dword, Op::MaskedEq(SOCK_TYPE_MASK), t)?,
+                    ])?);
+                }
+            }
+            rules.insert(nr(libc::SYS_socketpair), pairs);
+            let fastopen = libc::MSG_FASTOPEN as u64;
+            for (sc, arg) in [
+                (libc::SYS_sendto, 3),
+                (libc::SYS_sendmsg, 2),
+                (libc::SYS_sendmmsg, 3),
+            ] {
+                rules.insert(
+                    nr(sc),
+                    vec![rule(vec![cond(
+                        arg,
+                        Len::Dword,
+                        Op::MaskedEq(fastopen),
+                        fastopen,
+                    )?])?],
+                );
+            }
+        }
         SocketPolicy::Denied(UnixSockets::None) => {
             rules.insert(nr(libc::SYS_socket), vec![]);
             rules.insert(nr(libc::SYS_socketpair), vec![]);

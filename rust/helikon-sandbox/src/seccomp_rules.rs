@@ -30,6 +30,11 @@ pub(crate) enum SocketPolicy {
     Denied(UnixSockets),
     /// Network allowed: AF_UNIX, AF_INET, AF_INET6 only.
     InetAllowed,
+    /// Egress through the proxy: `socket()` only for TCP over IPv4/IPv6 (no UDP, no raw,
+    /// no AF_UNIX socket that could `connect` a pathname socket), AF_UNIX stream/seqpacket
+    /// pairs, no TCP Fast Open `sendto`/`sendmsg` (a connect the Landlock connect hook
+    /// would not see). Where each connection may go is Landlock's and the namespace's job.
+    Proxied,
 }
 
 /// Inputs that change the filter.
@@ -147,8 +152,40 @@ fn ioctl_req(r: libc::Ioctl) -> u32 {
     r as u32
 }
 
+const SOCK_TYPE_MASK: u32 = 0xf;
+
+/// AF_UNIX stream/seqpacket only: a datagram socket could sendto() a pathname socket
+/// without connect().
+fn unix_pairs() -> Verdict {
+    let kind = |ty: i32| {
+        c(
+            1,
+            Test::MaskedEq {
+                mask: SOCK_TYPE_MASK,
+                value: ty as u32,
+            },
+        )
+    };
+    Verdict::Rules {
+        rules: vec![
+            Rule {
+                conds: vec![c(0, Test::Ne(libc::AF_UNIX as u32))],
+                action: EPERM,
+            },
+            Rule {
+                conds: vec![kind(libc::SOCK_STREAM)],
+                action: Action::Allow,
+            },
+            Rule {
+                conds: vec![kind(libc::SOCK_SEQPACKET)],
+                action: Action::Allow,
+            },
+        ],
+        default: EPERM,
+    }
+}
+
 fn socket_table(t: &mut BTreeMap<u32, Verdict>, policy: SocketPolicy) -> Result<()> {
-    const SOCK_TYPE_MASK: u32 = 0xf;
     let unix = libc::AF_UNIX as u32;
     let socket = sys(libc::SYS_socket)?;
     let socketpair = sys(libc::SYS_socketpair)?;
@@ -166,6 +203,42 @@ fn socket_table(t: &mut BTreeMap<u32, Verdict>, policy: SocketPolicy) -> Result<
             );
             t.insert(socketpair, deny_if(vec![vec![c(0, Test::Ne(unix))]]));
         }
+        SocketPolicy::Proxied => {
+            let stream = Test::MaskedEq {
+                mask: SOCK_TYPE_MASK,
+                value: libc::SOCK_STREAM as u32,
+            };
+            t.insert(
+                socket,
+                Verdict::Rules {
+                    rules: vec![
+                        Rule {
+                            conds: vec![
+                                c(0, Test::Ne(libc::AF_INET as u32)),
+                                c(0, Test::Ne(libc::AF_INET6 as u32)),
+                            ],
+                            action: EPERM,
+                        },
+                        Rule {
+                            conds: vec![c(1, stream)],
+                            action: Action::Allow,
+                        },
+                    ],
+                    default: EPERM,
+                },
+            );
+            t.insert(socketpair, unix_pairs());
+            let fastopen = Test::MaskedEq {
+                mask: libc::MSG_FASTOPEN as u32,
+                value: libc::MSG_FASTOPEN as u32,
+            };
+            t.insert(sys(libc::SYS_sendto)?, deny_if(vec![vec![c(3, fastopen)]]));
+            t.insert(sys(libc::SYS_sendmsg)?, deny_if(vec![vec![c(2, fastopen)]]));
+            t.insert(
+                sys(libc::SYS_sendmmsg)?,
+                deny_if(vec![vec![c(3, fastopen)]]),
+            );
+        }
         SocketPolicy::Denied(UnixSockets::None) => {
             t.insert(socket, Verdict::Always(EPERM));
             t.insert(socketpair, Verdict::Always(EPERM));
@@ -175,34 +248,7 @@ fn socket_table(t: &mut BTreeMap<u32, Verdict>, policy: SocketPolicy) -> Result<
             t.insert(socketpair, deny_if(vec![vec![c(0, Test::Ne(unix))]]));
         }
         SocketPolicy::Denied(UnixSockets::Pairs) => {
-            // AF_UNIX stream/seqpacket only: a datagram socket could sendto() a pathname
-            // socket without connect().
-            let kind = |ty: i32| {
-                c(
-                    1,
-                    Test::MaskedEq {
-                        mask: SOCK_TYPE_MASK,
-                        value: ty as u32,
-                    },
-                )
-            };
-            let pairs = Verdict::Rules {
-                rules: vec![
-                    Rule {
-                        conds: vec![c(0, Test::Ne(unix))],
-                        action: EPERM,
-                    },
-                    Rule {
-                        conds: vec![kind(libc::SOCK_STREAM)],
-                        action: Action::Allow,
-                    },
-                    Rule {
-                        conds: vec![kind(libc::SOCK_SEQPACKET)],
-                        action: Action::Allow,
-                    },
-                ],
-                default: EPERM,
-            };
+            let pairs = unix_pairs();
             t.insert(socket, pairs.clone());
             t.insert(socketpair, pairs);
             for sc in [
@@ -327,6 +373,7 @@ mod tests {
         let mut v = Vec::new();
         for sockets in [
             SocketPolicy::InetAllowed,
+            SocketPolicy::Proxied,
             SocketPolicy::Denied(UnixSockets::Pairs),
             SocketPolicy::Denied(UnixSockets::None),
             SocketPolicy::Denied(UnixSockets::Connect),
@@ -382,6 +429,8 @@ mod tests {
             v.push(u64::from(m | 0o644));
         }
         v.push(0x0008); // PER_LINUX32-like
+        let fastopen = libc::MSG_FASTOPEN as u64;
+        v.extend([fastopen, fastopen | 0x40, fastopen | (1 << 33)]);
         v
     }
 

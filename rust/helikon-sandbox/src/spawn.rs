@@ -27,6 +27,7 @@ pub(crate) struct Prepared<'a, 's> {
     pub cap_last: c_int,
     pub no_new_privs: bool,
     pub landlock: Option<BorrowedFd<'a>>,
+    pub netns: Option<BorrowedFd<'a>>,
     pub seccomp: &'a [BpfProgram],
     pub action: ChildAction,
     pub timeout: Duration,
@@ -72,6 +73,8 @@ pub(crate) fn execute(p: Prepared<'_, '_>) -> Result<(RunOutcome, Report)> {
     launch.no_new_privs = p.no_new_privs;
     launch.mounts = p.mounts;
     launch.landlock_fd = landlock_raw;
+    let netns_raw = p.netns.as_ref().map(|fd| fd.as_raw_fd());
+    launch.netns_fd = netns_raw;
     launch.seccomp = p.seccomp.to_vec();
     launch.action = p.action;
     launch.timeout_ms = u64::try_from(p.timeout.as_millis()).unwrap_or(u64::MAX);
@@ -84,9 +87,8 @@ pub(crate) fn execute(p: Prepared<'_, '_>) -> Result<(RunOutcome, Report)> {
     }
     launch.timing = p.steps.on();
     let mut keep = vec![p.devnull.as_raw_fd(), p.cwd.as_raw_fd()];
-    if let Some(fd) = landlock_raw {
-        keep.push(fd);
-    }
+    keep.extend(landlock_raw);
+    keep.extend(netns_raw);
     keep.sort_unstable();
     keep.dedup();
     for (slot, fd) in launch.keep.iter_mut().zip(keep) {

@@ -86,6 +86,10 @@ pub(super) fn confine_and_run(l: &Launch) -> ! {
         0,
     );
     l.mark(Mark::Limits);
+    if let Some(net) = l.netns_fd {
+        // Egress through the proxy: the namespace's only interface is loopback.
+        check(l, step::NETNS, raw::setns(net, libc::CLONE_NEWNET));
+    }
     if let Some(plan) = &l.mounts {
         if let Err(e) = mounts::enter(plan) {
             fail(l, step::MOUNTS, e);
@@ -123,6 +127,10 @@ pub(super) fn confine_and_run(l: &Launch) -> ! {
         }
         ChildAction::ProbeInetSocket => {
             let r = raw::socket(libc::AF_INET, libc::SOCK_STREAM | libc::SOCK_CLOEXEC);
+            probe_done(l, r)
+        }
+        ChildAction::ProbeUdpSocket => {
+            let r = raw::socket(libc::AF_INET, libc::SOCK_DGRAM | libc::SOCK_CLOEXEC);
             probe_done(l, r)
         }
         ChildAction::ProbeUnshare => probe_done(l, raw::unshare(libc::CLONE_NEWUSER)),

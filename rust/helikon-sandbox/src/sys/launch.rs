@@ -40,6 +40,8 @@ pub(crate) struct Launch {
     pub mounts: Option<crate::mount_plan::MountPlan>,
     /// Landlock ruleset descriptor to enforce.
     pub landlock_fd: Option<RawFd>,
+    /// Egress: the network namespace to enter (as root, before the credentials change).
+    pub netns_fd: Option<RawFd>,
     /// Seccomp programs, installed in order, after Landlock.
     pub seccomp: Vec<BpfProgram>,
     /// What to do once confined.
@@ -192,6 +194,7 @@ impl Launch {
             no_new_privs: false,
             mounts: None,
             landlock_fd: None,
+            netns_fd: None,
             seccomp: Vec::new(),
             action: ChildAction::Exec,
             timeout_ms: 0,

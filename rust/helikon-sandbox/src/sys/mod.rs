@@ -46,6 +46,7 @@ pub(crate) mod launch;
 mod memwatch;
 mod mounts;
 mod procfs;
+pub(crate) mod netns;
 pub(crate) mod raw;
 mod supervisor;
 
@@ -71,6 +72,7 @@ pub(crate) mod step {
     pub const FORK: i32 = 16;
     pub const PIPE: i32 = 17;
     pub const MOUNTS: i32 = 18;
+    pub const NETNS: i32 = 19;
     /// Not a failure: the result of a built-in probe (errno 0 = the probe succeeded).
     pub const PROBE: i32 = 100;
 }
@@ -96,6 +98,7 @@ pub(crate) fn step_name(s: i32) -> &'static str {
         step::FORK => "fork",
         step::PIPE => "pipe",
         step::MOUNTS => "private mount namespace",
+        step::NETNS => "enter the egress network namespace",
         _ => "unknown step",
     }
 }
@@ -109,6 +112,8 @@ pub(crate) enum ChildAction {
     ProbeOpenRoot,
     /// Self-test: `socket(AF_INET, SOCK_STREAM)` (must be refused by seccomp).
     ProbeInetSocket,
+    /// Self-test: `socket(AF_INET, SOCK_DGRAM)` (must be refused by seccomp with egress).
+    ProbeUdpSocket,
     /// Self-test: `unshare(CLONE_NEWUSER)` (must be refused by seccomp).
     ProbeUnshare,
     /// Self-test: `open(<the mount stage>, O_PATH)`, a path that exists on the host (must

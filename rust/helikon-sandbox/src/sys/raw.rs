@@ -387,6 +387,16 @@ pub(crate) fn move_mount(from: c_int, to: c_int, flags: c_uint) -> R {
     )
 }
 
+/// `ioctl` with a pointer argument (`arg` is the address of the request's struct).
+pub(crate) fn ioctl_ptr(fd: c_int, request: libc::c_ulong, arg: usize) -> R {
+    sc!(libc::SYS_ioctl, fd, request, arg)
+}
+
+/// Enter the namespace `fd` refers to (`nstype` one `CLONE_NEW*` flag).
+pub(crate) fn setns(fd: c_int, nstype: c_int) -> R {
+    sc!(libc::SYS_setns, fd, nstype)
+}
+
 /// End this process now (no destructors, no atexit handlers, no libc).
 pub(crate) fn exit_now(code: c_int) -> ! {
     loop {

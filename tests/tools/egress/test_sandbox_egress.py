@@ -1,0 +1,218 @@
+"""NetworkPolicy on the OS sandbox, end to end on this kernel: real curl and pip inside the
+sandbox reach an allowed name (mapped to 127.0.0.1 by the proxy's test resolver) on real
+local servers; a refused name, a direct connect, UDP, a raw IP and DNS all fail; the events
+say why, in the result, the agent's event stream and the trace span."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from helikon import Agent, NetworkAccess, RunContext
+from helikon.core.permissions import PermissionMode
+from helikon.errors import ConfigError, SandboxUnavailable
+from helikon.testing import Call, MockModel, Text
+from helikon.tools import BashTool, Isolation, OsSandboxBackend, Sandbox
+from helikon.tools.egress import NetworkPolicy, StaticResolver
+from tests.tools.conftest import IS_ROOT, needs_os_sandbox, run_as
+from tests.tools.egress.servers import ORIGIN_BODY, origin, received, udp_listener
+
+pytestmark = needs_os_sandbox
+
+CURL = shutil.which("curl")
+HAS_PIP = (
+    subprocess.run(["/usr/bin/python3", "-m", "pip", "--version"], capture_output=True).returncode
+    == 0
+)
+needs_curl = pytest.mark.skipif(
+    CURL is None, reason="curl is not installed (scripts/test installs it)"
+)
+needs_pip = pytest.mark.skipif(
+    not HAS_PIP, reason="/usr/bin/python3 has no pip (scripts/test installs python3-pip)"
+)
+
+POLICY = NetworkPolicy(
+    allow_domains=["pypi.test", "*.hosted.test"],
+    deny_domains=["bad.hosted.test"],
+    allow_addresses=["127.0.0.1/32"],
+)
+RESOLVER = StaticResolver(
+    {"pypi.test": "127.0.0.1", "bad.hosted.test": "127.0.0.1", "other.test": "127.0.0.1"}
+)
+
+
+@pytest.fixture
+def backend(ws: dict[str, Path]) -> Iterator[OsSandboxBackend]:
+    b = OsSandboxBackend(
+        Sandbox.open(ws["root"]), run_as=run_as(), network=POLICY, network_resolver=RESOLVER
+    )
+    try:
+        yield b
+    finally:
+        b.close()
+
+
+def _rules(events: tuple[NetworkAccess, ...]) -> list[tuple[str, str, str]]:
+    return [(e.host, e.verdict, e.rule) for e in events]
+
+
+def test_guarantees_say_proxied_and_name_the_mechanism(backend: OsSandboxBackend) -> None:
+    g = backend.guarantees()
+    assert g.network is Isolation.PROXIED
+    assert backend.egress is not None
+    expected = "namespace" if IS_ROOT else "landlock_port"
+    assert backend.egress.mechanism == expected
+    port = backend.egress.port
+    assert any(f"{port}" in n and n.startswith("network: ") for n in g.notes), g.notes
+    desc = BashTool(backend).description
+    assert "egress proxy" in desc and "reachable domains: pypi.test, *.hosted.test" in desc
+
+
+@needs_curl
+async def test_curl_reaches_an_allowed_name_by_every_proxy_protocol(
+    backend: OsSandboxBackend,
+) -> None:
+    with origin() as (port, seen):
+        url = f"http://pypi.test:{port}/"
+        r = await backend.run(
+            f'curl -sS {url}; curl -sS -p {url}; curl -sS --proxy "$ALL_PROXY" {url}'
+        )
+    assert r.exit_code == 0, r
+    assert r.stdout == ORIGIN_BODY.decode() * 3
+    assert seen == ["/", "/", "/"]
+    assert [(e.protocol, e.verdict, e.rule, e.address) for e in r.network] == [
+        ("http", "allow", "allow_domains:pypi.test", "127.0.0.1"),
+        ("connect", "allow", "allow_domains:pypi.test", "127.0.0.1"),
+        ("socks5", "allow", "allow_domains:pypi.test", "127.0.0.1"),
+    ]
+    assert r.notes == ()
+
+
+@needs_pip
+async def test_pip_download_from_a_local_index(backend: OsSandboxBackend) -> None:
+    with origin() as (port, seen):
+        r = await backend.run(
+            "python3 -m pip download --no-deps --no-cache-dir --disable-pip-version-check "
+            f"--index-url http://pypi.test:{port}/simple/ --trusted-host pypi.test "
+            "-d dl tinypkg && ls dl",
+            timeout=60,
+        )
+    assert r.exit_code == 0, r
+    assert r.stdout.strip().endswith("tinypkg-1.0-py3-none-any.whl")
+    assert "/files/tinypkg-1.0-py3-none-any.whl" in seen
+    assert {(e.host, e.verdict) for e in r.network} == {("pypi.test", "allow")}
+
+
+@needs_curl
+@pytest.mark.parametrize(
+    ("target", "host", "rule"),
+    [
+        ("other.test", "other.test", "not_allowed"),
+        ("bad.hosted.test", "bad.hosted.test", "deny_domains:bad.hosted.test"),
+        ("127.0.0.2", "127.0.0.2", "ip_literal"),
+        ("2130706434", "127.0.0.2", "ip_literal"),  # curl normalizes the spelling itself
+        ("0x7f.0.0.2", "127.0.0.2", "ip_literal"),
+        ("[::1]", "::1", "ip_literal"),
+        ("169.254.169.254", "169.254.169.254", "ip_literal"),
+        ("nowhere.hosted.test", "nowhere.hosted.test", "resolve"),
+    ],
+)
+async def test_refused_destinations_fail_and_the_events_say_why(
+    backend: OsSandboxBackend, target: str, host: str, rule: str
+) -> None:
+    with origin() as (port, seen):
+        # -p (CONNECT) and plain forwarding both refused; curl exits non-zero on the 403s.
+        r = await backend.run(
+            f"curl -sS -f http://{target}:{port}/; echo rc=$?; "
+            f"curl -sS -p http://{target}:{port}/; echo rc=$?"
+        )
+    assert seen == []
+    assert "rc=0" not in r.stdout and ORIGIN_BODY.decode() not in r.stdout
+    assert [(e.host.strip("[]"), e.verdict, e.rule) for e in r.network] == [
+        (host, "deny", rule)
+    ] * 2
+    assert any(f"refused by the egress proxy ({rule}:" in n for n in r.notes), r.notes
+
+
+@needs_curl
+async def test_a_literal_allowed_by_address_is_reached(backend: OsSandboxBackend) -> None:
+    with origin() as (port, seen):
+        r = await backend.run(f"curl -sS http://127.0.0.1:{port}/")
+    assert (r.stdout, seen) == (ORIGIN_BODY.decode(), ["/"])
+    assert _rules(r.network) == [("127.0.0.1", "allow", "allow_addresses:127.0.0.1/32")]
+
+
+@needs_curl
+async def test_direct_connect_udp_and_dns_fail_without_reaching_anything(
+    backend: OsSandboxBackend,
+) -> None:
+    with origin() as (port, seen), udp_listener() as (uport, usock):
+        r = await backend.run(
+            f"curl -sS --noproxy '*' --max-time 3 http://127.0.0.1:{port}/; echo direct=$?; "
+            f"curl -sS --noproxy '*' --max-time 3 http://pypi.test:{port}/; echo dns=$?; "
+            "python3 -c 'import socket\n"
+            "try:\n"
+            "    u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)\n"
+            f'    u.sendto(b"x", ("127.0.0.1", {uport}))\n'
+            'except OSError as e: print("udp", e.errno)\n'
+            "try:\n"
+            '    socket.getaddrinfo("pypi.org", 443)\n'
+            'except OSError as e: print("getaddrinfo failed")\''
+        )
+        assert received(usock) is None
+    assert seen == []
+    assert "direct=7" in r.stdout  # curl: could not connect
+    assert "dns=6" in r.stdout  # curl: could not resolve host
+    assert "udp 1" in r.stdout  # EPERM from seccomp
+    assert "getaddrinfo failed" in r.stdout
+    assert r.network == ()  # nothing reached the proxy
+
+
+@needs_curl
+async def test_network_access_events_reach_the_agent_stream(backend: OsSandboxBackend) -> None:
+    with origin() as (port, _):
+        model = MockModel(
+            [
+                [
+                    Call(
+                        "c1",
+                        "Bash",
+                        {"command": f"curl -sS http://pypi.test:{port}/ http://other.test:{port}/"},
+                    )
+                ],
+                [Text("done")],
+            ]
+        )
+        agent = Agent(name="net", model=model, instructions="x", tools=[BashTool(backend)])
+        ctx: RunContext[None] = RunContext.ephemeral().with_permission_mode(PermissionMode.BYPASS)
+        result = await agent.run("fetch", ctx=ctx)
+    events: list[Any] = [e for e in result.events if e.type == "network_access"]
+    assert [(e.host, e.verdict, e.rule, e.call_id) for e in events] == [
+        ("pypi.test", "allow", "allow_domains:pypi.test", "c1"),
+        ("other.test", "deny", "not_allowed", "c1"),
+    ]
+    output = next(e for e in result.events if e.type == "tool_output_item")
+    text = output.item.content[0].text
+    assert "network: other.test:" in text and "refused by the egress proxy (not_allowed:" in text
+    # each event precedes the call's output in the stream
+    order = [e.type for e in result.events]
+    assert order.index("network_access") < order.index("tool_output_item")
+
+
+def test_bad_combinations_are_refused(ws: dict[str, Path]) -> None:
+    sb = Sandbox.open(ws["root"])
+    with pytest.raises(ConfigError, match="exclude each other"):
+        OsSandboxBackend(sb, run_as=run_as(), network=POLICY, allow_network=True)
+    with pytest.raises(ConfigError, match="must be a NetworkPolicy"):
+        OsSandboxBackend(sb, run_as=run_as(), network={"allow_domains": ["x"]})  # type: ignore[arg-type]
+    with pytest.raises(ConfigError, match="egress_mechanism must be one of"):
+        OsSandboxBackend(sb, run_as=run_as(), network=POLICY, egress_mechanism="vpn")  # type: ignore[arg-type]
+    with pytest.raises(SandboxUnavailable, match="allow_unix_sockets cannot be enforced"):
+        OsSandboxBackend(
+            sb, run_as=run_as(), network=NetworkPolicy(allow_unix_sockets=["/run/x.sock"])
+        )
