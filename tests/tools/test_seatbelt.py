@@ -32,6 +32,21 @@ def test_allow_network_drops_only_the_network_rule(tmp_path: Path) -> None:
     assert "(deny file-write*)" in profile
 
 
+def test_proxy_port_allows_only_localhost_at_that_port(tmp_path: Path) -> None:
+    lines = seatbelt_profile([tmp_path], proxy_port=3128).splitlines()
+    # every network operation denied, then exactly one outbound destination re-allowed
+    assert lines[-2:] == [
+        "(deny network*)",
+        '(allow network-outbound (remote ip "localhost:3128"))',
+    ]
+    assert sum("network" in line for line in lines) == 2
+    for bad in (0, 65536, -1, True, "3128"):
+        with pytest.raises(ConfigError, match="proxy_port"):
+            seatbelt_profile([tmp_path], proxy_port=bad)  # type: ignore[arg-type]
+    with pytest.raises(ConfigError, match="excludes allow_network"):
+        seatbelt_profile([tmp_path], proxy_port=3128, allow_network=True)
+
+
 def test_paths_are_resolved_and_escaped(tmp_path: Path) -> None:
     odd = tmp_path / 'we"ird\\dir'
     odd.mkdir()

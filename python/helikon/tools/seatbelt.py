@@ -17,13 +17,17 @@ import os
 import sys
 import tempfile
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 
 from helikon.core.cancel import CancellationToken
 from helikon.errors import ConfigError, SandboxUnavailable
 from helikon.tools._posix_runner import PORTABLE_NOTES, PosixSpec, run_posix
 from helikon.tools.backend import ExecResult, Isolation, SandboxGuarantees
+from helikon.tools.egress.policy import NetworkPolicy
+from helikon.tools.egress.runtime import EgressRuntime, denial_notes, proxy_env
 from helikon.tools.sandbox import Sandbox
+from helikon.tools.web.resolve import Resolver
 
 __all__ = ["SANDBOX_EXEC", "SeatbeltBackend", "seatbelt_profile"]
 
@@ -43,7 +47,10 @@ def _quote(path: str) -> str:
 
 
 def seatbelt_profile(
-    writable: Sequence[str | os.PathLike[str]], *, allow_network: bool = False
+    writable: Sequence[str | os.PathLike[str]],
+    *,
+    allow_network: bool = False,
+    proxy_port: int | None = None,
 ) -> str:
     """The SBPL profile for the spec's macOS posture.
 
@@ -51,12 +58,16 @@ def seatbelt_profile(
         writable: directories commands may write under (resolved with ``realpath``, since
             Seatbelt matches real paths: ``/tmp`` is ``/private/tmp`` on macOS).
         allow_network: permit every socket family (the network axis is then ``NONE``).
+        proxy_port: with the network denied, allow outbound connections to this port on
+            ``localhost`` only (helikon's egress proxy; the network axis is then
+            ``PROXIED``).
 
     Returns:
         The profile text for ``sandbox-exec -p``.
 
     Raises:
-        ConfigError: no writable directory, or a path with a control character.
+        ConfigError: no writable directory, a path with a control character, a
+            ``proxy_port`` outside 1-65535 or combined with ``allow_network``.
 
     Example:
         >>> print(seatbelt_profile(["/work"], allow_network=False))  # doctest: +ELLIPSIS
@@ -77,8 +88,18 @@ def seatbelt_profile(
         "(deny file-write*)",
         f"(allow file-write* {allowed} {devices})",
     ]
+    if proxy_port is not None:
+        if isinstance(proxy_port, bool) or not isinstance(proxy_port, int):
+            raise ConfigError(f"seatbelt_profile: proxy_port must be an int, got {proxy_port!r}")
+        if not 0 < proxy_port < 65536 or allow_network:
+            raise ConfigError(
+                "seatbelt_profile: proxy_port must be 1-65535 and excludes allow_network, "
+                f"got {proxy_port!r}"
+            )
     if not allow_network:
         lines.append("(deny network*)")
+    if proxy_port is not None:
+        lines.append(f'(allow network-outbound (remote ip "localhost:{proxy_port}"))')
     return "\n".join(lines)
 
 
@@ -89,6 +110,9 @@ class SeatbeltBackend:
         sandbox: the workspace; commands run with it as their working directory.
         allow_network: opt out of the network axis only.
         timeout: default seconds before the process group is killed.
+        network: egress by domain: the profile allows only ``localhost:<port>`` of helikon's
+            egress proxy (which this backend runs), and the proxy variables are set.
+        network_resolver: how the proxy resolves names (default: the system resolver).
 
     Raises:
         SandboxUnavailable: not macOS, or ``/usr/bin/sandbox-exec`` is missing (fail closed;
@@ -96,7 +120,13 @@ class SeatbeltBackend:
     """
 
     def __init__(
-        self, sandbox: Sandbox, *, allow_network: bool = False, timeout: float = 120.0
+        self,
+        sandbox: Sandbox,
+        *,
+        allow_network: bool = False,
+        timeout: float = 120.0,
+        network: NetworkPolicy | None = None,
+        network_resolver: Resolver | None = None,
     ) -> None:
         if not _is_macos() or not Path(SANDBOX_EXEC).exists():
             raise SandboxUnavailable(
@@ -106,11 +136,22 @@ class SeatbeltBackend:
         self.sandbox = sandbox
         self.allow_network = allow_network
         self.timeout = timeout
+        self.network = network
+        self.egress: EgressRuntime | None = None
+        env: dict[str, str] = {}
+        port: int | None = None
+        if network is not None:
+            self.egress = EgressRuntime(network, resolver=network_resolver)
+            port = self.egress.start_host()
+            env = proxy_env(port)
         self._tmp = tempfile.mkdtemp(prefix="helikon-seatbelt-")
-        self.profile = seatbelt_profile([sandbox.root, self._tmp], allow_network=allow_network)
+        self.profile = seatbelt_profile(
+            [sandbox.root, self._tmp], allow_network=allow_network, proxy_port=port
+        )
         self._spec = PosixSpec(
             root=str(sandbox.root),
             prefix=(SANDBOX_EXEC, "-p", self.profile),
+            env=env,
             tmp_parent=self._tmp,
         )
 
@@ -118,7 +159,13 @@ class SeatbeltBackend:
         """Filesystem (writes only) and network by the kernel; syscalls not filtered."""
         return SandboxGuarantees(
             filesystem=Isolation.OS_KERNEL,
-            network=Isolation.NONE if self.allow_network else Isolation.OS_KERNEL,
+            network=(
+                Isolation.PROXIED
+                if self.egress is not None
+                else Isolation.NONE
+                if self.allow_network
+                else Isolation.OS_KERNEL
+            ),
             syscalls=Isolation.NONE,
             label="os-sandbox (seatbelt)",
             notes=(
@@ -144,4 +191,9 @@ class SeatbeltBackend:
         Raises:
             ConfigError: a NUL byte in the command.
         """
-        return await run_posix(self._spec, command, timeout or self.timeout, cancel)
+        if self.egress is None:
+            return await run_posix(self._spec, command, timeout or self.timeout, cancel)
+        mark = self.egress.mark()
+        result = await run_posix(self._spec, command, timeout or self.timeout, cancel)
+        events = self.egress.since(mark)
+        return replace(result, network=events, notes=result.notes + denial_notes(events))

@@ -216,3 +216,35 @@ def test_forwarded_request_drops_proxy_headers(proxy: Harness) -> None:
     assert head.startswith("GET /path?q=1 HTTP/1.1\r\n")
     assert "Proxy-Authorization" not in head and "Proxy-Connection" not in head
     assert "Connection: close" in head
+
+
+@needs_curl
+def test_runtime_serves_a_host_port_and_logs_events_in_order() -> None:
+    from helikon.tools.egress.runtime import EgressRuntime, denial_notes, proxy_env
+
+    policy = NetworkPolicy(allow_domains=["pypi.test"], allow_addresses=["127.0.0.1/32"])
+    rt = EgressRuntime(policy, resolver=StaticResolver({"pypi.test": "127.0.0.1"}))
+    port = rt.start_host()
+    try:
+        env = proxy_env(port)
+        assert env["ALL_PROXY"] == env["all_proxy"] == f"socks5h://127.0.0.1:{port}"
+        mark = rt.mark()
+        with origin() as (oport, seen):
+            h = Harness(port, [])
+            ok = h.curl("-x", env["HTTP_PROXY"], f"http://pypi.test:{oport}/")
+            no = h.curl("-x", env["ALL_PROXY"], f"http://other.test:{oport}/")
+        assert ok.stdout.encode() == ORIGIN_BODY and no.returncode != 0
+        assert seen == ["/"]
+        events = rt.since(mark)
+        assert [(e.host, e.verdict) for e in events] == [
+            ("pypi.test", "allow"),
+            ("other.test", "deny"),
+        ]
+        assert rt.since(rt.mark()) == ()
+        assert denial_notes(events) == (
+            f"network: other.test:{oport} refused by the egress proxy (not_allowed: other.test "
+            "is not in allow_domains ['pypi.test'])",
+        )
+    finally:
+        rt.close()
+        rt.close()

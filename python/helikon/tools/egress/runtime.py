@@ -112,6 +112,18 @@ class EgressRuntime:
             raise SandboxUnavailable("the egress proxy has no listener to serve")
         self._thread = ProxyThread(self._proxy, sock)
 
+    def start_host(self) -> int:
+        """Serve a new listener on ``127.0.0.1`` in this namespace (macOS Seatbelt, where
+        the profile allows only that port); returns its port."""
+        config = self.native_config() if self._host_sock is None else {}
+        sock, self._host_sock = self._host_sock, None
+        if sock is None:  # pragma: no cover - native_config always makes one here
+            raise SandboxUnavailable(f"the egress proxy has no listener ({config})")
+        self.port = sock.getsockname()[1]
+        self.mechanism = "host_port"
+        self._thread = ProxyThread(self._proxy, sock)
+        return int(self.port)
+
     def discard_host_listener(self) -> None:
         """Close the host listener (unused, or the build failed)."""
         if self._host_sock is not None:
@@ -139,6 +151,21 @@ class EgressRuntime:
         if self._thread is not None:
             self._thread.close()
             self._thread = None
+
+
+def proxy_env(port: int) -> dict[str, str]:
+    """The proxy variables for a proxy at ``127.0.0.1:port`` (both spellings; ``ALL_PROXY``
+    is SOCKS5 with proxy-side resolution).
+
+    Example:
+        >>> proxy_env(3128)["HTTPS_PROXY"]
+        'http://127.0.0.1:3128'
+    """
+    http = f"http://127.0.0.1:{port}"
+    env = {"HTTP_PROXY": http, "HTTPS_PROXY": http, "ALL_PROXY": f"socks5h://127.0.0.1:{port}"}
+    env.update({k.lower(): v for k, v in env.items()})
+    env.update({"NO_PROXY": "", "no_proxy": ""})
+    return env
 
 
 def denial_notes(events: tuple[NetworkAccess, ...]) -> tuple[str, ...]:
