@@ -124,7 +124,8 @@ impl SandboxPolicy {
         };
         let task_uid = creds.map_or(euid, |(u, _)| u);
 
-        let (enforcement, features, grants, workspace, seccomp, guarantees, egress) = match cfg.mode {
+        let (enforcement, features, grants, workspace, seccomp, guarantees, egress) = match cfg.mode
+        {
             Mode::Host => (
                 None,
                 None,

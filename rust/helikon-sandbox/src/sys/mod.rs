@@ -45,8 +45,8 @@ mod child;
 pub(crate) mod launch;
 mod memwatch;
 mod mounts;
-mod procfs;
 pub(crate) mod netns;
+mod procfs;
 pub(crate) mod raw;
 mod supervisor;
 
