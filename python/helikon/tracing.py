@@ -11,7 +11,9 @@ trace tree of a run is::
         │                           gen_ai.request.model, gen_ai.usage.input_tokens,
         │                           gen_ai.usage.output_tokens, gen_ai.response.finish_reasons
         └── execute_tool {tool}     gen_ai.operation.name=execute_tool, gen_ai.tool.name,
-                                    gen_ai.tool.call.id, error.type (on failure)
+                                    gen_ai.tool.call.id, error.type (on failure); span
+                                    events a tool reports (``network_access``: helikon.host,
+                                    .port, .verdict, .rule, .reason, .address, .protocol)
 
 When the API is not installed or no tracer provider has been set, nothing is created: the
 cost is one check per run. Spans never carry message or tool content, so no secret reaches

@@ -291,6 +291,53 @@ mod tests {
         );
     }
 
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn without_root_or_landlock_4_egress_fails_closed() {
+        let establish = |mechanism, host_port, abi| {
+            Egress::establish(
+                &EgressConfig {
+                    mechanism,
+                    host_port,
+                },
+                abi,
+                1000,
+            )
+        };
+        let err = |r: Result<Egress>| r.unwrap_err().to_string();
+        let e = err(establish(EgressMechanism::Namespace, Some(8080), 7));
+        assert!(
+            e.contains("\"namespace\" cannot be enforced: the host process is not root"),
+            "{e}"
+        );
+        let e = err(establish(EgressMechanism::Auto, None, 7));
+        assert!(
+            e.contains("no egress.host_port for Landlock port rules"),
+            "{e}"
+        );
+        let e = err(establish(EgressMechanism::Auto, Some(8080), 3));
+        assert!(
+            e.contains("no network namespace (the host process is not root"),
+            "{e}"
+        );
+        assert!(
+            e.contains("Landlock TCP port rules need ABI 4 (Linux 6.7); this kernel has ABI 3"),
+            "{e}"
+        );
+        let e = err(establish(EgressMechanism::LandlockPort, Some(8080), 3));
+        assert!(
+            e.starts_with("unsupported") || e.contains("need ABI 4"),
+            "{e}"
+        );
+        let ok = establish(EgressMechanism::Auto, Some(8080), 4).unwrap();
+        assert_eq!(
+            (ok.mechanism(), ok.port()),
+            (EgressMechanism::LandlockPort, 8080)
+        );
+        assert!(ok.netns().is_none() && ok.listener().is_none());
+        assert!(ok.note().contains("Landlock matches ports, not addresses"));
+    }
+
     #[test]
     fn proxy_variables_cover_both_spellings() {
         let env = proxy_env(4711);

@@ -142,6 +142,17 @@ def test_bad_settings_name_the_field(kwargs: dict[str, object], message: str) ->
     assert message in str(info.value)
 
 
+def test_from_dict_names_unknown_keys() -> None:
+    with pytest.raises(ConfigError) as info:
+        NetworkPolicy.from_dict({"allow_domain": ["pypi.org"]}, "bash.network")
+    assert str(info.value) == (
+        "bash.network: unknown key(s) ['allow_domain']; valid keys are ['allow_domains', "
+        "'deny_domains', 'allow_unix_sockets', 'allow_addresses', 'allow_ports']"
+    )
+    with pytest.raises(ConfigError, match=r"bash\.network must be a table, got list"):
+        NetworkPolicy.from_dict(["pypi.org"], "bash.network")  # type: ignore[arg-type]
+
+
 def test_to_dict_round_trips() -> None:
     p = NetworkPolicy(allow_domains=["a.org"], allow_ports=[443], allow_unix_sockets=["/x.sock"])
-    assert NetworkPolicy(**p.to_dict()).to_dict() == p.to_dict()  # type: ignore[arg-type]
+    assert NetworkPolicy.from_dict(p.to_dict()).to_dict() == p.to_dict()

@@ -173,8 +173,27 @@ async def test_direct_connect_udp_and_dns_fail_without_reaching_anything(
     assert r.network == ()  # nothing reached the proxy
 
 
+def _span_exporter() -> Any:
+    """An in-memory exporter on the global SDK tracer provider (made if none is set)."""
+    sdk = pytest.importorskip("opentelemetry.sdk.trace")
+    from opentelemetry import trace
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    provider = trace.get_tracer_provider()
+    if not isinstance(provider, sdk.TracerProvider):
+        provider = sdk.TracerProvider()
+        trace.set_tracer_provider(provider)
+    exporter = InMemorySpanExporter()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    return exporter
+
+
 @needs_curl
-async def test_network_access_events_reach_the_agent_stream(backend: OsSandboxBackend) -> None:
+async def test_network_access_events_reach_the_agent_stream_and_the_span(
+    backend: OsSandboxBackend,
+) -> None:
+    exporter = _span_exporter()
     with origin() as (port, _):
         model = MockModel(
             [
@@ -202,6 +221,14 @@ async def test_network_access_events_reach_the_agent_stream(backend: OsSandboxBa
     # each event precedes the call's output in the stream
     order = [e.type for e in result.events]
     assert order.index("network_access") < order.index("tool_output_item")
+    (span,) = [s for s in exporter.get_finished_spans() if s.name == "execute_tool Bash"]
+    assert [
+        (e.name, e.attributes["helikon.host"], e.attributes["helikon.rule"]) for e in span.events
+    ] == [
+        ("network_access", "pypi.test", "allow_domains:pypi.test"),
+        ("network_access", "other.test", "not_allowed"),
+    ]
+    assert span.events[0].attributes["helikon.port"] == port
 
 
 def test_bad_combinations_are_refused(ws: dict[str, Path]) -> None:

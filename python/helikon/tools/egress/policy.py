@@ -33,10 +33,10 @@ from __future__ import annotations
 import ipaddress
 import re
 import socket
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import PurePosixPath
-from typing import Literal
+from typing import Any, Literal
 
 from helikon.errors import ConfigError
 from helikon.tools.web.ssrf import AddressPolicy, IPAddress, parse_ip
@@ -45,6 +45,7 @@ __all__ = ["NetworkDecision", "NetworkPolicy", "literal_ip", "normalize_name"]
 
 _LABELS = re.compile(r"[a-z0-9_-]+(?:\.[a-z0-9_-]+)*")
 _MAX_NAME = 253
+_KEYS = ("allow_domains", "deny_domains", "allow_unix_sockets", "allow_addresses", "allow_ports")
 
 
 def normalize_name(host: str) -> str:
@@ -294,6 +295,25 @@ class NetworkPolicy:
         if why is not None:
             return NetworkDecision("deny", "address", f"{host} resolved to {ip}, a {why}")
         return NetworkDecision("allow", "address", f"{host} resolved to {ip}, a public address")
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any], where: str = "network") -> NetworkPolicy:
+        """A policy from plain data (a TOML or JSON table with :meth:`to_dict`'s keys).
+
+        Raises:
+            ConfigError: ``data`` is not a table, has an unknown key (named with ``where``
+                and the valid keys) or a bad value.
+
+        Example:
+            >>> NetworkPolicy.from_dict({"allow_domains": ["pypi.org"]}).allow_domains
+            ('pypi.org',)
+        """
+        if not isinstance(data, Mapping):
+            raise ConfigError(f"{where} must be a table, got {type(data).__name__}")
+        unknown = sorted(set(data) - set(_KEYS))
+        if unknown:
+            raise ConfigError(f"{where}: unknown key(s) {unknown}; valid keys are {list(_KEYS)}")
+        return cls(**data)
 
     def to_dict(self) -> dict[str, list[str] | list[int] | None]:
         """The policy as plain data (the sidecar's ``[bash.network]`` shape)."""
