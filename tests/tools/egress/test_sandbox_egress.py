@@ -173,27 +173,27 @@ async def test_direct_connect_udp_and_dns_fail_without_reaching_anything(
     assert r.network == ()  # nothing reached the proxy
 
 
-def _span_exporter() -> Any:
-    """An in-memory exporter on the global SDK tracer provider (made if none is set)."""
+def _span_exporter(monkeypatch: pytest.MonkeyPatch) -> Any:
+    """An in-memory exporter behind a tracer provider seen by helikon for this test only
+    (the process-wide provider can be set once, and tests/test_tracing.py sets its own)."""
     sdk = pytest.importorskip("opentelemetry.sdk.trace")
     from opentelemetry import trace
     from opentelemetry.sdk.trace.export import SimpleSpanProcessor
     from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-    provider = trace.get_tracer_provider()
-    if not isinstance(provider, sdk.TracerProvider):
-        provider = sdk.TracerProvider()
-        trace.set_tracer_provider(provider)
+    provider = sdk.TracerProvider()
     exporter = InMemorySpanExporter()
     provider.add_span_processor(SimpleSpanProcessor(exporter))
+    monkeypatch.setattr(trace, "get_tracer_provider", lambda: provider)
+    monkeypatch.setattr(trace, "get_tracer", lambda name, *a, **k: provider.get_tracer(name))
     return exporter
 
 
 @needs_curl
 async def test_network_access_events_reach_the_agent_stream_and_the_span(
-    backend: OsSandboxBackend,
+    backend: OsSandboxBackend, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    exporter = _span_exporter()
+    exporter = _span_exporter(monkeypatch)
     with origin() as (port, _):
         model = MockModel(
             [
