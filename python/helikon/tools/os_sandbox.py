@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
@@ -13,7 +12,7 @@ from helikon.tools._policy_backend import DEFAULT_TIMEOUT_S, PolicyBackend, base
 from helikon.tools._workspace_rules import relative_paths, workspace_rules
 from helikon.tools.backend import ExecResult, ResourceLimits
 from helikon.tools.egress.policy import NetworkPolicy
-from helikon.tools.egress.runtime import EgressMechanism, EgressRuntime, denial_notes
+from helikon.tools.egress.runtime import EgressMechanism, EgressRuntime
 from helikon.tools.sandbox import Sandbox
 from helikon.tools.web.resolve import Resolver
 
@@ -203,14 +202,8 @@ class OsSandboxBackend(PolicyBackend):
     ) -> ExecResult:
         """As :meth:`PolicyBackend.run`; with ``network``, the result also carries the
         command's ``network_access`` events and a note per refused destination."""
-        if self._egress is None:
-            return await super().run(command, timeout=timeout, cancel=cancel)
-        mark = self._egress.mark()
-        result = await super().run(command, timeout=timeout, cancel=cancel)
-        events = self._egress.since(mark)
-        return dataclasses.replace(
-            result, network=events, notes=result.notes + denial_notes(events)
-        )
+        run = super().run(command, timeout=timeout, cancel=cancel)
+        return await (run if self._egress is None else self._egress.attach(run))
 
     def close(self) -> None:
         """Stop the egress proxy, if any (the backend cannot reach the network after)."""

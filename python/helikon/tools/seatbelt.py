@@ -17,7 +17,6 @@ import os
 import sys
 import tempfile
 from collections.abc import Sequence
-from dataclasses import replace
 from pathlib import Path
 
 from helikon.core.cancel import CancellationToken
@@ -25,7 +24,7 @@ from helikon.errors import ConfigError, SandboxUnavailable
 from helikon.tools._posix_runner import PORTABLE_NOTES, PosixSpec, run_posix
 from helikon.tools.backend import ExecResult, Isolation, SandboxGuarantees
 from helikon.tools.egress.policy import NetworkPolicy
-from helikon.tools.egress.runtime import EgressRuntime, denial_notes, proxy_env
+from helikon.tools.egress.runtime import EgressRuntime, proxy_env
 from helikon.tools.sandbox import Sandbox
 from helikon.tools.web.resolve import Resolver
 
@@ -191,9 +190,5 @@ class SeatbeltBackend:
         Raises:
             ConfigError: a NUL byte in the command.
         """
-        if self.egress is None:
-            return await run_posix(self._spec, command, timeout or self.timeout, cancel)
-        mark = self.egress.mark()
-        result = await run_posix(self._spec, command, timeout or self.timeout, cancel)
-        events = self.egress.since(mark)
-        return replace(result, network=events, notes=result.notes + denial_notes(events))
+        run = run_posix(self._spec, command, timeout or self.timeout, cancel)
+        return await (run if self.egress is None else self.egress.attach(run))

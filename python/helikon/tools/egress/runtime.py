@@ -22,11 +22,14 @@ from __future__ import annotations
 import collections
 import socket
 import threading
+from collections.abc import Awaitable
+from dataclasses import replace
 from typing import Any, Literal
 
 from helikon._native import SandboxPolicy
 from helikon.core.events import NetworkAccess
 from helikon.errors import ConfigError, SandboxUnavailable
+from helikon.tools.backend import ExecResult
 from helikon.tools.egress.policy import NetworkPolicy
 from helikon.tools.egress.proxy import EgressProxy, ProxyThread
 from helikon.tools.web.resolve import Resolver
@@ -144,6 +147,14 @@ class EgressRuntime:
         """Events logged after ``mark``, oldest first."""
         with self._lock:
             return tuple(e for seq, e in self._log if seq > mark)
+
+    async def attach(self, run: Awaitable[ExecResult]) -> ExecResult:
+        """Await ``run`` (a backend's command, not started yet) and attach the events logged
+        meanwhile (:attr:`ExecResult.network`) and a note per refused destination."""
+        mark = self.mark()
+        result = await run
+        events = self.since(mark)
+        return replace(result, network=events, notes=result.notes + denial_notes(events))
 
     def close(self) -> None:
         """Stop the proxy (idempotent)."""
