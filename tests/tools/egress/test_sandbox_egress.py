@@ -243,3 +243,26 @@ def test_bad_combinations_are_refused(ws: dict[str, Path]) -> None:
         OsSandboxBackend(
             sb, run_as=run_as(), network=NetworkPolicy(allow_unix_sockets=["/run/x.sock"])
         )
+
+
+@needs_curl
+@pytest.mark.skipif(not IS_ROOT, reason="private_mounts needs the host to run as root")
+async def test_egress_works_inside_private_mounts(ws: dict[str, Path]) -> None:
+    b = OsSandboxBackend(
+        Sandbox.open(ws["root"]),
+        run_as=run_as(),
+        private_mounts=True,
+        network=POLICY,
+        network_resolver=RESOLVER,
+    )
+    try:
+        with origin() as (port, seen):
+            r = await b.run(
+                f"curl -sS http://pypi.test:{port}/; curl -sS --noproxy '*' --max-time 3 "
+                f"http://127.0.0.1:{port}/; echo direct=$?"
+            )
+    finally:
+        b.close()
+    assert r.stdout == ORIGIN_BODY.decode() + "direct=7\n", r
+    assert seen == ["/"]
+    assert _rules(r.network) == [("pypi.test", "allow", "allow_domains:pypi.test")]
