@@ -546,7 +546,10 @@ class CommandPolicy:
 
         {
           "deny": ["rm", "curl"],        # programs (or wrappers such as "sudo") to deny
-          "allow": ["git", "ls"],        # every sub-command's program must be listed
+          "allow": ["ls", "git log *"],  # every sub-command must be covered by some pattern:
+                                         #   "git" (any args), "git status" (exactly),
+                                         #   "git log *" (then any args), "npm run test:*"
+                                         #   (last word a prefix, then any args)
           "allow_exclusive": false,      # true: not covered by "allow" -> "deny"
                                          #   (BashTool.allow_commands); false -> "no_match"
                                          #   (AllowRule.bash_command)
@@ -567,7 +570,9 @@ class CommandPolicy:
         }
 
     Built-in guards, in order: ``rm_recursive_root_or_home``, ``protected_path_write``,
-    ``protected_dotpath_write``. Program names compare ASCII case-insensitively.
+    ``protected_dotpath_write``, ``destructive_command``. A deny on ``rm`` also matches
+    ``unlink``, ``rmdir``, ``shred -u`` and ``find -delete``. Program names compare ASCII
+    case-insensitively.
 
     Raises:
         helikon.errors.ConfigError: malformed JSON, an unknown field or value, a guard
@@ -588,7 +593,8 @@ class CommandPolicy:
              "line": int | None,       # its 1-based line in the command
              "explain": str | None,    # rule, reason, sub-command and line in one sentence
              "matches": [{"stage": "deny" | "guard" | "allow", "rule", "verdict", "reason",
-                          "command", "program", "line", "explain"}]}
+                          "command", "program", "line", "explain"}],
+             "allowed_by": [str]}   # allow verdicts only: the patterns that covered
 
         The verdict is the first ``deny`` match, else the first ``ask``, else ``allow`` when
         the allow list covers the command, else ``no_match`` (``deny`` with

@@ -69,6 +69,9 @@ class Explanation:
         reason: a sentence for humans (and the model, on a denial).
         command: for Bash, the sub-command that matched.
         line: for Bash, the 1-based line of that sub-command.
+        uncovered: for Bash when ``AllowRule.bash_command`` rules exist but together do not
+            cover the command: the first part no allow rule covers and why (``command `rm`
+            is not in the allow list, in sub-command `rm -rf x` on line 1``).
     """
 
     decision: str
@@ -77,6 +80,7 @@ class Explanation:
     reason: str = ""
     command: str | None = None
     line: int | None = None
+    uncovered: str | None = None
 
 
 def _command(args: Any) -> str | None:
@@ -104,6 +108,27 @@ def _check_bash(rules: dict[str, Any], command: str) -> dict[str, Any]:
 
 def _path_matches(pattern: str, path: str) -> bool:
     return bool(_native.path_rule_matches(pattern, path))
+
+
+def _bash_allow(
+    rules: tuple[AllowRule, ...], tool: str, args: Any
+) -> tuple[str | None, str | None]:
+    """The union of the ``bash_command`` allow rules applied to a Bash call.
+
+    Returns ``(rule, None)`` when every sub-command is covered by some rule (``rule`` names
+    the rules that covered it), ``(None, uncovered)`` when some part is not (``uncovered``
+    says which and why), ``(None, None)`` when no Bash allow rule applies.
+    """
+    bash = [r for r in rules if r.kind == "bash_command"]
+    command = _command(args) if tool == _BASH else None
+    if not bash or command is None:
+        return None, None
+    verdict = _check_bash({"allow": [r.value for r in bash], "default_guards": False}, command)
+    if verdict.get("verdict") == "allow":
+        used = verdict.get("allowed_by") or [r.value for r in bash]
+        names = [_rule_name(r) for r in bash if r.value in used]
+        return " + ".join(names or [_rule_name(bash[0])]), None
+    return None, str(verdict.get("explain") or verdict.get("reason") or "not covered")
 
 
 def _rule_matches(rule: DenyRule | AllowRule, tool: str, args: Any, *, allow: bool) -> bool:
@@ -211,25 +236,30 @@ async def explain(
             hit.get("line"),
         )
     for allow_rule in p.allow_rules:
-        if _rule_matches(allow_rule, tool, args, allow=True):
+        if allow_rule.kind != "bash_command" and _rule_matches(allow_rule, tool, args, allow=True):
             name = _rule_name(allow_rule)
             return Explanation("allow", "allow_rule", name, name)
+    covered, uncovered = _bash_allow(p.allow_rules, tool, args)
+    if covered is not None:
+        return Explanation("allow", "allow_rule", covered, covered)
     mode_decision = _mode(p.mode, effect)
     if mode_decision is not None:
-        return Explanation(mode_decision, "mode", p.mode.value, f"mode {p.mode.value}")
+        return Explanation(
+            mode_decision, "mode", p.mode.value, f"mode {p.mode.value}", uncovered=uncovered
+        )
     if p.policy is None:
-        return Explanation("allow", "default", None, "no policy installed")
+        return Explanation("allow", "default", None, "no policy installed", uncovered=uncovered)
     try:
         d = await p.policy.check(ctx, tool, args)
     except Exception as exc:
-        return Explanation(
-            "deny", "policy", type(p.policy).__name__, _raised("permission policy", p.policy, exc)
-        )
+        why = _raised("permission policy", p.policy, exc)
+        return Explanation("deny", "policy", type(p.policy).__name__, why, uncovered=uncovered)
+    name = type(p.policy).__name__
     if isinstance(d, PermissionDeny):
-        return Explanation("deny", "policy", type(p.policy).__name__, d.reason)
+        return Explanation("deny", "policy", name, d.reason, uncovered=uncovered)
     if isinstance(d, AskUser):
-        return Explanation("ask", "policy", type(p.policy).__name__, d.prompt)
-    return Explanation("allow", "policy", type(p.policy).__name__, "allowed by policy")
+        return Explanation("ask", "policy", name, d.prompt, uncovered=uncovered)
+    return Explanation("allow", "policy", name, "allowed by policy", uncovered=uncovered)
 
 
 def _mode(mode: PermissionMode, effect: ToolEffect) -> str | None:
@@ -279,8 +309,10 @@ async def authorize(
         if isinstance(outcome, PermissionDeny | Deferred):
             return outcome
     for allow_rule in p.allow_rules:
-        if _rule_matches(allow_rule, tool, args, allow=True):
+        if allow_rule.kind != "bash_command" and _rule_matches(allow_rule, tool, args, allow=True):
             return PermissionAllow()
+    if _bash_allow(p.allow_rules, tool, args)[0] is not None:
+        return PermissionAllow()
     mode_decision = _mode(p.mode, effect)
     if mode_decision == "allow":
         return PermissionAllow()

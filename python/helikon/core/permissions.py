@@ -154,9 +154,38 @@ class DenyRule(_Rule):
 class AllowRule(_Rule):
     """A pre-approval evaluated after deny rules and guards, in every mode.
 
-    ``bash_command("git")`` allows a Bash call only when EVERY sub-command runs ``git``
-    without options that make it run arbitrary code; an unanalysable command is not allowed.
+    ``bash_command`` takes a program or a prefix pattern of the command's parsed words:
+
+    * ``"git"``: ``git`` with any arguments;
+    * ``"git status"``: exactly ``git status`` (not ``git status --short``);
+    * ``"git log *"``: ``git log`` and any further arguments;
+    * ``"npm run test:*"``: the last word as a prefix (``test``, ``test:unit``), then any
+      arguments; ``*`` inside a word matches within that word.
+
+    A Bash call is allowed when EVERY sub-command (after splitting on ``;``, ``&&``, ``|``,
+    following substitutions, ``bash -c`` and the like) is covered by SOME bash allow rule,
+    without options that make it run other code. Patterns never match raw text: a prefix
+    never reaches across an operator or into a substitution, and a multi-word pattern does
+    not cover a command that redirects output to a file. An unanalysable command is never
+    allowed; ``explain(...).uncovered`` names the part no rule covers.
+
+    Raises:
+        ConfigError: a ``bash_command`` pattern that is not one simple command of plain
+            words (``"git log; rm"``, ``"git log > f"``, ``"git $(x)"``).
     """
+
+    def __post_init__(self) -> None:
+        _Rule.__post_init__(self)
+        if self.kind == "bash_command":
+            import json
+
+            from helikon import _native
+
+            try:
+                _native.CommandPolicy(json.dumps({"allow": [self.value]}))
+            except ConfigError as exc:
+                msg = str(exc).removeprefix("invalid command policy rules: ")
+                raise ConfigError(f"AllowRule.bash_command({self.value!r}): {msg}") from None
 
 
 @dataclass(frozen=True, slots=True)

@@ -10,7 +10,9 @@
 //! unanalysable, so rules apply their worst case).
 
 use std::borrow::Cow;
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
+
+use crate::cwd::Cwd;
 
 use crate::lexer::{self, RedirOp};
 use crate::limits::Limits;
@@ -57,6 +59,9 @@ pub fn analyze_packed_with(src: &str, limits: &Limits) -> PackedAnalysis {
         limits: *limits,
         words: 0,
         stopped: false,
+        cwd: Cwd::Start,
+        path_changed: false,
+        aliases: HashMap::new(),
     };
     an.source(src, 1, 0, &[]);
     an.out
@@ -109,6 +114,13 @@ pub(crate) struct Analyzer {
     pub words: usize,
     /// A limit was hit: nothing more is added.
     pub stopped: bool,
+    /// The directory commands act in (see `cwd.rs`).
+    pub cwd: Cwd,
+    /// `PATH` was changed to more than system directories earlier in the command.
+    pub path_changed: bool,
+    /// Files made copies or links of a program earlier in the command (normalised path ->
+    /// the program's name, empty when not known statically).
+    pub aliases: HashMap<String, String>,
 }
 
 fn push_via(via: &[Via], v: Via) -> Vec<Via> {
@@ -306,6 +318,10 @@ impl Analyzer {
             stdin: stdin_of(cmd),
             replace: None,
         };
+        for w in assigns {
+            let (n, v) = split_assignment(w);
+            self.assigned(&n, &v, w.is_dynamic(), &ctx);
+        }
         // True when a shell re-entered its here-document body: the body's substitutions are
         // then analysed by the re-entry, not a second time as here-document expansions.
         let mut skip_heredoc = false;
@@ -366,13 +382,23 @@ impl Analyzer {
         }
         let mut i = 0;
         let mut wrapped = 0usize;
+        // The last wrapper stripped: its word index and the `via` length before it.
+        let mut last_wrapper: Option<(usize, usize)> = None;
         loop {
             let Some(w) = words.get(i) else {
+                if let Some((at, via_len)) = last_wrapper {
+                    // A wrapper with no command runs its default: name it.
+                    ctx.via.truncate(via_len);
+                    self.wrapper_default(words, at, &ctx);
+                    return false;
+                }
                 self.bare(&ctx);
                 return false;
             };
             if is_assignment(w) {
-                ctx.env.push(split_assignment(w));
+                let (n, val) = split_assignment(w);
+                self.assigned(&n, &val, w.is_dynamic(), &ctx);
+                ctx.env.push((n, val));
                 i += 1;
                 continue;
             }
@@ -382,6 +408,22 @@ impl Analyzer {
                 Err(reason) => {
                     self.issue(reason, v.text, ctx.line);
                     return false;
+                }
+            };
+            let aliased = self.aliases.get(norm_file(v.text)).cloned();
+            let name: &str = match &aliased {
+                Some(a) if !a.is_empty() => a.as_str(),
+                Some(_) => {
+                    self.issue(
+                        "runs a copy of a program that is not known statically",
+                        v.text,
+                        ctx.line,
+                    );
+                    name
+                }
+                None => {
+                    self.check_program_path(v.text, name, &ctx);
+                    name
                 }
             };
             let rest = words.get(i + 1..).unwrap_or(&[]);
@@ -397,6 +439,7 @@ impl Analyzer {
                 };
                 match wrappers::strip(spec, rest) {
                     Strip::Command { at, replace } => {
+                        last_wrapper = Some((i, ctx.via.len()));
                         ctx.via.push(Via::Wrapper(label));
                         if replace.is_some() {
                             ctx.replace = replace;
@@ -425,13 +468,6 @@ impl Analyzer {
                     }
                 }
             }
-            if v.text.contains('/') && self.written.contains(norm_file(v.text)) {
-                self.issue(
-                    "runs a file written earlier in the same command",
-                    v.text,
-                    ctx.line,
-                );
-            }
             let cost = (words.len() - i) + ctx.env.len() + ctx.via.len() + ctx.redirections.len();
             self.words = self.words.saturating_add(cost);
             if self.words > self.limits.max_words {
@@ -439,6 +475,12 @@ impl Analyzer {
                 self.stop(&reason, ctx.text, ctx.line);
                 return false;
             }
+            let args = words.get(i + 1..).unwrap_or(&[]);
+            let lower = name.to_ascii_lowercase();
+            let cwd = match crate::cwd::dash_c_dir(&lower, args) {
+                Some(dir) => self.cwd.cd(Some(dir)).label(),
+                None => self.cwd.label(),
+            };
             let idx = self.out.push_command(NewCommand {
                 program: name,
                 argv: words[i..].iter().map(|w| w.text()),
@@ -447,8 +489,45 @@ impl Analyzer {
                 line: ctx.line,
                 via: ctx.via.clone(),
                 env: ctx.env.clone(),
+                cwd,
             });
+            self.after_command(&lower, args);
             return programs::follow(self, idx, &words[i..], &ctx);
+        }
+    }
+}
+
+impl Analyzer {
+    /// Emit a wrapper given no command (`env`, `nice -n 5`, `ls | xargs`) as the program it
+    /// is; `xargs` then runs its default command, `echo`.
+    fn wrapper_default(&mut self, words: &[&Word], at: usize, ctx: &Ctx<'_>) {
+        let Some(v) = words.get(at).map(|w| w.value()) else {
+            return;
+        };
+        let name = basename(v.text);
+        self.out.push_command(NewCommand {
+            program: name,
+            argv: words[at..].iter().map(|w| w.text()),
+            text: ctx.text,
+            redirections: ctx.redirections.clone(),
+            line: ctx.line,
+            via: ctx.via.clone(),
+            env: ctx.env.clone(),
+            cwd: self.cwd.label(),
+        });
+        if name.eq_ignore_ascii_case("xargs") {
+            let mut via = ctx.via.clone();
+            via.push(Via::Wrapper(Cow::Borrowed("xargs")));
+            self.out.push_command(NewCommand {
+                program: "echo",
+                argv: std::iter::once("echo"),
+                text: ctx.text,
+                redirections: ctx.redirections.clone(),
+                line: ctx.line,
+                via,
+                env: ctx.env.clone(),
+                cwd: self.cwd.label(),
+            });
         }
     }
 }

@@ -1,6 +1,7 @@
 //! The destructive-command guards and the write-target extraction they share.
 //!
-//! Three built-in guards, in evaluation order:
+//! Four built-in guards, in evaluation order (the fourth, `destructive_command`, is in
+//! `destructive.rs`):
 //! 1. `rm_recursive_root_or_home`: `rm` with a recursive flag (any spelling: `-r`, `-R`,
 //!    bundled, `--recursive` or an unambiguous prefix of it) at `/`, `/*`, `~`, `~/`, `$HOME`,
 //!    `${HOME}` (lexically cleaned, so `//` and `/tmp/..` count), or with
@@ -17,7 +18,10 @@
 //! the destination of `cp`/`mv`/`install`/`ln`/`rsync`, the operands of file-modifying tools
 //! (`rm`, `touch`, `mkdir`, `chmod`, `truncate`, …), `sed -i` files, `sort -o`, `curl -o`,
 //! `wget -O/-P`, `tar` extraction directories and archives it creates, `unzip -d`.
-//! Relative targets are not resolved against a working directory (no filesystem access).
+//! Relative targets are resolved against the directory an earlier `cd`/`pushd` in the same
+//! command moved to (`cd / && rm -rf .`, `cd /etc && echo x > passwd`); when that directory
+//! is not known statically, removing everything in it (`rm -rf .`, `rm -rf *`) counts as a
+//! remove of `/` or `~`. There is no filesystem access.
 
 use crate::model::Command;
 use crate::paths::{clean_absolute, clean_path};
@@ -33,6 +37,9 @@ pub fn prompt(rule: &str) -> &'static str {
         RM_ROOT_OR_HOME => "destructive command: recursive force-remove of / or ~",
         PROTECTED_PATH => "write to a protected system path",
         PROTECTED_DOTPATH => "write to a protected VCS/secret path (.git, .ssh, .env)",
+        crate::destructive::DESTRUCTIVE => {
+            "destructive command: it discards uncommitted work or deletes or overwrites files"
+        }
         _ => "guarded command",
     }
 }
@@ -120,6 +127,19 @@ pub fn rm_root_or_home(cmd: &Command) -> Option<String> {
     if let Some(t) = targets.iter().find(|t| is_catastrophic(t)) {
         return Some((*t).to_string());
     }
+    // Relative targets in the directory an earlier `cd` moved to (`cd / && rm -rf .`).
+    if let Some(dir) = cmd.cwd.as_deref() {
+        for t in &targets {
+            if dir == crate::cwd::UNKNOWN && wipes_all(t) {
+                return Some(format!("{t} (in a directory not known statically)"));
+            }
+            if let Some(full) = crate::cwd::resolve(Some(dir), t) {
+                if is_catastrophic(&full) {
+                    return Some(full);
+                }
+            }
+        }
+    }
     if no_preserve {
         return Some(
             targets
@@ -129,6 +149,13 @@ pub fn rm_root_or_home(cmd: &Command) -> Option<String> {
         );
     }
     None
+}
+
+/// A target that removes everything in the current directory (`.`, `*`, `./*`, `.*`).
+fn wipes_all(t: &str) -> bool {
+    let c = t.trim().trim_end_matches('/');
+    let c = c.strip_prefix("./").unwrap_or(c);
+    matches!(c, "" | "." | "*" | ".*" | ".." | "../*") || c.starts_with("..")
 }
 
 fn is_catastrophic(target: &str) -> bool {

@@ -56,9 +56,15 @@
 //! binding returns the packed form and creates Python objects only for the fields read.
 //! `benches/bench_shell.py` in the repository measures it against bashlex.
 
+mod allow;
 mod analyze;
+mod cwd;
+mod destructive;
+mod env_code;
 mod error;
+mod escapes;
 mod guards;
+mod inline;
 mod lex_word;
 mod lexer;
 mod limits;
@@ -69,10 +75,13 @@ mod policy;
 mod programs;
 mod script;
 mod smuggle;
+mod track;
 mod word;
 mod wrappers;
 
+pub use allow::AllowPattern;
 pub use analyze::{analyze, analyze_packed, analyze_packed_with, analyze_with};
+pub use destructive::DESTRUCTIVE;
 pub use error::ShellError;
 pub use guards::{
     is_protected_dotpath, is_protected_system_path, PROTECTED_DOTPATH, PROTECTED_PATH,

@@ -89,6 +89,10 @@ pub struct Command {
     pub text: String,
     /// `NAME=value` assignments applying to this command (prefix or `env` arguments).
     pub env: Vec<(String, String)>,
+    /// The directory the command acts in, when an earlier `cd` (or its own `-C DIR`) moved
+    /// it: an absolute path, a `~` path, or `?` when unknown; `None` for the start directory.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cwd: Option<String>,
 }
 
 impl Command {

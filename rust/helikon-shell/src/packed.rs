@@ -23,6 +23,7 @@ pub struct PackedCommand {
     pub line: u32,
     pub via: Vec<Via>,
     pub env: Vec<(String, String)>,
+    pub cwd: Option<String>,
 }
 
 /// The full analysis of a command string, packed (see the module docs).
@@ -95,7 +96,13 @@ impl<'a> CommandRef<'a> {
             via: self.cmd.via.clone(),
             text: self.text().to_string(),
             env: self.cmd.env.clone(),
+            cwd: self.cmd.cwd.clone(),
         }
+    }
+
+    /// The directory the command acts in (see [`Command::cwd`]).
+    pub fn cwd(&self) -> Option<&'a str> {
+        self.cmd.cwd.as_deref()
     }
 }
 
@@ -108,6 +115,7 @@ pub(crate) struct NewCommand<'s, I> {
     pub line: u32,
     pub via: Vec<Via>,
     pub env: Vec<(String, String)>,
+    pub cwd: Option<String>,
 }
 
 impl PackedAnalysis {
@@ -159,6 +167,7 @@ impl PackedAnalysis {
             line: c.line,
             via: c.via,
             env: c.env,
+            cwd: c.cwd,
         });
         self.commands.len() - 1
     }

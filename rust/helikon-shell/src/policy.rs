@@ -31,7 +31,9 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::allow::AllowPattern;
 use crate::analyze::analyze_with;
+use crate::destructive;
 use crate::error::ShellError;
 use crate::guards;
 use crate::limits::Limits;
@@ -127,6 +129,9 @@ pub struct Verdict {
     pub line: Option<u32>,
     pub explain: Option<String>,
     pub matches: Vec<Match>,
+    /// For an `allow` verdict: the allow patterns that covered the sub-commands, in order.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub allowed_by: Vec<String>,
 }
 
 impl Verdict {
@@ -140,6 +145,7 @@ impl Verdict {
             line: Some(m.line),
             explain: Some(m.explain),
             matches,
+            allowed_by: Vec::new(),
         }
     }
 
@@ -153,6 +159,7 @@ impl Verdict {
             line: None,
             explain: None,
             matches,
+            allowed_by: Vec::new(),
         }
     }
 
@@ -166,7 +173,7 @@ impl Verdict {
 #[derive(Debug)]
 pub struct CommandPolicy {
     deny: Vec<String>,
-    allow: Option<Vec<String>>,
+    allow: Option<Vec<AllowPattern>>,
     allow_exclusive: bool,
     allow_empty: bool,
     unanalysable: Action,
@@ -266,9 +273,17 @@ impl CommandPolicy {
                 .map(|s| s.to_ascii_lowercase())
                 .collect::<Vec<_>>()
         };
+        let allow = match spec.allow {
+            Some(list) => Some(
+                list.iter()
+                    .map(|p| AllowPattern::new(p))
+                    .collect::<Result<Vec<_>, _>>()?,
+            ),
+            None => None,
+        };
         Ok(CommandPolicy {
             deny: lower(spec.deny),
-            allow: spec.allow.map(lower),
+            allow,
             allow_exclusive: spec.allow_exclusive,
             allow_empty: spec.allow_empty.unwrap_or(spec.allow_exclusive),
             unanalysable: spec.unanalysable.unwrap_or(Action::Ask),
@@ -297,19 +312,22 @@ impl CommandPolicy {
             for c in &a.commands {
                 let listed = |n: &str| self.deny.iter().any(|d| d.eq_ignore_ascii_case(n));
                 let name = if listed(&c.program) {
-                    Some(c.program.clone())
+                    Some(format!(
+                        "command `{}` is blocked by the deny list",
+                        c.program
+                    ))
+                } else if listed("rm") && destructive::rm_equivalent(c) {
+                    Some(format!(
+                        "command `{}` removes files like `rm`, which the deny list blocks",
+                        c.program
+                    ))
                 } else {
-                    c.wrappers().find(|w| listed(w)).map(String::from)
+                    c.wrappers()
+                        .find(|w| listed(w))
+                        .map(|n| format!("command `{n}` is blocked by the deny list"))
                 };
-                if let Some(n) = name {
-                    matches.push(hit(
-                        "deny",
-                        "deny_list",
-                        "deny",
-                        format!("command `{n}` is blocked by the deny list"),
-                        Some(c),
-                        c.line,
-                    ));
+                if let Some(reason) = name {
+                    matches.push(hit("deny", "deny_list", "deny", reason, Some(c), c.line));
                 }
             }
             if let Some(u) = a.unanalysable.first() {
@@ -336,8 +354,9 @@ impl CommandPolicy {
         }
         // 3. Allow list.
         let mut allow_fail: Option<Match> = None;
+        let mut allowed_by: Vec<String> = Vec::new();
         if let Some(allow) = &self.allow {
-            match self.allow_blocker(allow, a) {
+            match self.allow_blocker(allow, a, &mut allowed_by) {
                 None => matches.push(hit(
                     "allow",
                     "allow_list",
@@ -354,7 +373,11 @@ impl CommandPolicy {
             .or_else(|| first("ask"))
             .or_else(|| first("allow"))
         {
-            return Verdict::from_match(m.verdict, m, matches);
+            let mut v = Verdict::from_match(m.verdict, m, matches);
+            if v.verdict == "allow" {
+                v.allowed_by = allowed_by;
+            }
+            return v;
         }
         match allow_fail {
             Some(mut m) if self.allow_exclusive => {
@@ -391,6 +414,8 @@ impl CommandPolicy {
         let mut targets: Vec<(String, Option<&Command>, u32)> = Vec::new();
         for (i, c) in a.commands.iter().enumerate() {
             for t in guards::write_targets(c, !rm_hit[i]) {
+                // A relative target in the directory an earlier `cd` moved to.
+                let t = crate::cwd::resolve(c.cwd.as_deref(), &t).unwrap_or(t);
                 targets.push((t, Some(c), c.line));
             }
         }
@@ -421,6 +446,22 @@ impl CommandPolicy {
                 matches.push(m);
             }
         }
+        if let Some((c, why)) = a
+            .commands
+            .iter()
+            .find_map(|c| destructive::destructive(c).map(|w| (c, w)))
+        {
+            let mut m = hit(
+                "guard",
+                destructive::DESTRUCTIVE,
+                action,
+                guards::prompt(destructive::DESTRUCTIVE).to_string(),
+                Some(c),
+                c.line,
+            );
+            m.explain.push_str(&format!(" ({why})"));
+            matches.push(m);
+        }
     }
 
     fn user_guard(&self, g: &UserGuard, a: &Analysis, matches: &mut Vec<Match>) {
@@ -450,7 +491,12 @@ impl CommandPolicy {
         }
     }
 
-    fn allow_blocker(&self, allow: &[String], a: &Analysis) -> Option<Match> {
+    fn allow_blocker(
+        &self,
+        allow: &[AllowPattern],
+        a: &Analysis,
+        used: &mut Vec<String>,
+    ) -> Option<Match> {
         let fail = |reason: String, c: Option<&Command>, line: u32| {
             Some(hit("allow", "allow_list", "no_match", reason, c, line))
         };
@@ -465,12 +511,29 @@ impl CommandPolicy {
             );
         }
         for c in &a.commands {
-            if !allow.iter().any(|p| p.eq_ignore_ascii_case(&c.program)) {
-                return fail(
-                    format!("command `{}` is not in the allow list", c.program),
-                    Some(c),
-                    c.line,
-                );
+            match allow.iter().find(|p| p.covers(c)) {
+                Some(p) => {
+                    if !used.contains(&p.raw) {
+                        used.push(p.raw.clone());
+                    }
+                }
+                None => {
+                    let same: Vec<&str> = allow
+                        .iter()
+                        .filter(|p| p.program.eq_ignore_ascii_case(&c.program))
+                        .map(|p| p.raw.as_str())
+                        .collect();
+                    let reason = if same.is_empty() {
+                        format!("command `{}` is not in the allow list", c.program)
+                    } else {
+                        format!(
+                            "`{}` is not covered by the allow patterns `{}`",
+                            c.argv.join(" "),
+                            same.join("`, `")
+                        )
+                    };
+                    return fail(reason, Some(c), c.line);
+                }
             }
             if let Some(reason) = smuggle::allow_blocker(c) {
                 return fail(reason, Some(c), c.line);

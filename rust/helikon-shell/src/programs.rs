@@ -2,14 +2,16 @@
 //!
 //! Shells (`-c` strings, here-documents and here-strings fed to them, scripts read from a
 //! pipe), `eval`, `source`, `trap`, `alias`, `find -exec/-execdir/-ok/-okdir/-delete`, git's
-//! code-valued options, GTFOBins-style options of tar/ssh/rsync/zip, sed's `e` command, awk's
-//! `system()`, and interpreters given inline code. Static code is analysed like any other
+//! code-valued options, GTFOBins-style options of tar/ssh/rsync/zip and sed's `e` command
+//! (interpreters given inline code and awk are in `inline.rs`). Static code is analysed like any other
 //! command text; code that cannot be known statically is recorded as unanalysable.
 
 use crate::analyze::{norm_file, Analyzer, Ctx, Stdin};
+use crate::escapes;
+use crate::inline;
 use crate::model::{Redirection, Via};
 use crate::packed::NewCommand;
-use crate::smuggle::git_code_key;
+use crate::smuggle::{self, git_code_key};
 use std::borrow::Cow;
 
 use crate::word::{Part, Word};
@@ -18,61 +20,6 @@ use crate::word::{Part, Word};
 pub const SHELLS: &[&str] = &[
     "bash", "sh", "zsh", "dash", "ksh", "ksh93", "mksh", "pdksh", "oksh", "lksh", "ash", "yash",
     "posh", "rbash", "fish", "tcsh", "csh",
-];
-
-/// Interpreters and the options that take inline code.
-const INTERPRETERS: &[(&str, &[&str])] = &[
-    ("perl", &["-e", "-E"]),
-    ("ruby", &["-e"]),
-    ("node", &["-e", "--eval", "-p", "--print"]),
-    ("nodejs", &["-e", "--eval", "-p", "--print"]),
-    ("bun", &["-e", "--eval", "-p", "--print"]),
-    ("php", &["-r"]),
-    ("lua", &["-e"]),
-    ("luajit", &["-e"]),
-    ("rscript", &["-e"]),
-    ("osascript", &["-e"]),
-    ("pwsh", &["-c", "-command", "-encodedcommand", "-e", "-ec"]),
-    (
-        "powershell",
-        &["-c", "-command", "-encodedcommand", "-e", "-ec"],
-    ),
-    ("tclsh", &[]),
-];
-
-/// Substrings that show inline interpreter code can start programs (checked with a word
-/// boundary on the left, case-insensitively).
-const EXEC_HINTS: &[&str] = &[
-    "system",
-    "exec",
-    "spawn",
-    "popen",
-    "subprocess",
-    "child_process",
-    "qx",
-    "eval",
-    "__import__",
-    "getattr",
-    "importlib",
-    "ctypes",
-    "pty",
-    "os.",
-    "shell",
-    "fork",
-    "open3",
-    "compile",
-    "globals",
-    "builtins",
-    "invoke-expression",
-    "start-process",
-    "do shell script",
-    "proc_open",
-    "passthru",
-    "pcntl",
-    "function(",
-    "require(",
-    "import(",
-    "`",
 ];
 
 fn t(w: &Word) -> &str {
@@ -128,17 +75,55 @@ pub(crate) fn follow(an: &mut Analyzer, idx: usize, words: &[&Word], ctx: &Ctx<'
     if SHELLS.contains(&p) {
         return shell(an, p, args, ctx);
     }
+    if p == "source" || p == "." {
+        return match args.first() {
+            Some(f) => match fd_path(t(f)) {
+                FdPath::Stdin => stdin_script(an, p, ctx),
+                FdPath::Other => {
+                    an.issue(
+                        "reads a script from another file descriptor",
+                        t(f),
+                        ctx.line,
+                    );
+                    false
+                }
+                FdPath::No => {
+                    script_file(an, f, ctx);
+                    false
+                }
+            },
+            None => false,
+        };
+    }
+    if escapes::follow(an, p, args, ctx) {
+        return false;
+    }
     other(an, idx, p, args, ctx);
     false
 }
 
-fn other(an: &mut Analyzer, idx: usize, p: &str, args: &[&Word], ctx: &Ctx<'_>) {
-    if p.starts_with("python") || p.starts_with("pypy") {
-        interpreter(an, p, &["-c"], args, ctx);
-        return;
+/// What a script path names: standard input, another file descriptor, or a file.
+enum FdPath {
+    Stdin,
+    Other,
+    No,
+}
+
+fn fd_path(p: &str) -> FdPath {
+    if matches!(
+        p,
+        "/dev/stdin" | "/dev/fd/0" | "/proc/self/fd/0" | "/proc/thread-self/fd/0"
+    ) {
+        return FdPath::Stdin;
     }
-    if let Some((_, opts)) = INTERPRETERS.iter().find(|(n, _)| *n == p) {
-        interpreter(an, p, opts, args, ctx);
+    if p.starts_with("/dev/fd/") || (p.starts_with("/proc/") && p.contains("/fd/")) {
+        return FdPath::Other;
+    }
+    FdPath::No
+}
+
+fn other(an: &mut Analyzer, idx: usize, p: &str, args: &[&Word], ctx: &Ctx<'_>) {
+    if inline::follow(an, p, args, ctx) {
         return;
     }
     match p {
@@ -152,11 +137,6 @@ fn other(an: &mut Analyzer, idx: usize, p: &str, args: &[&Word], ctx: &Ctx<'_>) 
             }
             let s: Vec<&str> = args.iter().map(|w| t(w)).collect();
             an.reenter(&s.join(" "), "eval", ctx);
-        }
-        "source" | "." => {
-            if let Some(f) = args.first() {
-                script_file(an, f, ctx);
-            }
         }
         "trap" => {
             if let [handler, _, ..] = args {
@@ -182,6 +162,7 @@ fn other(an: &mut Analyzer, idx: usize, p: &str, args: &[&Word], ctx: &Ctx<'_>) 
                 let s = t(w);
                 if let Some((n, v)) = s.split_once('=') {
                     if !n.starts_with('-') {
+                        an.assigned(n.trim_end_matches('+'), v, w.is_dynamic(), ctx);
                         an.out.assignments.push(crate::model::Assignment {
                             name: n.trim_end_matches('+').to_string(),
                             value: v.to_string(),
@@ -240,13 +221,6 @@ fn other(an: &mut Analyzer, idx: usize, p: &str, args: &[&Word], ctx: &Ctx<'_>) 
         "sed" | "gsed" if sed_scripts(args).iter().any(|s| sed_executes(s)) => {
             an.issue("sed script runs commands (e)", ctx.text, ctx.line);
         }
-        "awk" | "gawk" | "mawk" | "nawk" => {
-            if let Some(prog) = awk_program(args) {
-                if awk_executes(prog) {
-                    an.issue("awk program runs commands", ctx.text, ctx.line);
-                }
-            }
-        }
         _ => {}
     }
 }
@@ -285,7 +259,7 @@ pub(crate) fn option_values<'a>(args: &[&'a Word], names: &[&str]) -> Vec<(&'a s
     out
 }
 
-fn script_file(an: &mut Analyzer, f: &Word, ctx: &Ctx<'_>) {
+pub(crate) fn script_file(an: &mut Analyzer, f: &Word, ctx: &Ctx<'_>) {
     if is_process_subst(f) {
         an.issue("runs code from a process substitution", f.raw(), ctx.line);
     } else if an.written.contains(norm_file(t(f))) {
@@ -360,10 +334,30 @@ fn shell(an: &mut Analyzer, name: &str, args: &[&Word], ctx: &Ctx<'_>) -> bool {
     }
     if !stdin_mode {
         if let Some(f) = rest.first() {
-            script_file(an, f, ctx);
-            return false;
+            match fd_path(t(f)) {
+                FdPath::Stdin => {}
+                FdPath::Other => {
+                    an.issue(
+                        "shell reads a script from another file descriptor",
+                        t(f),
+                        ctx.line,
+                    );
+                    return false;
+                }
+                FdPath::No => {
+                    script_file(an, f, ctx);
+                    return false;
+                }
+            }
         }
     }
+    stdin_script(an, name, ctx)
+}
+
+/// A shell (or `source`) reads its script from standard input: analyse a here-document or
+/// here-string; a pipe or process substitution fails closed. True when the here-document
+/// body was re-entered.
+fn stdin_script(an: &mut Analyzer, name: &str, ctx: &Ctx<'_>) -> bool {
     match &ctx.stdin {
         Stdin::HereDoc(body) => {
             an.reenter(body, format!("{name} <<heredoc"), ctx);
@@ -385,111 +379,6 @@ fn shell(an: &mut Analyzer, name: &str, args: &[&Word], ctx: &Ctx<'_>) -> bool {
         Stdin::File | Stdin::Terminal => {}
     }
     false
-}
-
-fn has_exec_hint(code: &str) -> bool {
-    let lower = code.to_ascii_lowercase();
-    let b = lower.as_bytes();
-    EXEC_HINTS.iter().any(|h| {
-        let h = h.as_bytes();
-        let Some(&first) = h.first() else {
-            return false;
-        };
-        // Leftmost non-overlapping occurrences (as `str::match_indices`), found by their
-        // first byte: cheaper than a substring searcher for these short texts.
-        let mut i = 0;
-        while let Some(p) = b.get(i..).and_then(|r| r.iter().position(|&c| c == first)) {
-            let at = i + p;
-            if b.get(at..).is_some_and(|r| r.starts_with(h)) {
-                let boundary = at == 0
-                    || !b.get(at - 1).is_some_and(|c| c.is_ascii_alphanumeric())
-                    || first == b'`';
-                if boundary {
-                    return true;
-                }
-                i = at + h.len();
-            } else {
-                i = at + 1;
-            }
-        }
-        false
-    })
-}
-
-fn interpreter(an: &mut Analyzer, name: &str, code_opts: &[&str], args: &[&Word], ctx: &Ctx<'_>) {
-    let mut i = 0;
-    let mut code: Option<(&str, bool)> = None;
-    let mut script = false;
-    while let Some(w) = args.get(i) {
-        let s = t(w);
-        let lower = s.to_ascii_lowercase();
-        if s == "--" || s == "-" {
-            break;
-        }
-        let matched = code_opts.iter().find(|o| {
-            lower == **o
-                || (o.len() == 2
-                    && !lower.starts_with("--")
-                    && lower.starts_with('-')
-                    && lower.ends_with(&o[1..]))
-        });
-        if let Some(o) = matched {
-            if o.contains("encoded") || *o == "-ec" {
-                an.issue("encoded interpreter command", ctx.text, ctx.line);
-                return;
-            }
-            if let Some(v) = args.get(i + 1) {
-                code = Some((t(v), v.is_dynamic()));
-            }
-            break;
-        }
-        if let Some(o) = code_opts
-            .iter()
-            .find(|o| o.len() == 2 && s.starts_with(**o) && s.len() > 2)
-        {
-            code = Some((s.get(o.len()..).unwrap_or(""), w.is_dynamic()));
-            break;
-        }
-        if name.starts_with("python") && (s == "-m" || s.starts_with("-m")) {
-            script = true;
-            break;
-        }
-        if !s.starts_with('-') {
-            script = true;
-            break;
-        }
-        i += 1;
-    }
-    if let Some((c, dynamic)) = code {
-        if dynamic || has_exec_hint(c) {
-            an.issue(&format!("inline {name} code can run programs"), c, ctx.line);
-        }
-        return;
-    }
-    if script {
-        if let Some(f) = args.get(i) {
-            script_file(an, f, ctx);
-        }
-        return;
-    }
-    match &ctx.stdin {
-        Stdin::Pipe | Stdin::Process => an.issue(
-            &format!("{name} reads code from a pipe"),
-            ctx.text,
-            ctx.line,
-        ),
-        Stdin::HereDoc(body) if has_exec_hint(body) => an.issue(
-            &format!("{name} here-document code can run programs"),
-            body,
-            ctx.line,
-        ),
-        Stdin::HereString { text, dynamic } if *dynamic || has_exec_hint(text) => an.issue(
-            &format!("{name} here-string code can run programs"),
-            text,
-            ctx.line,
-        ),
-        _ => {}
-    }
 }
 
 fn find(an: &mut Analyzer, idx: usize, args: &[&Word], ctx: &Ctx<'_>) {
@@ -550,6 +439,7 @@ fn find(an: &mut Analyzer, idx: usize, args: &[&Word], ctx: &Ctx<'_>) {
                     line: ctx.line,
                     via,
                     env: ctx.env.clone(),
+                    cwd: an.cwd.label(),
                 });
             }
             "-fprint" | "-fprint0" | "-fls" | "-fprintf" => {
@@ -620,15 +510,10 @@ fn git(an: &mut Analyzer, args: &[&Word], ctx: &Ctx<'_>) {
     };
     let rest = args.get(i + 1..).unwrap_or(&[]);
     let texts: Vec<&str> = rest.iter().map(|w| t(w)).collect();
-    if matches!(
-        sub,
-        "clone" | "fetch" | "pull" | "push" | "ls-remote" | "archive"
-    ) {
-        for (v, dynamic) in
-            option_values(rest, &["--upload-pack", "--receive-pack", "--exec", "-u"])
-        {
-            an.reenter_word(v, dynamic, "git transport command", ctx);
-        }
+    // Options that name the remote helper command, per subcommand (`git push -u` is
+    // `--set-upstream` and takes no value; only clone and ls-remote read `-u` as a command).
+    for (v, dynamic) in option_values(rest, smuggle::git_transport_options(sub)) {
+        an.reenter_word(v, dynamic, "git transport command", ctx);
     }
     for s in &texts {
         if let Some(cmd) = s.strip_prefix("ext::") {
@@ -760,35 +645,4 @@ pub(crate) fn sed_executes(script: &str) -> bool {
         }
     }
     false
-}
-
-fn awk_program<'a>(args: &[&'a Word]) -> Option<&'a str> {
-    let mut i = 0;
-    while let Some(w) = args.get(i) {
-        let s = t(w);
-        if s == "-f" || s.starts_with("--file") {
-            return None;
-        }
-        if s == "-v" || s == "-F" || s == "--assign" || s == "--field-separator" {
-            i += 2;
-            continue;
-        }
-        if s == "--" {
-            return args.get(i + 1).map(|w| t(w));
-        }
-        if s.starts_with('-') && s.len() > 1 {
-            i += 1;
-            continue;
-        }
-        return Some(s);
-    }
-    None
-}
-
-fn awk_executes(prog: &str) -> bool {
-    let p = prog.replace(' ', "");
-    p.contains("system(")
-        || p.contains("|getline")
-        || p.contains("|&")
-        || (p.contains('|') && p.contains("print"))
 }

@@ -194,6 +194,18 @@ pub fn allow_blocker(cmd: &Command) -> Option<String> {
     })
 }
 
+/// The options of a git subcommand whose value is a command run on the remote side
+/// (`--upload-pack`, `--receive-pack`, `--exec`, and `-u` where it means `--upload-pack`).
+pub fn git_transport_options(sub: &str) -> &'static [&'static str] {
+    match sub {
+        "clone" | "ls-remote" => &["--upload-pack", "-u"],
+        "fetch" | "pull" => &["--upload-pack"],
+        "push" => &["--receive-pack", "--exec"],
+        "archive" => &["--exec"],
+        _ => &[],
+    }
+}
+
 /// A standalone assignment that changes how later commands run.
 pub fn assignment_blocker(a: &Assignment) -> Option<String> {
     dangerous_env(&a.name).then(|| {
@@ -258,15 +270,8 @@ fn git_option(args: &[String]) -> Option<String> {
         "filter-branch" => any(&["--"])
             .filter(|a| a.ends_with("-filter"))
             .or_else(|| Some("filter-branch".into())),
-        "clone" | "fetch" | "pull" | "push" | "ls-remote" | "archive" | "remote" => any(&[
-            "--upload-pack",
-            "--receive-pack",
-            "--exec",
-            "-u",
-            "--template",
-            "-c",
-            "--config",
-        ]),
+        "clone" => any(&["--upload-pack", "-u", "--template", "-c", "--config"]),
+        "fetch" | "pull" | "push" | "ls-remote" | "archive" => any(git_transport_options(sub)),
         "config" => {
             let ops: Vec<&String> = rest.iter().filter(|a| !a.starts_with('-')).collect();
             let file_or_edit = rest.iter().any(|a| a == "-e" || a == "--edit");

@@ -18,6 +18,10 @@ fn stronger_programs(command: &str) -> Option<Vec<&'static str>> {
         "ksh -c 'rm x'" => Some(vec!["ksh", "rm"]),
         // Compound commands are parsed: reserved words are not programs.
         "if true; then rm x; fi" => Some(vec!["true", "rm"]),
+        // A wrapper given no command runs its default and is named (`env` prints the
+        // environment, `nice` its niceness): a deny rule on `env` must see it.
+        "env FOO=1" => Some(vec!["env"]),
+        "nice -n 10" => Some(vec!["nice"]),
         _ => None,
     }
 }

@@ -1,0 +1,429 @@
+//! Interpreters given code inline (`python -c`, `perl -e`, `node -e`, `awk '…'`, …).
+//!
+//! The analyser does not parse Python, Perl, JavaScript and the rest, so inline code is
+//! unanalysable unless it is shown to be inert: every identifier in it (outside plain string
+//! literals) belongs to a small vocabulary of printing, arithmetic and formatting names
+//! ([`INERT`]), and it has no backquote. `python -c 'print(1+2)'` and
+//! `node -e 'console.log(JSON.stringify({a: 1}))'` pass; `python -c 'import os;
+//! os.remove("x")'`, `perl -e 'unlink "x"'` and anything that names a module, a file or a
+//! process API do not. The same holds for code fed on standard input (here-document,
+//! here-string); code read from a pipe is always unanalysable. An awk program is code too: it
+//! is unanalysable when it can run commands (`system()`, pipes) or write files
+//! (`print > "f"`).
+
+use crate::analyze::{Analyzer, Ctx, Stdin};
+use crate::programs::script_file;
+use crate::word::Word;
+
+/// Interpreters and the options that take inline code (lowercase names; `python*` and
+/// `pypy*` take `-c`).
+const INTERPRETERS: &[(&str, &[&str])] = &[
+    ("perl", &["-e", "-E"]),
+    ("ruby", &["-e"]),
+    ("node", &["-e", "--eval", "-p", "--print"]),
+    ("nodejs", &["-e", "--eval", "-p", "--print"]),
+    ("bun", &["-e", "--eval", "-p", "--print"]),
+    ("php", &["-r", "-B", "-R", "-E"]),
+    ("lua", &["-e"]),
+    ("luajit", &["-e"]),
+    ("rscript", &["-e"]),
+    ("r", &["-e"]),
+    ("osascript", &["-e"]),
+    ("julia", &["-e", "--eval", "-E", "--print"]),
+    ("racket", &["-e", "--eval"]),
+    ("guile", &["-c"]),
+    ("expect", &["-c"]),
+    ("elixir", &["-e", "--eval"]),
+    ("erl", &["-eval"]),
+    ("sbcl", &["--eval"]),
+    ("clojure", &["-e"]),
+    ("groovy", &["-e"]),
+    ("scala", &["-e"]),
+    ("tclsh", &[]),
+    ("wish", &[]),
+    ("pwsh", &["-c", "-command", "-encodedcommand", "-e", "-ec"]),
+    (
+        "powershell",
+        &["-c", "-command", "-encodedcommand", "-e", "-ec"],
+    ),
+];
+
+/// Identifiers that print, compute or format and reach nothing outside the process.
+const INERT: &[&str] = &[
+    "print",
+    "println",
+    "printf",
+    "puts",
+    "say",
+    "echo",
+    "p",
+    "pp",
+    "console",
+    "log",
+    "info",
+    "len",
+    "length",
+    "size",
+    "str",
+    "int",
+    "float",
+    "bool",
+    "sum",
+    "min",
+    "max",
+    "range",
+    "abs",
+    "round",
+    "sorted",
+    "reversed",
+    "list",
+    "dict",
+    "tuple",
+    "set",
+    "True",
+    "False",
+    "None",
+    "true",
+    "false",
+    "nil",
+    "null",
+    "undefined",
+    "NaN",
+    "Infinity",
+    "import",
+    "sys",
+    "version",
+    "version_info",
+    "json",
+    "dumps",
+    "loads",
+    "math",
+    "Math",
+    "sqrt",
+    "pow",
+    "pi",
+    "floor",
+    "ceil",
+    "hex",
+    "oct",
+    "bin",
+    "chr",
+    "ord",
+    "repr",
+    "format",
+    "join",
+    "split",
+    "upper",
+    "lower",
+    "strip",
+    "replace",
+    "startswith",
+    "endswith",
+    "for",
+    "in",
+    "if",
+    "else",
+    "elif",
+    "not",
+    "and",
+    "or",
+    "is",
+    "return",
+    "x",
+    "y",
+    "z",
+    "i",
+    "j",
+    "k",
+    "n",
+    "s",
+    "a",
+    "b",
+    "c",
+    "v",
+    "Number",
+    "String",
+    "parseInt",
+    "parseFloat",
+    "JSON",
+    "stringify",
+    "parse",
+    "let",
+    "const",
+    "var",
+    "map",
+    "filter",
+    "each",
+    "times",
+    "do",
+    "end",
+    "then",
+    "local",
+    "to_s",
+    "to_i",
+    "uc",
+    "lc",
+    "my",
+];
+
+fn t(w: &Word) -> &str {
+    w.text()
+}
+
+/// Handle `p` if it is an interpreter or awk; true when it was.
+pub(crate) fn follow(an: &mut Analyzer, p: &str, args: &[&Word], ctx: &Ctx<'_>) -> bool {
+    if p.starts_with("python") || p.starts_with("pypy") {
+        interpreter(an, p, &["-c"], args, ctx);
+        return true;
+    }
+    if p == "deno" && args.first().is_some_and(|w| t(w) == "eval") {
+        let code = args.get(1).map(|w| (t(w), w.is_dynamic()));
+        inline_code(an, p, code, ctx);
+        return true;
+    }
+    if let Some((_, opts)) = INTERPRETERS.iter().find(|(n, _)| *n == p) {
+        interpreter(an, p, opts, args, ctx);
+        return true;
+    }
+    if matches!(p, "awk" | "gawk" | "mawk" | "nawk" | "busybox-awk") {
+        if let Some(prog) = awk_program(args) {
+            if awk_executes(prog) {
+                an.issue("awk program runs commands", ctx.text, ctx.line);
+            } else if awk_writes(prog) {
+                an.issue("awk program writes files", ctx.text, ctx.line);
+            }
+        }
+        return true;
+    }
+    false
+}
+
+fn inline_code(an: &mut Analyzer, name: &str, code: Option<(&str, bool)>, ctx: &Ctx<'_>) {
+    if let Some((c, dynamic)) = code {
+        if dynamic || !is_inert(c) {
+            an.issue(
+                &format!(
+                    "inline {name} code is not analysed (it may run programs or change files)"
+                ),
+                c,
+                ctx.line,
+            );
+        }
+    }
+}
+
+fn interpreter(an: &mut Analyzer, name: &str, code_opts: &[&str], args: &[&Word], ctx: &Ctx<'_>) {
+    let mut i = 0;
+    let mut code: Option<(&str, bool)> = None;
+    let mut script = false;
+    while let Some(w) = args.get(i) {
+        let s = t(w);
+        let lower = s.to_ascii_lowercase();
+        if s == "--" || s == "-" {
+            break;
+        }
+        let matched = code_opts.iter().find(|o| {
+            lower == **o
+                || (o.len() == 2
+                    && !lower.starts_with("--")
+                    && lower.starts_with('-')
+                    && lower.ends_with(&o[1..]))
+        });
+        if let Some(o) = matched {
+            if o.contains("encoded") || *o == "-ec" {
+                an.issue("encoded interpreter command", ctx.text, ctx.line);
+                return;
+            }
+            code = Some(
+                args.get(i + 1)
+                    .map_or(("", false), |v| (t(v), v.is_dynamic())),
+            );
+            break;
+        }
+        if let Some(o) = code_opts
+            .iter()
+            .find(|o| o.len() == 2 && s.starts_with(**o) && s.len() > 2)
+        {
+            code = Some((s.get(o.len()..).unwrap_or(""), w.is_dynamic()));
+            break;
+        }
+        if name.starts_with("python") && (s == "-m" || s.starts_with("-m")) {
+            script = true;
+            break;
+        }
+        if !s.starts_with('-') {
+            script = true;
+            break;
+        }
+        i += 1;
+    }
+    if code.is_some() {
+        inline_code(an, name, code, ctx);
+        return;
+    }
+    if script {
+        if let Some(f) = args.get(i) {
+            script_file(an, f, ctx);
+        }
+        return;
+    }
+    match &ctx.stdin {
+        Stdin::Pipe | Stdin::Process => an.issue(
+            &format!("{name} reads code from a pipe"),
+            ctx.text,
+            ctx.line,
+        ),
+        Stdin::HereDoc(body) if !is_inert(body) => an.issue(
+            &format!("{name} here-document code is not analysed (it may run programs)"),
+            body,
+            ctx.line,
+        ),
+        Stdin::HereString { text, dynamic } if *dynamic || !is_inert(text) => an.issue(
+            &format!("{name} here-string code is not analysed (it may run programs)"),
+            text,
+            ctx.line,
+        ),
+        _ => {}
+    }
+}
+
+/// Is this inline code inert (see the module docs)?
+pub(crate) fn is_inert(code: &str) -> bool {
+    let b = code.as_bytes();
+    let mut i = 0;
+    while let Some(&c) = b.get(i) {
+        if c == b'`' {
+            return false;
+        }
+        if c == b'\'' || c == b'"' {
+            let close = string_end(b, i);
+            let body = code
+                .get(i + 1..close.saturating_sub(1).max(i + 1))
+                .unwrap_or("");
+            // A prefix such as Python's `f"…"` makes the string code.
+            let formatted = i > 0 && matches!(b.get(i - 1), Some(b'f' | b'F'));
+            let interpolates =
+                c == b'"' && (body.contains('$') || body.contains('@') || body.contains('{'));
+            if (formatted || interpolates) && !is_inert(body) {
+                return false;
+            }
+            i = close;
+            continue;
+        }
+        if c.is_ascii_alphabetic() || c == b'_' {
+            let len = b[i..]
+                .iter()
+                .take_while(|x| x.is_ascii_alphanumeric() || **x == b'_')
+                .count();
+            let ident = code.get(i..i + len).unwrap_or("");
+            let prefix = matches!(b.get(i + len), Some(b'\'' | b'"'))
+                && matches!(
+                    ident,
+                    "f" | "F" | "r" | "b" | "u" | "rb" | "br" | "fr" | "rf"
+                );
+            if !prefix && !INERT.contains(&ident) {
+                return false;
+            }
+            i += len;
+            continue;
+        }
+        if c.is_ascii_digit() {
+            i += b[i..]
+                .iter()
+                .take_while(|x| x.is_ascii_alphanumeric())
+                .count();
+            continue;
+        }
+        i += 1;
+    }
+    true
+}
+
+/// The index just past the string literal opened at `start` (backslash escapes honoured).
+fn string_end(b: &[u8], start: usize) -> usize {
+    let q = b[start];
+    let mut i = start + 1;
+    while let Some(&c) = b.get(i) {
+        if c == b'\\' {
+            i += 2;
+            continue;
+        }
+        i += 1;
+        if c == q {
+            return i;
+        }
+    }
+    b.len()
+}
+
+fn awk_program<'a>(args: &[&'a Word]) -> Option<&'a str> {
+    let mut i = 0;
+    while let Some(w) = args.get(i) {
+        let s = t(w);
+        if s == "-f" || s.starts_with("--file") {
+            return None;
+        }
+        if s == "-v" || s == "-F" || s == "--assign" || s == "--field-separator" {
+            i += 2;
+            continue;
+        }
+        if s == "--" {
+            return args.get(i + 1).map(|w| t(w));
+        }
+        if s.starts_with('-') && s.len() > 1 {
+            i += 1;
+            continue;
+        }
+        return Some(s);
+    }
+    None
+}
+
+fn awk_executes(prog: &str) -> bool {
+    let p = prog.replace(' ', "");
+    p.contains("system(")
+        || p.contains("|getline")
+        || p.contains("|&")
+        || (p.contains('|') && p.contains("print"))
+}
+
+/// A `print`/`printf` statement redirected with `>` or `>>` (a comparison in a pattern is not).
+fn awk_writes(prog: &str) -> bool {
+    prog.split([';', '{', '}', '\n'])
+        .any(|stmt| stmt.contains("print") && stmt.contains('>'))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::is_inert;
+
+    #[test]
+    fn inert_code() {
+        for code in [
+            "print(1+2)",
+            "print('hello world; rm -rf /')",
+            "import sys; print(sys.version)",
+            "console.log(JSON.stringify({a: 1}))",
+            "print \"hi\\n\"",
+            "puts 'x'",
+            "print(len([1, 2, 3]))",
+        ] {
+            assert!(is_inert(code), "{code}");
+        }
+        for code in [
+            "import os; os.remove('x')",
+            "__import__('os').system('rm x')",
+            "print(f'{__import__(\"os\").getcwd()}')",
+            "unlink 'x'",
+            "print \"@{[ system 'rm x' ]}\"",
+            "puts `rm x`",
+            "require('child_process').execSync('rm x')",
+            "print(open('x').read())",
+            "exec('rm')",
+            "system 'rm -rf x'",
+            "File.delete('x')",
+        ] {
+            assert!(!is_inert(code), "{code}");
+        }
+    }
+}
