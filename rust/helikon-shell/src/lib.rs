@@ -30,10 +30,12 @@
 //!
 //! # Limitations
 //! Static analysis cannot see into script files, so `bash ./x.sh` is the program `bash` (a
-//! file written earlier in the same command and then run is flagged). Inline interpreter code
-//! (`python -c`) is flagged by a keyword heuristic, not understood. Relative write targets are
-//! not resolved against a working directory. Path rules are lexical, not a sandbox.
-//!
+//! file written earlier in the same command and then run is flagged; a path in the workspace
+//! or `/tmp` run as a program, or any name after `PATH` changed, is unanalysable). Inline
+//! interpreter code (`python -c`) is not parsed: it is unanalysable unless every identifier is
+//! in a small inert vocabulary (`inline.rs`). Path rules are lexical, not a sandbox. The
+//! per-class account of what is analysed and what fails closed is `docs/design/matcher.md`.
+
 //! # Test strategy
 //! The conformance vectors run as cargo tests (`tests/conformance_*.rs`), as do field cases
 //! BR-17, BR-18 and BR-20 and the adversarial suite in the repository's
