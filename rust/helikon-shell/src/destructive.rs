@@ -59,24 +59,8 @@ fn short_has(a: &str, flag: char) -> bool {
 }
 
 fn git(args: &[String]) -> Option<String> {
-    // Skip global options to the subcommand.
-    let mut i = 0;
-    while let Some(a) = args.get(i) {
-        if matches!(
-            a.as_str(),
-            "-C" | "-c" | "--git-dir" | "--work-tree" | "--namespace"
-        ) {
-            i += 2;
-            continue;
-        }
-        if a.starts_with('-') {
-            i += 1;
-            continue;
-        }
-        break;
-    }
-    let sub = args.get(i)?.as_str();
-    let rest = args.get(i + 1..).unwrap_or(&[]);
+    let (_, sub, rest) = crate::smuggle::git_split(args);
+    let sub = sub?;
     let has = |long: &str, short: char| {
         rest.iter()
             .take_while(|a| *a != "--")

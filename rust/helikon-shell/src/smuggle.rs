@@ -223,40 +223,47 @@ fn prefixed(args: &[String], opts: &[&str]) -> Option<String> {
         .cloned()
 }
 
-fn git_option(args: &[String]) -> Option<String> {
+/// Git's global options (before the subcommand), the subcommand, and its arguments.
+pub(crate) fn git_split(args: &[String]) -> (&[String], Option<&str>, &[String]) {
     let mut i = 0;
     while let Some(a) = args.get(i) {
+        let takes_value = matches!(
+            a.as_str(),
+            "-C" | "-c" | "--git-dir" | "--work-tree" | "--namespace"
+        );
+        if !a.starts_with('-') {
+            break;
+        }
+        i += if takes_value { 2 } else { 1 };
+    }
+    let i = i.min(args.len());
+    (
+        args.get(..i).unwrap_or(&[]),
+        args.get(i).map(String::as_str),
+        args.get(i + 1..).unwrap_or(&[]),
+    )
+}
+
+fn git_option(args: &[String]) -> Option<String> {
+    let (globals, sub, rest) = git_split(args);
+    let mut i = 0;
+    while let Some(a) = globals.get(i) {
+        i += 1;
         if a == "-c" {
-            let kv = args.get(i + 1).cloned().unwrap_or_default();
-            let key = kv
-                .split_once('=')
-                .map(|x| x.0)
-                .unwrap_or(&kv)
-                .to_ascii_lowercase();
+            let kv = globals.get(i).map_or("", String::as_str);
+            i += 1;
+            let key = kv.split_once('=').map_or(kv, |x| x.0).to_ascii_lowercase();
             if git_code_key(&key) {
                 return Some(format!("-c {kv}"));
             }
-            i += 2;
-            continue;
-        }
-        if a.starts_with("--config-env")
+        } else if a.starts_with("--config-env")
             || a.starts_with("--exec-path")
             || a.starts_with("--git-dir")
         {
             return Some(a.clone());
         }
-        if matches!(a.as_str(), "-C" | "--work-tree" | "--namespace") {
-            i += 2;
-            continue;
-        }
-        if a.starts_with('-') {
-            i += 1;
-            continue;
-        }
-        break;
     }
-    let sub = args.get(i)?.as_str();
-    let rest = args.get(i + 1..).unwrap_or(&[]);
+    let sub = sub?;
     let any = |opts: &[&str]| prefixed(rest, opts);
     if let Some(u) = rest.iter().find(|a| a.starts_with("ext::")) {
         return Some(u.clone());
