@@ -52,27 +52,33 @@ def best_available_backend(
 
     Raises:
         ConfigError: an invalid option.
+        SandboxUnavailable: ``network=NetworkPolicy(...)`` was given and no OS sandbox can
+            enforce it (the host backend would ignore it, so there is no fallback).
     """
     extra: dict[str, Any] = {} if timeout is None else {"timeout": timeout}
+    network = os_options.get("network")
     if sys.platform == "darwin":
         from helikon.tools.seatbelt import SeatbeltBackend
 
         try:
             return BackendChoice(
-                SeatbeltBackend(sandbox, **extra),
+                SeatbeltBackend(sandbox, network=network, **extra),
                 "os-sandbox (seatbelt): writes confined to the root, network denied; reads are "
                 "not restricted on macOS",
             )
         except SandboxUnavailable as exc:
-            return _fallback(sandbox, extra, f"Seatbelt is unavailable: {exc}")
+            return _fallback(sandbox, extra, f"Seatbelt is unavailable: {exc}", network)
     if not sys.platform.startswith("linux"):
         return _fallback(
-            sandbox, extra, f"this build has an OS sandbox for Linux only (platform {sys.platform})"
+            sandbox,
+            extra,
+            f"this build has an OS sandbox for Linux only (platform {sys.platform})",
+            network,
         )
     try:
         backend = OsSandboxBackend(sandbox, run_as=run_as, **extra, **os_options)
     except SandboxUnavailable as exc:
-        return _fallback(sandbox, extra, f"the OS sandbox is unavailable: {exc}")
+        return _fallback(sandbox, extra, f"the OS sandbox is unavailable: {exc}", network)
     g = backend.guarantees()
     reason = f"{g.summary()}: the kernel probe and self-test passed"
     if g.landlock_abi is not None:
@@ -80,8 +86,19 @@ def best_available_backend(
     return BackendChoice(backend, reason)
 
 
-def _fallback(sandbox: Sandbox, extra: dict[str, Any], why: str) -> BackendChoice:
-    """The host backend, with the reason; logged as a warning, since nothing is contained."""
+def _fallback(
+    sandbox: Sandbox, extra: dict[str, Any], why: str, network: object = None
+) -> BackendChoice:
+    """The host backend, with the reason; logged as a warning, since nothing is contained.
+
+    Raises:
+        SandboxUnavailable: a network policy was asked for (the host cannot enforce it).
+    """
+    if network is not None:
+        raise SandboxUnavailable(
+            f"network=NetworkPolicy(...) needs an OS sandbox and there is none: {why}; the "
+            "host backend would give the command the whole network, so there is no fallback"
+        )
     reason = f"host (no containment): {why}"
     log.warning("best_available_backend fell back to %s", reason)
     return BackendChoice(HostBackend(sandbox, **extra), reason)

@@ -248,3 +248,37 @@ def test_runtime_serves_a_host_port_and_logs_events_in_order() -> None:
     finally:
         rt.close()
         rt.close()
+
+
+@pytest.mark.parametrize(
+    "junk",
+    [
+        b"GET http://pypi.test/ HTTP/1.1\r\n" + b"X-Pad: " + b"a" * 70_000,  # head over 64 KiB
+        b"\x05",  # SOCKS greeting cut short
+        b"\x05\x01\x00\x05\x01\x00\x09",  # unknown address type
+        b"\x05\x01\x00\x05\x01\x00\x03\xffpypi",  # domain length past the data
+        b"CONNECT pypi.test HTTP/1.1\r\n\r\n",  # no port
+        b"CONNECT [::1 HTTP/1.1\r\n\r\n",
+        b"GET http://pypi.test:99999/ HTTP/1.1\r\n\r\n",
+        b"\xff\xfe\r\n\r\n",
+    ],
+)
+def test_malformed_input_never_reaches_an_origin_and_the_proxy_keeps_serving(
+    proxy: Harness, junk: bytes
+) -> None:
+    s = socket.create_connection(("127.0.0.1", proxy.port), timeout=5)
+    try:
+        s.sendall(junk)
+        s.shutdown(socket.SHUT_WR)
+        reply = b""
+        while chunk := s.recv(4096):
+            reply += chunk
+    except (ConnectionResetError, BrokenPipeError):
+        reply = b""
+    finally:
+        s.close()
+    assert not reply or reply.startswith((b"HTTP/1.1 400", b"\x05\x00"))
+    assert [e for e in proxy.events if e.verdict == "allow"] == []
+    # still serving
+    s = _socks_greet(proxy.port)
+    s.close()

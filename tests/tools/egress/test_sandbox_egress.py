@@ -266,3 +266,25 @@ async def test_egress_works_inside_private_mounts(ws: dict[str, Path]) -> None:
     assert r.stdout == ORIGIN_BODY.decode() + "direct=7\n", r
     assert seen == ["/"]
     assert _rules(r.network) == [("pypi.test", "allow", "allow_domains:pypi.test")]
+
+
+@pytest.mark.skipif(not IS_ROOT, reason="needs a refusal: root without run_as")
+def test_best_available_backend_never_falls_back_to_the_host_with_a_network_policy(
+    ws: dict[str, Path],
+) -> None:
+    from helikon.tools import best_available_backend
+
+    with pytest.raises(SandboxUnavailable) as info:
+        best_available_backend(Sandbox.open(ws["root"]), network=POLICY)
+    assert str(info.value).startswith(
+        "network=NetworkPolicy(...) needs an OS sandbox and there is none: the OS sandbox is "
+        "unavailable: unsupported: running as root requires run_as=(uid, gid)"
+    )
+    choice = best_available_backend(
+        Sandbox.open(ws["root"]), run_as=run_as(), network=POLICY, network_resolver=RESOLVER
+    )
+    try:
+        assert choice.backend.guarantees().network is Isolation.PROXIED
+    finally:
+        assert isinstance(choice.backend, OsSandboxBackend)
+        choice.backend.close()
