@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import weakref
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
@@ -187,6 +188,8 @@ class OsSandboxBackend(PolicyBackend):
             raise
         if self._egress is not None:
             self._egress.start(self._policy)
+            # The proxy thread stops with the backend even without close().
+            weakref.finalize(self, self._egress.close)
 
     @property
     def egress(self) -> EgressRuntime | None:

@@ -288,3 +288,20 @@ def test_best_available_backend_never_falls_back_to_the_host_with_a_network_poli
     finally:
         assert isinstance(choice.backend, OsSandboxBackend)
         choice.backend.close()
+
+
+def test_a_dropped_backend_stops_its_proxy(ws: dict[str, Path]) -> None:
+    import gc
+    import threading
+
+    def proxies() -> int:
+        return sum(t.name == "helikon-egress-proxy" for t in threading.enumerate())
+
+    before = proxies()
+    b = OsSandboxBackend(
+        Sandbox.open(ws["root"]), run_as=run_as(), network=POLICY, network_resolver=RESOLVER
+    )
+    assert proxies() == before + 1
+    del b
+    gc.collect()
+    assert proxies() == before
