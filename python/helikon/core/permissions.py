@@ -142,8 +142,16 @@ class DenyRule(_Rule):
     """A rule that denies matching calls before anything else, in every mode.
 
     ``bash_command("rm")`` denies a Bash call when ANY sub-command (after splitting compound
-    commands, stripping wrappers, following ``$(...)``, ``bash -c`` and the like) runs
-    ``rm``; a command that cannot be analysed counts as a match (fail closed).
+    commands, stripping wrappers, following ``$(...)``, ``bash -c``, here-documents fed to a
+    shell, ``find -exec``, shell escapes and command-valued variables such as ``PAGER``) runs
+    ``rm``, a copy or link of it made in the same command, or an equivalent (``unlink``,
+    ``rmdir``, ``shred -u``, ``find -delete``). A command that cannot be analysed counts as a
+    match (fail closed): inline interpreter code (``python -c``) that does more than print, a
+    program run from a workspace or ``/tmp`` path, anything after ``PATH`` is changed, a
+    command over the analysis limits (:class:`helikon.shell.Limits`). A name-based rule cannot
+    see what a program the model wrote does; the sandbox's
+    ``SandboxPolicy(deny_delete=True, no_exec_in_workspace=True)`` is the kernel-enforced
+    control for that.
 
     Example:
         >>> DenyRule.bash_command("rm").value
