@@ -369,12 +369,21 @@ def main(argv: list[str] | None = None) -> int:
     for n in names:  # warm-up
         time_pass(built[n][:50], texts[:50])
     times: dict[str, list[tuple[float, float]]] = {n: [] for n in names}
+    clean_texts = [d.text for d in clean]
+    clean_times: dict[str, list[tuple[float, float]]] = {n: [] for n in names}
     for _ in range(args.rounds):
         for n in names:
             times[n].append(time_pass(built[n][: count[n]], texts[: count[n]]))
+            clean_times[n].append(
+                time_pass(built_clean[n][: count[n]], clean_texts[: count[n]])
+            )
     size = {n: sum(len(t.encode()) for t in texts[: count[n]]) / 1e6 for n in names}
     rate = {n: size[n] / statistics.median(c for c, _ in ts) for n, ts in times.items()}
     wall = {n: size[n] / statistics.median(w for _, w in ts) for n, ts in times.items()}
+    clean_size = {n: sum(len(t.encode()) for t in clean_texts[: count[n]]) / 1e6 for n in names}
+    clean_rate = {
+        n: clean_size[n] / statistics.median(c for c, _ in ts) for n, ts in clean_times.items()
+    }
 
     scores = {n: score(built[n], docs) for n in names}
     trap_scores = {n: score(built_traps[n], traps) for n in names}
@@ -386,15 +395,20 @@ def main(argv: list[str] | None = None) -> int:
     print()
     print(
         "| scanner | MB/s (CPU) | helikon speedup (CPU) | MB/s (wall) | helikon speedup (wall) "
+        "| benign MB/s (CPU) | helikon speedup (benign) "
         "| recall | worst kind | FP | FP/MB | damaged decoys | trap FP/MB | benign FP/MB |"
     )
-    print("| --- | ---: | ---: | ---: | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: |")
+    print(
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: "
+        "| ---: | --- | ---: | ---: | ---: | ---: | ---: |"
+    )
     for n in names:
         sc, tr, cl = scores[n], trap_scores[n], clean_scores[n]
         worst = min(KINDS, key=sc.kind_recall)
         print(
             f"| {n} | {rate[n]:,.3f} | {h / rate[n]:,.0f}x | "
             f"{wall[n]:,.3f} | {hw / wall[n]:,.0f}x | "
+            f"{clean_rate[n]:,.3f} | {clean_rate['helikon'] / clean_rate[n]:,.0f}x | "
             f"{sc.recall:.1%} ({sc.caught}/{sc.planted}) | "
             f"{worst} {sc.kind_recall(worst):.0%} | {sc.false_positives} | "
             f"{sc.false_positives / mb:,.1f} | {sc.damaged_decoys} | "

@@ -72,7 +72,11 @@ fn skip_blanks(bytes: &[u8], mut i: usize) -> usize {
 pub(crate) fn scan(text: &str, out: &mut Vec<Finding>) {
     let bytes = text.as_bytes();
     // docker: `"auth"`, blanks, `:`, blanks, `"BASE64"`.
-    for at in memmem::find_iter(bytes, b"\"auth\"") {
+    static DOCKER: std::sync::LazyLock<memmem::Finder<'static>> =
+        std::sync::LazyLock::new(|| memmem::Finder::new(b"\"auth\""));
+    static NPMRC: std::sync::LazyLock<memmem::Finder<'static>> =
+        std::sync::LazyLock::new(|| memmem::Finder::new(b"_auth"));
+    for at in DOCKER.find_iter(bytes) {
         let mut i = skip_blanks(bytes, at + 6);
         if bytes.get(i) != Some(&b':') {
             continue;
@@ -86,7 +90,7 @@ pub(crate) fn scan(text: &str, out: &mut Vec<Finding>) {
         }
     }
     // npmrc: `_auth=BASE64` (also `//host/:_auth=`), the value ending its word.
-    for at in memmem::find_iter(bytes, b"_auth") {
+    for at in NPMRC.find_iter(bytes) {
         let starts_key = at == 0
             || bytes
                 .get(at - 1)

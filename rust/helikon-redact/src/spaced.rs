@@ -111,7 +111,9 @@ fn flags(text: &str, mask: &str, out: &mut Vec<Finding>) {
     let bytes = text.as_bytes();
     let mut lines = Lines::new(bytes);
     let mut from = 0usize;
-    while let Some(i) = bytes.get(from..).and_then(|b| memmem::find(b, b"--")) {
+    static DASHES: std::sync::LazyLock<memmem::Finder<'static>> =
+        std::sync::LazyLock::new(|| memmem::Finder::new(b"--"));
+    while let Some(i) = bytes.get(from..).and_then(|b| DASHES.find(b)) {
         let at = from + i;
         from = at + 2;
         // `--` must start a word (`-o --password`, not `a--password`).
@@ -165,7 +167,9 @@ fn starts_with_word(line: &[u8], word: &[u8]) -> bool {
 fn netrc(text: &str, mask: &str, out: &mut Vec<Finding>) {
     let bytes = text.as_bytes();
     let mut lines = Lines::new(bytes);
-    for at in memmem::find_iter(bytes, b"password") {
+    static PASSWORD: std::sync::LazyLock<memmem::Finder<'static>> =
+        std::sync::LazyLock::new(|| memmem::Finder::new(b"password"));
+    for at in PASSWORD.find_iter(bytes) {
         let after = at + b"password".len();
         let word_start = at == 0
             || bytes

@@ -37,6 +37,10 @@
 //! host and kind: only the path after `services/` is the secret.
 use crate::finding::{Finding, FindingKind};
 
+/// Token starts too short for the multi-literal pass (a 2-byte literal would make every
+/// byte pair a candidate there): found with their own `memmem` search.
+pub(crate) const SHORT_LITERALS: &[&str] = &["SK"];
+
 /// The literals a token starts with (patterns of [`crate::triggers`]). Every format's match
 /// begins with one of them; every position where one starts is a candidate, overlapping
 /// ones included, so literals cannot hide one another.
@@ -82,7 +86,6 @@ pub(crate) const LITERALS: &[&str] = &[
     "npm_",
     "pypi-AgEIcHlwaS5vcmc",
     "SG.",
-    "SK",
     "key-",
     "eyJ",
 ];

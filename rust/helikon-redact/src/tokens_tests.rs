@@ -31,12 +31,15 @@ fn literals_and_shapes_start_alike() {
         .iter()
         .flat_map(|(_, shape)| shape.first_bytes().iter().copied())
         .collect();
-    for l in LITERALS {
+    for l in LITERALS.iter().chain(SHORT_LITERALS) {
         assert!(firsts.contains(&l.as_bytes()[0]), "{l}");
     }
     for b in firsts {
         assert!(
-            LITERALS.iter().any(|l| l.as_bytes()[0] == b),
+            LITERALS
+                .iter()
+                .chain(SHORT_LITERALS)
+                .any(|l| l.as_bytes()[0] == b),
             "{}",
             b as char
         );

@@ -11,12 +11,14 @@ use aho_corasick::packed::{Config, MatchKind, Searcher};
 use aho_corasick::Span;
 
 use crate::pem;
-use crate::tokens::LITERALS;
+use crate::tokens::{LITERALS, SHORT_LITERALS};
 
 /// The compiled searcher.
 #[derive(Debug)]
 pub(crate) struct Triggers {
     searcher: Searcher,
+    /// One finder per [`SHORT_LITERALS`] entry.
+    short: Vec<memchr::memmem::Finder<'static>>,
 }
 
 /// Where the literals of one text start (sorted byte offsets).
@@ -43,7 +45,11 @@ impl Triggers {
             .builder()
             .extend(LITERALS.iter().copied().chain(["://", pem::KEYWORD]))
             .build()?;
-        Some(Self { searcher })
+        let short = SHORT_LITERALS
+            .iter()
+            .map(|l| memchr::memmem::Finder::new(l.as_bytes()))
+            .collect();
+        Some(Self { searcher, short })
     }
 
     /// Fill `hits` (cleared first) for `text`.
@@ -63,6 +69,15 @@ impl Triggers {
                 _ => hits.tokens.push(m.start()),
             }
             at = m.start() + 1;
+        }
+        // Short literals: their starts merged in, keeping the list sorted.
+        let before = hits.tokens.len();
+        for finder in &self.short {
+            hits.tokens.extend(finder.find_iter(bytes));
+        }
+        if hits.tokens.len() > before {
+            hits.tokens.sort_unstable();
+            hits.tokens.dedup();
         }
     }
 }

@@ -243,6 +243,22 @@ fn adversarial_inputs_scale_linearly() {
         "-pypi-AgEIcHlwaS5vcmc",
         "-ghp_",
         " sk-",
+        // Issue 14's matchers: blank-separated flags and netrc, file formats, AWS pairs,
+        // minified JS, shell words and phrases.
+        "--password ",
+        " --token -",
+        "login u password ",
+        "machine h password ",
+        "\"auth\": \"Zm9vOmJhcg==",
+        "_auth=",
+        "AKIAIOSFODNN7EXAMPLE ",
+        "SK0123456789abcdef0123456789abcdef",
+        "{token:",
+        "x.token=f(",
+        "a_token=\"",
+        "a_token=$(",
+        "password: a ",
+        "p_token: (",
     ];
     for unit in units {
         let small = unit.repeat(1_000);
