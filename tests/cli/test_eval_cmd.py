@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
 from pathlib import Path
 
@@ -22,11 +23,18 @@ tool_trajectory: 2 passed, 0 failed, 0 skipped, 0 errors, mean 1.000
 """
 
 
+def _messages(stderr: str) -> str:
+    """stderr without the per-case progress lines (``[1/2] case PASS 0.01s``)."""
+    return "".join(
+        line for line in stderr.splitlines(keepends=True) if not re.match(r"\[\d+/\d+\] ", line)
+    )
+
+
 def test_the_example_dataset_passes_with_the_default_sidecar_path() -> None:
     proc = helikon("eval", "run", "evals.jsonl", "--agent", "budget_assistant", cwd=EXAMPLE)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout == EXAMPLE_TABLE
-    assert proc.stderr == ""
+    assert _messages(proc.stderr) == ""
 
 
 def _two_cases(tmp_path: Path, eval_table: str = "") -> Path:
@@ -58,7 +66,7 @@ def test_a_failed_case_exits_1_and_fail_under_names_the_mean(tmp_path: Path) -> 
         "1/2 cases passed",
         "exact_match: 1 passed, 1 failed, 0 skipped, 0 errors, mean 0.500",
     ]
-    assert proc.stderr == "mean score 0.500 is under --fail-under 0.9\n"
+    assert _messages(proc.stderr) == "mean score 0.500 is under --fail-under 0.9\n"
 
 
 def test_fail_under_fails_when_nothing_was_scored(tmp_path: Path) -> None:
@@ -72,7 +80,7 @@ def test_fail_under_fails_when_nothing_was_scored(tmp_path: Path) -> None:
     assert "case-1  PASS    skip         skip" in ok.stdout
     proc = helikon("eval", "run", "d.jsonl", "--agent", "a", "--fail-under", "0.5", cwd=tmp_path)
     assert proc.returncode == 1
-    assert proc.stderr == "no score to compare with --fail-under 0.5\n"
+    assert _messages(proc.stderr) == "no score to compare with --fail-under 0.5\n"
 
 
 def test_json_report_and_sqlite_trace(tmp_path: Path) -> None:
@@ -98,7 +106,7 @@ def test_an_unwritable_trace_still_prints_the_report_and_exits_3(tmp_path: Path)
     proc = helikon("eval", "run", "d.jsonl", "--agent", "a", "--trace", "sqlite:db", cwd=root)
     assert proc.returncode == 3
     assert "1/2 cases passed" in proc.stdout
-    assert proc.stderr.startswith(
+    assert _messages(proc.stderr).startswith(
         "error: --trace 'sqlite:db': SqliteTraceSink: could not record run "
     )
     assert proc.stderr.endswith(": OperationalError: unable to open database file\n")

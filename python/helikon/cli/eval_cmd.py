@@ -5,7 +5,10 @@ Every case of a JSONL dataset runs on a fresh agent built from the sidecar.
 
 from __future__ import annotations
 
+import asyncio
+import signal
 import sys
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated
 
@@ -17,6 +20,7 @@ from helikon.cli.common import (
     AGENT_OPTION,
     AGENTS_OPTION,
     EXIT_FAILED,
+    EXIT_INTERRUPTED,
     consoles,
     drive,
     fail,
@@ -24,9 +28,11 @@ from helikon.cli.common import (
     sidecar_path,
 )
 from helikon.cli.eval_config import build_evaluators
+from helikon.cli.eval_progress import CaseProgress
 from helikon.errors import ConfigError
 from helikon.evals import DatasetError, EvalDataset, EvalRun, TraceSinkError
 from helikon.evals.evaluator import Evaluator
+from helikon.evals.report import CaseResult, EvalReport
 from helikon.evals.sinks.base import TraceSink
 
 __all__ = ["EXIT_TRACE", "eval_app"]
@@ -66,13 +72,42 @@ def _trace_sink(err: Console, trace: str) -> TraceSink:
 
 
 async def _run(
-    run: EvalRun, *, as_json: bool, fail_under: float | None, trace: str | None, err: Console
+    run: EvalRun,
+    finished: list[CaseResult],
+    *,
+    as_json: bool,
+    fail_under: float | None,
+    trace: str | None,
+    err: Console,
 ) -> int:
+    loop = asyncio.get_running_loop()
+    started = datetime.now(UTC)
+    task = asyncio.ensure_future(run.run())
+    loop.add_signal_handler(signal.SIGINT, task.cancel)
     sink_error = None
+    interrupted = False
     try:
-        report = await run.run()
+        report = await task
     except TraceSinkError as exc:
         report, sink_error = exc.report, str(exc)
+    except asyncio.CancelledError:
+        interrupted = True
+        report = EvalReport(
+            run_id=run.run_id,
+            started_at=started,
+            finished_at=datetime.now(UTC),
+            evaluators=[ev.name for ev in run.evaluators],
+            cases=sorted(finished, key=lambda r: r.index),
+        )
+    finally:
+        loop.remove_signal_handler(signal.SIGINT)  # a second Ctrl-C exits at once
+    if interrupted:
+        err.print(
+            f"interrupted: {len(report.cases)} of {len(run.dataset)} cases finished; "
+            "the report below holds those",
+            markup=False,
+        )
+        sink_error = await _record(run, report)
     sys.stdout.write((report.model_dump_json() if as_json else report.render_table()) + "\n")
     sys.stdout.flush()
     code = 0 if report.passed() else EXIT_FAILED
@@ -88,7 +123,17 @@ async def _run(
         message = f"--trace {trace!r}: {sink_error}"
         err.print(f"[red]error:[/red] {escape(message)}", highlight=False)
         code = EXIT_TRACE
-    return code
+    return EXIT_INTERRUPTED if interrupted else code
+
+
+async def _record(run: EvalRun, report: EvalReport) -> str | None:
+    """Record a partial report in the run's sinks; the first failure's text, if any."""
+    for sink in run.sinks:
+        try:
+            await sink.record(report)
+        except Exception as exc:
+            return f"could not record run {run.run_id}: {type(exc).__name__}: {exc}"
+    return None
 
 
 @eval_app.command("run")
@@ -115,6 +160,10 @@ def eval_run(
             metavar="sqlite:PATH",
         ),
     ] = None,
+    concurrency: Annotated[
+        int,
+        typer.Option("--concurrency", metavar="N", help="Run up to N cases at once (default 1)."),
+    ] = 1,
 ) -> None:
     """Run every case on a fresh agent, score it with the sidecar's evaluators, print the report.
 
@@ -122,6 +171,8 @@ def eval_run(
     2 bad arguments, sidecar or dataset, 3 --trace could not record the run.
     """
     _, err = consoles()
+    if concurrency < 1:
+        fail(err, f"--concurrency {concurrency}: must be >= 1. Fix: e.g. --concurrency 4")
     if fail_under is not None and not 0.0 <= fail_under <= 1.0:
         fail(err, f"--fail-under {fail_under:g}: must be in [0, 1]. Fix: e.g. --fail-under 0.8")
     sinks = [_trace_sink(err, trace)] if trace is not None else []
@@ -141,11 +192,23 @@ def eval_run(
             f"{dataset}: no cases. Fix: add one JSON object per line, e.g. "
             '{"input": "What is 2+2?", "expected": "4"}',
         )
-    run = EvalRun(
-        dataset=cases,
-        evaluators=evaluators,
-        agent_factory=lambda case: sidecar.build(agent, case=case.id),
-        ctx_factory=lambda case: sidecar.context(),
-        sinks=sinks,
-    )
-    raise typer.Exit(drive(_run(run, as_json=as_json, fail_under=fail_under, trace=trace, err=err)))
+    finished: list[CaseResult] = []
+    with CaseProgress(err, len(cases)) as progress:
+
+        def on_case(result: CaseResult) -> None:
+            finished.append(result)
+            progress.case_done(result)
+
+        run = EvalRun(
+            dataset=cases,
+            evaluators=evaluators,
+            agent_factory=lambda case: sidecar.build(agent, case=case.id),
+            ctx_factory=lambda case: sidecar.context(),
+            sinks=sinks,
+            concurrency=concurrency,
+            on_case=on_case,
+        )
+        code = drive(
+            _run(run, finished, as_json=as_json, fail_under=fail_under, trace=trace, err=err)
+        )
+    raise typer.Exit(code)

@@ -76,6 +76,9 @@ class EvalRun:
         concurrency: how many cases run at once (>= 1).
         sinks: :class:`TraceSink`\\ s that record the finished run.
         run_id: the run's id (letters, digits, ``_.-``); a random hex id by default.
+        on_case: called with each :class:`CaseResult` as soon as its case is scored (in
+            the order cases finish), e.g. for a progress display or to keep the finished
+            cases when the run is interrupted.
 
     Raises:
         ConfigError: an argument of the wrong type (e.g. a file path as ``dataset``); neither
@@ -108,6 +111,7 @@ class EvalRun:
         concurrency: int = 1,
         sinks: Sequence[TraceSink] = (),
         run_id: str | None = None,
+        on_case: Callable[[CaseResult], None] | None = None,
     ) -> None:
         self.dataset = _check_dataset(dataset)
         if (agent is None) == (agent_factory is None):
@@ -152,8 +156,13 @@ class EvalRun:
                     f"EvalRun(sinks=...): sinks[{i}] ({type(sink).__name__}) has no "
                     "record(report) method"
                 )
+        if on_case is not None and not callable(on_case):
+            raise ConfigError(
+                f"EvalRun(on_case=...) must be a function fn(result), got {type(on_case).__name__}"
+            )
         self.run_id = run_id
         self.concurrency = concurrency
+        self._on_case = on_case
         self._agent = agent
         self._factory = agent_factory
         self._ctx_factory = ctx_factory
@@ -172,7 +181,9 @@ class EvalRun:
 
         async def one(index: int, case: EvalCase) -> None:
             async with gate:
-                results[index] = await self._case(index, case)
+                result = results[index] = await self._case(index, case)
+            if self._on_case is not None:
+                self._on_case(result)
 
         async with asyncio.TaskGroup() as group:
             for index, case in enumerate(self.dataset):
