@@ -463,7 +463,7 @@ class MaxIterationsExceeded(AgentError):
 #   ResumeRefused                    a resume cannot run: the state was already resumed, the
 #                                    session moved on, or the decisions do not fit
 
-__all__ += ["ResumeRefused", "RunInterruptedError", "RunStateError"]
+__all__ += ["ResumeRefused", "RunInterruptedError", "RunStateError", "SubRunPaused"]
 
 
 class RunInterruptedError(HelikonError):
@@ -496,3 +496,12 @@ class ResumeRefused(HelikonError):
     changed since the pause, when the decisions do not answer exactly the waiting calls, or
     when the agent is not the one that paused.
     """
+
+
+class SubRunPaused(HelikonError):
+    """Raised by a tool whose sub-run (an agent as a tool) paused for approval; the calling
+    run pauses too, with ``state`` nested under the call. Internal to the approval path."""
+
+    def __init__(self, state: Any) -> None:
+        super().__init__(f"sub-run of agent {state.agent!r} paused for approval")
+        self.state = state

@@ -27,13 +27,21 @@ from dataclasses import replace
 from typing import Any
 
 from helikon.core.context import RunConfig, RunContext, ToolContext
-from helikon.core.driver import calling_run_context
+from helikon.core.driver import calling_run_context, resume_agent
 from helikon.core.hooks import HookRegistry
+from helikon.core.pause import CALLING_APPROVALS, plan_resume
 from helikon.core.permissions import Permissions
 from helikon.core.result import RunResultStreaming
 from helikon.core.runnable import Runnable, check_runnable
 from helikon.core.tool import ToolEffect, ToolOutput, _as_effect
-from helikon.errors import ConfigError, InvalidArgs, RunError, ToolOther
+from helikon.errors import (
+    ConfigError,
+    InvalidArgs,
+    RunError,
+    RunInterruptedError,
+    SubRunPaused,
+    ToolOther,
+)
 
 __all__ = ["AgentAsTool"]
 
@@ -179,11 +187,24 @@ class AgentAsTool:
         config = self.run_config or getattr(self.agent, "run_config", None) or RunConfig()
         if config.max_agent_depth > ctx.max_agent_depth:
             config = replace(config, max_agent_depth=ctx.max_agent_depth)
-        stream = self.agent.stream(text, self._sub_context(ctx), run_config=config)
+        approvals = CALLING_APPROVALS.get()
+        if approvals is not None and approvals.defer:
+            config = replace(config, approval="defer")  # an ask inside pauses the caller
+        paused = approvals.nested.pop(ctx.call_id, None) if approvals is not None else None
+        sub_ctx = self._sub_context(ctx)
+        from helikon.core.agent import Agent  # a pattern has no machine to resume
+
+        if paused is not None and isinstance(self.agent, Agent):
+            plan = plan_resume(self.agent, paused[0], paused[1], config.max_turns)
+            stream = resume_agent(self.agent, plan, sub_ctx, config)
+        else:
+            stream = self.agent.stream(text, sub_ctx, run_config=config)
         try:
             result = await RunResultStreaming(stream).collect()
         except RunError as exc:
             raise ToolOther(f"agent {self.agent.name!r} failed: {exc.error}") from None
+        except RunInterruptedError as exc:
+            raise SubRunPaused(exc.state) from None
         return ToolOutput.from_value(result.final_output)
 
 

@@ -32,6 +32,7 @@ from helikon.core.events import (
     MessageOutput,
     RunCompleted,
     RunFailed,
+    RunInterrupted,
     RunStarted,
 )
 from helikon.core.items import AssistantMessage, Item, TextPart, text_of
@@ -123,6 +124,15 @@ class PatternRun:
             raise PatternFailed(self.cancel_error())
 
 
+def paused_in_pattern(agent: str) -> str:
+    """Why a pattern fails when one of its agents pauses for approval."""
+    return (
+        f"agent {agent!r} paused for approval inside a pattern; pauses inside patterns are not "
+        "supported yet (nothing that waits ran): run that agent directly, or answer asks "
+        "inline (RunConfig(approval='inline') with an approval handler)"
+    )
+
+
 async def run_child(
     run: PatternRun, key: str, agent: Runnable, items: list[Item], outcome: ChildOutcome
 ) -> AsyncIterator[AgentEvent]:
@@ -144,6 +154,10 @@ async def run_child(
                 elif isinstance(ev, RunFailed):
                     outcome.usage = ev.usage
                     outcome.error = dict(ev.error)
+                    break
+                elif isinstance(ev, RunInterrupted):  # fail closed: the waiting calls never ran
+                    outcome.usage = ev.usage
+                    outcome.error = AgentOther(paused_in_pattern(agent.name)).to_dict()
                     break
                 else:
                     if isinstance(ev, MessageOutput):

@@ -25,7 +25,7 @@ from collections.abc import AsyncIterator, Sequence
 from dataclasses import replace
 from typing import Any
 
-from helikon.agents.base import PatternAgent
+from helikon.agents.base import PatternAgent, paused_in_pattern
 from helikon.core.agent import Agent
 from helikon.core.context import RunConfig, RunContext
 from helikon.core.events import (
@@ -34,6 +34,7 @@ from helikon.core.events import (
     HandoffItem,
     RunCompleted,
     RunFailed,
+    RunInterrupted,
     RunStarted,
 )
 from helikon.core.handoff import HandoffSpec, handoff_tool_name, slug
@@ -146,6 +147,10 @@ class SwarmAgent(PatternAgent):
             async for ev in stream:
                 if isinstance(ev, RunCompleted | RunFailed):
                     terminal = ev
+                    break
+                if isinstance(ev, RunInterrupted):  # fail closed: the waiting calls never ran
+                    error = AgentOther(paused_in_pattern(self.entry.name))
+                    terminal = RunFailed(error=error.to_dict(), usage=ev.usage)
                     break
                 if exceeded:
                     continue  # the run is being cancelled: only its usage is still wanted

@@ -63,7 +63,7 @@ from helikon.core.loop_core import LoopCore, request_settings, turn_plan, valida
 from helikon.core.loop_native import call_of, run_started
 from helikon.core.model import Model, ModelRequest, ModelSettings, ToolDef
 from helikon.core.output import OutputType
-from helikon.core.pause import Approvals, ResumePlan, pause_state
+from helikon.core.pause import CALLING_APPROVALS, Approvals, ResumePlan, pause_state
 from helikon.core.run_state import RunState
 from helikon.core.runnable import AgentInput, input_items
 from helikon.core.tool import Tool
@@ -198,7 +198,8 @@ class _Run:
         self._caller: ToolCallRunner | None = None
         self._requests: dict[str, tuple[Any, Any, list[ToolDef], ModelSettings]] = {}
         self._pending: Any = None
-        self.waiting: list[tuple[ToolCall, str]] = []  # calls deferred by the last tool step
+        #: calls deferred by the last tool step: (call, reason, the paused sub-run's state)
+        self.waiting: list[tuple[ToolCall, str, RunState | None]] = []
         self.final_text = ""  # the run's answer once run_completed is reached (via handoffs too)
 
     @property
@@ -350,18 +351,22 @@ class _Run:
     def _spawn(self, coro: Coroutine[Any, Any, CallOutcome]) -> asyncio.Task[CallOutcome]:
         """A task for one call, with :func:`calling_run_context` set inside it only."""
         reset = _CALLING_CONTEXT.set(self.caller.ctx)
+        reset_approvals = CALLING_APPROVALS.set(self.approvals)
         try:
             return asyncio.get_running_loop().create_task(coro)
         finally:
+            CALLING_APPROVALS.reset(reset_approvals)
             _CALLING_CONTEXT.reset(reset)
 
     async def _run_many(self, calls: list[ToolCall]) -> list[CallOutcome]:
         limit = self.config.parallel_tool_call_limit
         sem = asyncio.Semaphore(limit) if limit is not None and limit < len(calls) else None
         reset = _CALLING_CONTEXT.set(self.caller.ctx)
+        reset_approvals = CALLING_APPROVALS.set(self.approvals)
         try:  # gather wraps each call in a task now, copying the context with the variable
             gathered = asyncio.gather(*(self._call(c, sem) for c in calls))
         finally:
+            CALLING_APPROVALS.reset(reset_approvals)
             _CALLING_CONTEXT.reset(reset)
         waiter = asyncio.ensure_future(self.token.wait())
         try:
@@ -468,9 +473,12 @@ class _Run:
                 for o in outcomes:
                     for ev in o.events:
                         yield ev
-                waiting = [(c, o.deferred) for c, o in zip(calls, outcomes, strict=True)]
-                if any(reason is not None for _, reason in waiting):
-                    self.waiting = [(c, r) for c, r in waiting if r is not None]
+                if any(o.deferred is not None for o in outcomes):
+                    self.waiting = [
+                        (c, o.deferred, o.nested)
+                        for c, o in zip(calls, outcomes, strict=True)
+                        if o.deferred is not None
+                    ]
                     step = core.tools_deferred(conversation, outcomes)
                 else:
                     step = core.tools_replied(conversation, outcomes)

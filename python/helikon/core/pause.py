@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -25,7 +26,14 @@ from helikon.errors import ConfigError, ResumeRefused
 if TYPE_CHECKING:
     from helikon.core.driver import DrivenAgent as Agent
 
-__all__ = ["Approvals", "ResumePlan", "fingerprint", "pause_state", "plan_resume"]
+__all__ = [
+    "CALLING_APPROVALS",
+    "Approvals",
+    "ResumePlan",
+    "fingerprint",
+    "pause_state",
+    "plan_resume",
+]
 
 
 @dataclass(slots=True)
@@ -41,6 +49,9 @@ class Approvals:
     defer: bool = False
     remembered: dict[str, str] = field(default_factory=dict)
     granted: set[str] = field(default_factory=set)
+    nested: dict[str, tuple[RunState, dict[str, Decision]]] = field(default_factory=dict)
+    """Per call id of an agent-as-tool call that paused inside: its sub-run's state and the
+    decisions for it, taken by the tool when the call runs again."""
 
     @property
     def active(self) -> bool:
@@ -78,6 +89,30 @@ class Approvals:
             out.append(decision_input(call_id, d))
         return out
 
+    def decide_state(
+        self, state: RunState, decisions: Mapping[str, Decision]
+    ) -> list[dict[str, Any]]:
+        """:meth:`decide` for a whole :class:`RunState`: the decisions answer the calls a
+        person sees (``state.pending``, which includes the calls of paused sub-runs); a
+        call whose sub-run paused runs again, resuming that sub-run with its share."""
+        checked = check_decisions(state.pending, decisions)
+        if not state.nested:
+            return self.decide(state.pending, checked)
+        inner_ids = {p.call_id for sub in state.nested.values() for p in sub.pending}
+        own = [p for p in state.pending if p.call_id not in inner_ids]
+        out = self.decide(own, {p.call_id: checked[p.call_id] for p in own}) if own else []
+        for call_id, sub in state.nested.items():
+            share = {p.call_id: checked[p.call_id] for p in sub.pending}
+            self.nested[call_id] = (sub, share)
+            self.granted.add(call_id)
+            out.append({"call_id": call_id, "decision": "approve"})
+        return out
+
+
+CALLING_APPROVALS: ContextVar[Approvals | None] = ContextVar("helikon_approvals", default=None)
+"""The calling run's :class:`Approvals`, set inside each tool call's task (an agent as a
+tool defers like its caller, and resumes its paused sub-run from it)."""
+
 
 def fingerprint(agent: Agent, max_turns: int) -> str:
     """:func:`~helikon.core.run_state.config_fingerprint` of ``agent`` under ``max_turns``."""
@@ -91,7 +126,7 @@ def pause_state(
     max_turns: int,
     loop_state_json: str,
     conversation: list[Item],
-    waiting: list[tuple[ToolCall, str]],
+    waiting: list[tuple[ToolCall, str, RunState | None]],
     remembered: dict[str, str],
 ) -> RunState:
     """The :class:`RunState` of an agent that paused (root name and usage set by the root).
@@ -111,15 +146,23 @@ def pause_state(
         loop_state=json.loads(loop_state_json),
         conversation=list(convo),
         pending=[
-            PendingCall(
-                call_id=call.call_id,
-                tool=call.name,
-                args=call.args,
-                reason=reason,
-                agent=agent.name,
+            p
+            for call, reason, sub in waiting
+            for p in (
+                sub.pending
+                if sub is not None
+                else [
+                    PendingCall(
+                        call_id=call.call_id,
+                        tool=call.name,
+                        args=call.args,
+                        reason=reason,
+                        agent=agent.name,
+                    )
+                ]
             )
-            for call, reason in waiting
         ],
+        nested={call.call_id: sub for call, _, sub in waiting if sub is not None},
         remembered={k: v for k, v in remembered.items() if v in ("approve", "deny")},  # type: ignore[misc]
     )
 
@@ -183,7 +226,7 @@ def plan_resume(
             "or max_turns differ); resume with the agent as it was when the run paused"
         )
     approvals = Approvals(remembered=dict(state.remembered))
-    machine_input = approvals.decide(state.pending, decisions)
+    machine_input = approvals.decide_state(state, decisions)
     asking_usage = Usage.model_validate(state.loop_state.get("usage") or {})
     return ResumePlan(chain, state, machine_input, approvals, _minus(state.usage, asking_usage))
 

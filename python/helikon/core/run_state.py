@@ -12,7 +12,8 @@ A run that pauses for approval (``RunConfig(approval="defer")``) ends with a
   events its log held at the pause; without a session, ``conversation`` holds the
   conversation instead;
 * ``usage`` — tokens spent so far; ``pending`` — the waiting calls with the arguments the
-  model gave and the permission reason; ``remembered`` — per-tool answers kept for the run.
+  model gave and the permission reason; ``remembered`` — per-tool answers kept for the run;
+  ``nested`` — the states of agent-as-tool sub-runs that paused inside a call.
 
 Secrets are treated as in the session log: tool output in ``conversation`` was redacted
 before it was recorded, and the permission reasons are redacted here; call arguments are
@@ -88,6 +89,9 @@ class RunState(BaseModel):
     usage: Usage = Field(default_factory=Usage)
     pending: list[PendingCall] = Field(default_factory=list)
     remembered: dict[str, Literal["approve", "deny"]] = Field(default_factory=dict)
+    nested: dict[str, RunState] = Field(default_factory=dict)
+    """Per call id of an agent-as-tool call: the state of its sub-run, which paused inside
+    it (its waiting calls are listed in ``pending`` too)."""
     paused_at: datetime = Field(default_factory=_now)
 
     @property

@@ -30,7 +30,7 @@ from helikon.core.hooks import Hook, HookError, PostToolUse, PreToolUse, fire
 from helikon.core.items import ContentPart, TextPart, ToolCall, ToolResult, text_of
 from helikon.core.permissions import PermissionDecision, PermissionDeny, ReplaceArgs
 from helikon.core.tool import Tool, ToolOutput
-from helikon.errors import InvalidArgs, ToolError
+from helikon.errors import InvalidArgs, SubRunPaused, ToolError
 
 if TYPE_CHECKING:
     from helikon.redaction import Redactor
@@ -51,6 +51,8 @@ class CallOutcome:
     deferred: str | None = None
     """The permission prompt when the call waits for a person (it did not run; ``item`` is
     a placeholder the driver never feeds back)."""
+    nested: Any = None
+    """The ``RunState`` of a sub-run (an agent as a tool) that paused inside this call."""
 
     @property
     def result(self) -> dict[str, Any]:
@@ -253,6 +255,12 @@ class ToolCallRunner:
                     from helikon.tracing import RunSpans
 
                     RunSpans.tool_events(span, reported)
+        except SubRunPaused as paused:  # an agent-as-tool's own call waits for a person
+            error_type = "Paused"
+            reason = f"agent {paused.state.agent!r} waits for approval"
+            return CallOutcome(
+                _error_item(call_id, reason), events, deferred=reason, nested=paused.state
+            )
         except InvalidArgs as exc:
             error_type, invalid, text = "InvalidArgs", exc.schema_errors, str(exc)
         except ToolError as exc:
