@@ -1,7 +1,7 @@
 """Running a native :class:`~helikon._native.SandboxPolicy` from asyncio, with cancellation.
 
 The native ``run()`` blocks until the command and every process it started are gone, so it
-runs in a worker thread (``asyncio.to_thread``). It has no cancel entry point; cancelling
+runs in a worker thread (the loop's default executor). It has no cancel entry point; cancelling
 works from the outside instead:
 
 * the native call forks a *supervisor* from the worker thread; the supervisor forks the
@@ -110,6 +110,11 @@ def _consume(fut: asyncio.Future[str | None]) -> None:
         fut.exception()
 
 
+def _resolve(waiter: asyncio.Future[None]) -> None:
+    if not waiter.done():
+        waiter.set_result(None)
+
+
 def _cancelled_result(started: float, note: str | None) -> ExecResult:
     return ExecResult(
         exit_code=None,
@@ -133,11 +138,22 @@ async def run_policy(
     if cancel is not None and cancel.cancelled:
         return _cancelled_result(started, "cancelled before the command started")
     call = _Call()
-    fut: asyncio.Future[str | None] = asyncio.ensure_future(
-        asyncio.to_thread(_work, policy, command, timeout, call)
+    loop = asyncio.get_running_loop()
+    # The executor future directly (no coroutine, no Task, no context copy) and a plain
+    # future the token resolves: a call costs no Task creation on the event loop.
+    fut: asyncio.Future[str | None] = loop.run_in_executor(
+        None, _work, policy, command, timeout, call
     )
     fut.add_done_callback(_consume)
-    waiter = None if cancel is None else asyncio.ensure_future(cancel.wait())
+    waiter: asyncio.Future[None] | None = None
+    on_cancel = None
+    if cancel is not None:
+        waiter = loop.create_future()
+
+        def on_cancel(_reason: str, waiter: asyncio.Future[None] = waiter) -> None:
+            loop.call_soon_threadsafe(_resolve, waiter)
+
+        cancel.on_cancel(on_cancel)
     waited: set[asyncio.Future[Any]] = {fut} if waiter is None else {fut, waiter}
     try:
         await asyncio.wait(waited, return_when=asyncio.FIRST_COMPLETED)
@@ -152,6 +168,8 @@ async def run_policy(
         task.add_done_callback(_background.discard)
         raise
     finally:
+        if cancel is not None and on_cancel is not None:
+            cancel.off_cancel(on_cancel)
         if waiter is not None:
             waiter.cancel()
     if fut.done():
