@@ -71,6 +71,11 @@
 //!
 //! * Landlock does not mediate metadata calls (stat, chmod, utimes, setxattr) on outside paths;
 //!   `run_as` reduces this to files the sandbox uid owns. `chown` is denied outright.
+//!   `private_mounts` (the private `mount_plan` module; host as root only) closes it with a
+//!   mount namespace that shows only the granted paths, and carries `read_only_paths`.
+//! * The memory watchdog samples every 20 ms, so a command can overshoot the ceiling by
+//!   what it touches in that time; a process that leaves the session and is not re-parented
+//!   to the supervisor is not counted. No cgroup v2 `memory.max` is used yet.
 //! * Files hard-linked into the root before the run are readable through their path in the
 //!   root (Landlock is path-based); the child cannot create such links itself. `ConfinedDir`
 //!   refuses them.
