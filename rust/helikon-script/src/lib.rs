@@ -34,7 +34,9 @@
 //!
 //! `tests/sandbox.rs` runs the spec's `lookup_spending` example, an infinite loop, deep
 //! recursion, a huge string and array, attempts to reach files, modules and `eval`, and
-//! compile errors; the Python tests run the same through the sidecar.
+//! compile errors; the Python tests run the same through the sidecar. The fuzz target
+//! (`fuzz/fuzz_targets/script.rs`) compiles and calls arbitrary sources and arguments under
+//! small limits: no input may panic or outlive its budget.
 mod engine;
 mod error;
 mod limits;
