@@ -133,7 +133,22 @@ from helikon.providers.retry import RetryingModel, RetryPolicy
 from helikon.redaction import Redactor, redact
 from helikon.tracing import TracerHandle
 
-__version__ = "0.1.0"
+
+def _installed_version() -> str:
+    """The installed distribution's version; in an uninstalled source tree, the native
+    module's. Both come from the one version in the Cargo workspace (pyproject's is dynamic)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("helikon")
+    except PackageNotFoundError:
+        from helikon._native import __version__ as native_version
+
+        return native_version
+
+
+__version__: str = _installed_version()
+del _installed_version
 
 __all__ = [
     "Agent",

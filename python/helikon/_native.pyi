@@ -678,3 +678,11 @@ class ScriptTool:
     def timeout_ms(self) -> int: ...
 
 # --- end script ---
+
+# --- buildinfo ---
+
+def build_info() -> str:
+    """How this module was built, as JSON: ``{"version", "profile", "target"}``."""
+    ...
+
+# --- end buildinfo ---

@@ -28,6 +28,7 @@ from helikon.cli.common import (
     load_or_exit,
     sidecar_path,
 )
+from helikon.cli.doctor import doctor, native_build
 from helikon.cli.eval_cmd import eval_app
 from helikon.cli.mcp_cmd import mcp_app
 from helikon.cli.render import render_events
@@ -52,6 +53,7 @@ app.add_typer(eval_app, name="eval")
 app.add_typer(mcp_app, name="mcp")
 app.command("repl")(repl)
 app.command("resume")(resume)
+app.command("doctor")(doctor)
 
 
 def _version() -> str:
@@ -65,7 +67,11 @@ def _version() -> str:
 
 def _print_version(value: bool) -> None:
     if value:
-        typer.echo(f"helikon {_version()}")
+        native = native_build()
+        typer.echo(
+            f"helikon {_version()} (native core {native['version']}, {native['profile']} build, "
+            f"{native['target']})"
+        )
         raise typer.Exit()
 
 

@@ -5,6 +5,7 @@
 //! place Rust errors become Python exceptions.
 use pyo3::prelude::*;
 
+mod buildinfo;
 mod errors;
 mod loop_;
 mod redact;
@@ -24,5 +25,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     redact::register(m)?;
     sandbox::register(m)?;
     tokens::register(m)?;
+    buildinfo::register(m)?;
     Ok(())
 }

@@ -1,0 +1,341 @@
+"""``helikon doctor``: what this installation is and what it can do on this machine.
+
+Prints the version, how the native core was built, which optional extras are installed,
+what the OS sandbox can enforce here and, with ``--check-services``, whether the Redis,
+PostgreSQL and Temporal servers named in the environment answer. Every missing piece comes
+with a one-line fix. ``--json`` prints the same report as one JSON object for scripts.
+
+The report is a dict of plain values (see :func:`collect`); each check inside it is
+``{"name": str, "ok": bool, "detail": str, "fix": str | None}``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import re
+import socket
+import struct
+import sys
+import tempfile
+from importlib import import_module
+from importlib.metadata import PackageNotFoundError, metadata, requires, version
+from pathlib import Path
+from typing import Annotated, Any
+from urllib.parse import urlsplit
+
+import typer
+
+__all__ = ["collect", "doctor", "native_build", "render"]
+
+Check = dict[str, Any]
+
+_HIDDEN_EXTRAS = {"all", "bench", "test"}
+_NOBODY = (65534, 65534)
+_TIMEOUT_S = 2.0
+
+
+def _check(name: str, ok: bool, detail: str, fix: str | None = None) -> Check:
+    return {"name": name, "ok": ok, "detail": detail, "fix": None if ok else fix}
+
+
+def native_build() -> dict[str, str]:
+    """How the native module was built: ``{"version", "profile", "target"}``.
+
+    ``profile`` is ``"release"`` or ``"debug"``; ``target`` is ``arch-os[-env]``
+    (``x86_64-linux-gnu``). A native module older than ``build_info`` reports ``"unknown"``.
+    """
+    from helikon import _native
+
+    build_info = getattr(_native, "build_info", None)
+    if build_info is None:
+        return {"version": _native.__version__, "profile": "unknown", "target": "unknown"}
+    info: dict[str, str] = json.loads(build_info())
+    return info
+
+
+# ------------------------------------------------------------------------------- extras
+
+
+def _requirement_name(requirement: str) -> str:
+    match = re.match(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)", requirement)
+    return match.group(1) if match else requirement
+
+
+def _installed(distribution: str) -> bool:
+    try:
+        version(distribution)
+    except PackageNotFoundError:
+        return False
+    return True
+
+
+def extras() -> list[Check]:
+    """One check per optional extra: are all of its packages installed?"""
+    try:
+        provided = metadata("helikon").get_all("Provides-Extra") or []
+        reqs = requires("helikon") or []
+    except PackageNotFoundError:
+        return [_check("extras", False, "helikon is not installed", "pip install helikon")]
+    checks: list[Check] = []
+    for extra in provided:
+        if extra in _HIDDEN_EXTRAS:
+            continue
+        marker = re.compile(rf"extra\s*==\s*['\"]{re.escape(extra)}['\"]")
+        packages = [_requirement_name(r) for r in reqs if marker.search(r)]
+        missing = [p for p in packages if not _installed(p)]
+        detail = ", ".join(packages) if not missing else "missing " + ", ".join(missing)
+        checks.append(_check(extra, not missing, detail, f"pip install 'helikon[{extra}]'"))
+    return checks
+
+
+# ------------------------------------------------------------------------------ sandbox
+
+
+def _read(path: str) -> str | None:
+    try:
+        return Path(path).read_text().strip()
+    except OSError:
+        return None
+
+
+def _linux_capabilities() -> dict[str, Any]:
+    """The sandbox helper's ``sandbox_capabilities()`` where present, else the same facts
+    from the native kernel probe and ``/proc`` + ``/sys``."""
+    try:
+        caps = import_module("helikon.tools.capabilities").sandbox_capabilities()
+    except (ImportError, AttributeError):
+        pass
+    else:
+        return {
+            "landlock_abi": caps.landlock_abi,
+            "landlock_missing": caps.landlock_missing,
+            "seccomp": caps.seccomp,
+            "kernel_release": caps.kernel_release,
+            "user_namespaces": caps.user_namespaces,
+            "cgroup_v2": caps.cgroup_v2,
+            "cgroup_delegated": caps.cgroup_delegated,
+        }
+    from helikon import _native
+
+    kernel: dict[str, Any] = json.loads(_native.sandbox_probe())
+    max_userns = _read("/proc/sys/user/max_user_namespaces")
+    unpriv = _read("/proc/sys/kernel/unprivileged_userns_clone")
+    userns = max_userns not in (None, "0") and (os.geteuid() == 0 or unpriv in (None, "1"))
+    cgroup_v2 = Path("/sys/fs/cgroup/cgroup.controllers").exists()
+    delegated = None
+    own = _read("/proc/self/cgroup") or ""
+    if cgroup_v2 and own.startswith("0::"):
+        directory = Path("/sys/fs/cgroup") / own[3:].splitlines()[0].lstrip("/")
+        controllers = (_read(str(directory / "cgroup.controllers")) or "").split()
+        if os.access(directory, os.W_OK) and "memory" in controllers:
+            delegated = str(directory)
+    return {**kernel, "user_namespaces": userns, "cgroup_v2": cgroup_v2,
+            "cgroup_delegated": delegated}
+
+
+def _os_backend() -> Check:
+    """Build a default ``OsSandboxBackend`` (its probe and self-test) in a scratch root."""
+    from helikon.errors import SandboxUnavailable
+    from helikon.tools import OsSandboxBackend, Sandbox
+
+    with tempfile.TemporaryDirectory() as root:
+        run_as = _NOBODY if os.geteuid() == 0 else None
+        if run_as is not None:
+            os.chown(root, *run_as)
+        try:
+            backend = OsSandboxBackend(Sandbox.open(root), run_as=run_as)
+        except SandboxUnavailable as exc:
+            return _check(
+                "OsSandboxBackend",
+                False,
+                str(exc),
+                "use a kernel that has what is named above, or best_available_backend() "
+                "for an explicit HostBackend fallback",
+            )
+    return _check("OsSandboxBackend", True, backend.guarantees().label)
+
+
+def sandbox() -> dict[str, Any]:
+    """What the OS sandbox can enforce on this machine, as checks with fixes."""
+    system = platform.system()
+    if system == "Darwin":
+        seatbelt = Path("/usr/bin/sandbox-exec").exists()
+        checks = [
+            _check(
+                "Seatbelt (sandbox-exec)",
+                seatbelt,
+                "SeatbeltBackend: writes outside the root and the network denied; reads open",
+                "sandbox-exec ships with macOS; restore /usr/bin/sandbox-exec",
+            )
+        ]
+        return {"platform": f"macOS {platform.mac_ver()[0]}", "checks": checks}
+    if system != "Linux":
+        checks = [
+            _check(
+                "OS sandbox",
+                False,
+                f"none on {system}: BashTool runs on HostBackend, which is not a boundary",
+                "run agents that execute commands under WSL2 or in a Linux container",
+            )
+        ]
+        return {"platform": f"{system} {platform.release()}", "checks": checks}
+    caps = _linux_capabilities()
+    abi = int(caps["landlock_abi"])
+    if abi >= 6:
+        landlock = _check("Landlock", True, f"ABI {abi}")
+    elif abi > 0:
+        landlock = _check(
+            "Landlock",
+            False,
+            f"ABI {abi}: no signal/abstract-socket scoping (ABI 6)",
+            "upgrade to Linux 6.12+, or pass allow_weaker=['signal_scope', "
+            "'abstract_unix_scope'] to OsSandboxBackend",
+        )
+    else:
+        landlock = _check(
+            "Landlock",
+            False,
+            str(caps.get("landlock_missing") or "unavailable"),
+            "use Linux 5.13+ (6.12+ for every default) with 'landlock' in the lsm= boot "
+            "parameter",
+        )
+    checks = [
+        landlock,
+        _check(
+            "seccomp",
+            bool(caps["seccomp"]),
+            "filter mode available" if caps["seccomp"] else "filter mode unavailable",
+            "use a kernel with CONFIG_SECCOMP_FILTER; in a container, allow seccomp(2)",
+        ),
+        _check(
+            "user namespaces",
+            bool(caps["user_namespaces"]),
+            "can be created" if caps["user_namespaces"] else "cannot be created",
+            "sysctl -w user.max_user_namespaces=15000 kernel.unprivileged_userns_clone=1",
+        ),
+        _check(
+            "cgroup v2 delegation",
+            caps["cgroup_delegated"] is not None,
+            str(caps["cgroup_delegated"] or ("not delegated" if caps["cgroup_v2"] else
+                                             "no cgroup v2 hierarchy")),
+            "run under `systemd-run --user --scope -p Delegate=yes` (or a container with a "
+            "delegated cgroup)",
+        ),
+        _os_backend(),
+    ]
+    return {"platform": f"Linux {caps['kernel_release']}", "checks": checks}
+
+
+# ----------------------------------------------------------------------------- services
+
+
+def _address(env: str, default: str, default_port: int) -> tuple[str, str, int]:
+    raw = os.environ.get(env) or default
+    parts = urlsplit(raw if "://" in raw else f"tcp://{raw}")
+    return raw, parts.hostname or "127.0.0.1", parts.port or default_port
+
+
+def _talk(host: str, port: int, hello: bytes) -> bytes:
+    with socket.create_connection((host, port), timeout=_TIMEOUT_S) as conn:
+        conn.sendall(hello)
+        return conn.recv(64)
+
+
+# (name, variable, default, port, what to send, how to start one)
+_REDIS = ("redis", "REDIS_URL", "redis://127.0.0.1:6379", 6379, b"PING\r\n", "redis-server")
+_POSTGRES = ("postgresql", "DATABASE_URL", "postgresql://127.0.0.1:5432", 5432,
+             struct.pack("!ii", 8, 80877103),  # SSLRequest: answered with one byte, S or N
+             "pg_ctl start")
+_TEMPORAL = ("temporal", "TEMPORAL_ADDRESS", "127.0.0.1:7233", 7233,
+             b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + bytes([0, 0, 0, 4, 0, 0, 0, 0, 0]),
+             "temporal server start-dev")
+
+
+def _answered(name: str, reply: bytes) -> bool:
+    if name == "redis":
+        return reply.startswith((b"+PONG", b"-NOAUTH", b"-ERR"))
+    if name == "postgresql":
+        return reply[:1] in (b"S", b"N")
+    return len(reply) >= 9 and reply[3] == 4  # an HTTP/2 SETTINGS frame: a gRPC server
+
+
+def services() -> list[Check]:
+    """Reach Redis (``REDIS_URL``), PostgreSQL (``DATABASE_URL``) and Temporal
+    (``TEMPORAL_ADDRESS``), each at its local default when the variable is unset."""
+    checks: list[Check] = []
+    for name, env, default, port, hello, start in (_REDIS, _POSTGRES, _TEMPORAL):
+        raw, host, real_port = _address(env, default, port)
+        where = f"{raw} (from {env})" if os.environ.get(env) else f"{raw} (default; set {env})"
+        try:
+            reply = _talk(host, real_port, hello)
+        except OSError as exc:
+            checks.append(_check(name, False, f"{where}: {exc}",
+                                 f"start {name} there ({start}), or set {env} to where it runs"))
+            continue
+        ok = _answered(name, reply)
+        checks.append(_check(name, ok, f"{where}: {'answers' if ok else 'not ' + name}",
+                             f"point {env} at a {name} server"))
+    return checks
+
+
+# ------------------------------------------------------------------------------ command
+
+
+def collect(*, check_services: bool = False) -> dict[str, Any]:
+    """The whole report as plain values (what ``--json`` prints)."""
+    from helikon import __version__
+
+    return {
+        "version": __version__,
+        "python": f"{platform.python_implementation()} {platform.python_version()}",
+        "platform": f"{sys.platform} {platform.machine()}",
+        "native": native_build(),
+        "extras": extras(),
+        "sandbox": sandbox(),
+        "services": services() if check_services else None,
+    }
+
+
+def _lines(title: str, checks: list[Check]) -> list[str]:
+    out = [title]
+    for check in checks:
+        mark = "ok  " if check["ok"] else "MISS"
+        out.append(f"  {mark} {check['name']:<24} {check['detail']}")
+        if check["fix"]:
+            out.append(f"       {'':<24} fix: {check['fix']}")
+    return out
+
+
+def render(report: dict[str, Any]) -> str:
+    """The report as text, one check a line, fixes under what they fix."""
+    native = report["native"]
+    lines = [
+        f"helikon {report['version']}",
+        f"  python        {report['python']} ({report['platform']})",
+        f"  native core   {native['version']}, {native['profile']} build, {native['target']}",
+    ]
+    lines += _lines("extras", report["extras"])
+    lines += _lines(f"sandbox ({report['sandbox']['platform']})", report["sandbox"]["checks"])
+    if report["services"] is not None:
+        lines += _lines("services", report["services"])
+    else:
+        lines.append("services: not checked (--check-services)")
+    return "\n".join(lines)
+
+
+def doctor(
+    check_services: Annotated[
+        bool,
+        typer.Option(
+            "--check-services",
+            help="Also connect to Redis (REDIS_URL), PostgreSQL (DATABASE_URL) and Temporal "
+            "(TEMPORAL_ADDRESS).",
+        ),
+    ] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
+) -> None:
+    """Show the version, native build, extras, what the sandbox enforces here, services."""
+    report = collect(check_services=check_services)
+    typer.echo(json.dumps(report, indent=2) if as_json else render(report))

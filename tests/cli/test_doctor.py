@@ -1,0 +1,314 @@
+"""``helikon doctor`` and ``helikon --version``: what they report, from the installed package.
+
+The command runs as a subprocess of the installed console script (so the report is the
+installed wheel's); the per-check logic (extras, the sandbox rows on each platform, the
+service probes) is driven in-process with the facts replaced.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from importlib.metadata import version
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from helikon import _native
+from helikon.cli import doctor
+from tests.conftest import require_service
+
+
+def _helikon(*args: str) -> subprocess.CompletedProcess[str]:
+    exe = shutil.which("helikon", path=str(Path(sys.executable).parent))
+    assert exe, "the helikon console script is not installed next to this Python"
+    return subprocess.run(
+        [exe, *args], capture_output=True, text=True, timeout=120, check=False
+    )
+
+
+def _kernel() -> dict[str, Any]:
+    result: dict[str, Any] = json.loads(_native.sandbox_probe())
+    return result
+
+
+def test_version_prints_the_native_build() -> None:
+    proc = _helikon("--version")
+    assert proc.returncode == 0, proc.stderr
+    native = json.loads(_native.build_info())
+    assert proc.stdout == (
+        f"helikon {version('helikon')} (native core {native['version']}, "
+        f"{native['profile']} build, {native['target']})\n"
+    )
+
+
+def test_build_info_names_this_machine() -> None:
+    info = json.loads(_native.build_info())
+    assert set(info) == {"version", "profile", "target"}
+    assert info["version"] == _native.__version__
+    assert info["profile"] in ("release", "debug")
+    machine = {"amd64": "x86_64", "arm64": "aarch64"}.get(platform.machine().lower())
+    assert info["target"].split("-")[0] == (machine or platform.machine())
+    if sys.platform == "linux":
+        assert re.fullmatch(r"[a-z0-9_]+-linux-(gnu|musl)", info["target"])
+
+
+def test_doctor_json_reports_the_installation() -> None:
+    proc = _helikon("doctor", "--json")
+    assert proc.returncode == 0, proc.stderr
+    report = json.loads(proc.stdout)
+    assert report["version"] == version("helikon")
+    assert report["native"] == json.loads(_native.build_info())
+    assert report["python"] == f"CPython {platform.python_version()}"
+    assert report["services"] is None
+    extras = {c["name"]: c for c in report["extras"]}
+    assert {"cli", "openai", "server", "temporal", "web"} <= set(extras)
+    assert not {"all", "bench", "test"} & set(extras)
+    assert extras["cli"] == {
+        "name": "cli", "ok": True, "detail": "typer, rich, watchfiles", "fix": None
+    }
+    if sys.platform == "linux":
+        rows = {c["name"]: c for c in report["sandbox"]["checks"]}
+        kernel = _kernel()
+        assert report["sandbox"]["platform"] == f"Linux {kernel['kernel_release']}"
+        assert rows["Landlock"]["ok"] == (kernel["landlock_abi"] >= 6)
+        if kernel["landlock_abi"]:
+            assert rows["Landlock"]["detail"].startswith(f"ABI {kernel['landlock_abi']}")
+        assert rows["seccomp"]["ok"] == kernel["seccomp"]
+        can_build = kernel["landlock_abi"] >= 6 and kernel["seccomp"]
+        assert rows["OsSandboxBackend"]["ok"] == can_build
+        if can_build:
+            assert rows["OsSandboxBackend"]["detail"] == "os-sandbox (landlock+seccomp)"
+
+
+def test_doctor_text_puts_each_fix_under_its_check() -> None:
+    proc = _helikon("doctor")
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert lines[0] == f"helikon {version('helikon')}"
+    assert lines[-1] == "services: not checked (--check-services)"
+    for i, line in enumerate(lines):
+        if line.lstrip().startswith("MISS"):
+            assert lines[i + 1].strip().startswith("fix: "), line
+
+
+def test_a_missing_extra_names_the_pip_command(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(doctor, "_installed", lambda dist: dist not in ("boto3", "rich"))
+    checks = {c["name"]: c for c in doctor.extras()}
+    assert checks["bedrock"] == {
+        "name": "bedrock",
+        "ok": False,
+        "detail": "missing boto3",
+        "fix": "pip install 'helikon[bedrock]'",
+    }
+    assert checks["cli"]["detail"] == "missing rich"
+    assert checks["cli"]["fix"] == "pip install 'helikon[cli]'"
+    assert checks["openai"]["ok"] is True
+
+
+def _linux(monkeypatch: pytest.MonkeyPatch, **caps: Any) -> dict[str, dict[str, Any]]:
+    facts = {
+        "landlock_abi": 7, "landlock_missing": None, "seccomp": True,
+        "kernel_release": "6.15.0", "user_namespaces": True, "cgroup_v2": True,
+        "cgroup_delegated": "/sys/fs/cgroup/user.slice", **caps,
+    }
+    monkeypatch.setattr(platform, "system", lambda: "Linux")
+    monkeypatch.setattr(doctor, "_linux_capabilities", lambda: facts)
+    monkeypatch.setattr(doctor, "_os_backend", lambda: doctor._check("OsSandboxBackend", True, "x"))
+    report = doctor.sandbox()
+    assert report["platform"] == "Linux 6.15.0"
+    return {c["name"]: c for c in report["checks"]}
+
+
+def test_linux_rows_when_everything_is_there(monkeypatch: pytest.MonkeyPatch) -> None:
+    rows = _linux(monkeypatch)
+    assert all(row["ok"] and row["fix"] is None for row in rows.values())
+    assert list(rows) == [
+        "Landlock", "seccomp", "user namespaces", "cgroup v2 delegation", "OsSandboxBackend"
+    ]
+    assert rows["cgroup v2 delegation"]["detail"] == "/sys/fs/cgroup/user.slice"
+
+
+@pytest.mark.parametrize(
+    ("caps", "row", "detail", "fix_has"),
+    [
+        ({"landlock_abi": 4}, "Landlock", "ABI 4: no signal/abstract-socket scoping (ABI 6)",
+         "allow_weaker=['signal_scope'"),
+        ({"landlock_abi": 0, "landlock_missing": "disabled at boot"}, "Landlock",
+         "disabled at boot", "lsm= boot"),
+        ({"seccomp": False}, "seccomp", "filter mode unavailable", "CONFIG_SECCOMP_FILTER"),
+        ({"user_namespaces": False}, "user namespaces", "cannot be created",
+         "user.max_user_namespaces"),
+        ({"cgroup_delegated": None}, "cgroup v2 delegation", "not delegated", "Delegate=yes"),
+        ({"cgroup_delegated": None, "cgroup_v2": False}, "cgroup v2 delegation",
+         "no cgroup v2 hierarchy", "Delegate=yes"),
+    ],
+)
+def test_linux_missing_pieces_get_a_fix(
+    monkeypatch: pytest.MonkeyPatch, caps: dict[str, Any], row: str, detail: str, fix_has: str
+) -> None:
+    rows = _linux(monkeypatch, **caps)
+    assert rows[row]["ok"] is False
+    assert rows[row]["detail"] == detail
+    assert fix_has in rows[row]["fix"]
+    assert all(r["ok"] for name, r in rows.items() if name != row)
+
+
+def test_windows_has_no_os_sandbox(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(platform, "system", lambda: "Windows")
+    monkeypatch.setattr(platform, "release", lambda: "11")
+    report = doctor.sandbox()
+    assert report["platform"] == "Windows 11"
+    [row] = report["checks"]
+    assert row["ok"] is False
+    assert "HostBackend, which is not a boundary" in row["detail"]
+    assert "WSL2" in row["fix"]
+
+
+def test_macos_reports_seatbelt(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(platform, "system", lambda: "Darwin")
+    monkeypatch.setattr(platform, "mac_ver", lambda: ("14.5", ("", "", ""), "arm64"))
+    report = doctor.sandbox()
+    assert report["platform"] == "macOS 14.5"
+    [row] = report["checks"]
+    assert row["name"] == "Seatbelt (sandbox-exec)"
+    assert row["ok"] == Path("/usr/bin/sandbox-exec").exists()
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="the kernel probe fallback is Linux's")
+def test_linux_fallback_probe_matches_the_native_probe(monkeypatch: pytest.MonkeyPatch) -> None:
+    def no_capabilities(name: str) -> Any:
+        raise ImportError(name)
+
+    monkeypatch.setattr(doctor, "import_module", no_capabilities)
+    caps = doctor._linux_capabilities()
+    kernel = _kernel()
+    assert caps["landlock_abi"] == kernel["landlock_abi"]
+    assert caps["seccomp"] == kernel["seccomp"]
+    assert caps["cgroup_v2"] == Path("/sys/fs/cgroup/cgroup.controllers").exists()
+
+
+# ------------------------------------------------------------------------------- services
+
+
+@pytest.fixture
+def fake_server() -> Iterator[tuple[int, list[bytes]]]:
+    """A one-connection-at-a-time TCP server answering with ``replies[0]``; yields its port."""
+    replies: list[bytes] = [b""]
+    listener = socket.create_server(("127.0.0.1", 0))
+    listener.settimeout(5)
+    stop = threading.Event()
+
+    def serve() -> None:
+        while not stop.is_set():
+            try:
+                conn, _ = listener.accept()
+            except OSError:
+                return
+            with conn:
+                conn.recv(64)
+                conn.sendall(replies[0])
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    yield listener.getsockname()[1], replies
+    stop.set()
+    listener.close()
+    thread.join(5)
+
+
+def _services(monkeypatch: pytest.MonkeyPatch, port: int) -> dict[str, dict[str, Any]]:
+    monkeypatch.setenv("REDIS_URL", f"redis://127.0.0.1:{port}/0")
+    monkeypatch.setenv("DATABASE_URL", f"postgresql://u@127.0.0.1:{port}/test")
+    monkeypatch.setenv("TEMPORAL_ADDRESS", f"127.0.0.1:{port}")
+    return {c["name"]: c for c in doctor.services()}
+
+
+@pytest.mark.parametrize(
+    ("reply", "answers"),
+    [
+        (b"+PONG\r\n", {"redis"}),
+        (b"-NOAUTH Authentication required.\r\n", {"redis"}),
+        (b"N", {"postgresql"}),
+        (b"S", {"postgresql"}),
+        (bytes([0, 0, 6, 4, 0, 0, 0, 0, 0, 0, 3, 0, 0, 0, 100]), {"temporal"}),
+        (b"HTTP/1.1 400 Bad Request\r\n\r\n", set()),
+    ],
+)
+def test_each_service_is_recognised_by_its_protocol(
+    monkeypatch: pytest.MonkeyPatch,
+    fake_server: tuple[int, list[bytes]],
+    reply: bytes,
+    answers: set[str],
+) -> None:
+    port, replies = fake_server
+    replies[0] = reply
+    checks = _services(monkeypatch, port)
+    assert list(checks) == ["redis", "postgresql", "temporal"]
+    for name, check in checks.items():
+        assert check["ok"] == (name in answers), (name, check)
+        if check["ok"]:
+            assert check["detail"].endswith(": answers")
+            assert check["fix"] is None
+        else:
+            assert check["detail"].endswith(f": not {name}")
+
+
+def test_an_unreachable_service_names_its_variable(monkeypatch: pytest.MonkeyPatch) -> None:
+    with socket.socket() as s:  # a port nobody listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    checks = _services(monkeypatch, port)
+    redis = checks["redis"]
+    assert redis["ok"] is False
+    assert redis["detail"].startswith(f"redis://127.0.0.1:{port}/0 (from REDIS_URL): ")
+    assert redis["fix"] == "start redis there (redis-server), or set REDIS_URL to where it runs"
+    assert "temporal server start-dev" in checks["temporal"]["fix"]
+
+
+def test_defaults_are_named_when_the_variable_is_unset(monkeypatch: pytest.MonkeyPatch) -> None:
+    for var in ("REDIS_URL", "DATABASE_URL", "TEMPORAL_ADDRESS"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setattr(doctor, "_talk", lambda host, port, hello: b"")
+    details = [c["detail"] for c in doctor.services()]
+    assert details == [
+        "redis://127.0.0.1:6379 (default; set REDIS_URL): not redis",
+        "postgresql://127.0.0.1:5432 (default; set DATABASE_URL): not postgresql",
+        "127.0.0.1:7233 (default; set TEMPORAL_ADDRESS): not temporal",
+    ]
+
+
+def _redis_up() -> bool:
+    try:
+        with socket.create_connection(("127.0.0.1", 6379), timeout=1):
+            return True
+    except OSError:
+        return False
+
+
+def test_check_services_reaches_the_real_redis(monkeypatch: pytest.MonkeyPatch) -> None:
+    require_service("redis", _redis_up)
+    env = {**os.environ, "REDIS_URL": "redis://127.0.0.1:6379/0"}
+    exe = shutil.which("helikon", path=str(Path(sys.executable).parent))
+    assert exe
+    proc = subprocess.run(
+        [exe, "doctor", "--check-services", "--json"],
+        capture_output=True, text=True, timeout=120, check=False, env=env,
+    )
+    assert proc.returncode == 0, proc.stderr
+    redis = json.loads(proc.stdout)["services"][0]
+    assert redis == {
+        "name": "redis",
+        "ok": True,
+        "detail": "redis://127.0.0.1:6379/0 (from REDIS_URL): answers",
+        "fix": None,
+    }
