@@ -66,8 +66,10 @@ def _heavy(modules: list[str]) -> list[str]:
         "import helikon",
         "import helikon\nfrom helikon.testing import MockModel, Text\n"
         "helikon.Agent(name='a', model=MockModel([[Text('hi')]]), instructions='x')",
+        # the sandboxed toolset works from the bare wheel (the web tools load httpx lazily)
+        "from helikon.tools import BashTool, OsSandboxBackend, ReadTool, Sandbox",
     ],
-    ids=["import", "agent"],
+    ids=["import", "agent", "tools"],
 )
 def test_import_loads_no_heavy_dependency(setup: str) -> None:
     modules = _loaded(setup)

@@ -1,5 +1,6 @@
 """Run the same agent on five providers; only the model line changes.
 
+    pip install 'helikon[openai,anthropic,gemini,bedrock]'   # the SDKs, httpx and boto3
     python main.py                      # all five, offline, against the recorded traffic
     python main.py gemini bedrock       # some of them
     python main.py --live openai-chat   # the real API (OPENAI_API_KEY etc.; costs tokens)
@@ -76,7 +77,14 @@ async def _run(provider: str, endpoint: Endpoint, question: str) -> tuple[str, R
 async def run_offline(provider: str, wire: Path | None = None) -> SwapRun:
     """Run the agent on ``provider`` against its recorded (and synthesized) traffic."""
     replay = REPLAYS[provider]
-    with replay.server(wire or default_wire_dir()) as server:
+    wire = wire or default_wire_dir()
+    if not (wire / replay.cassette).is_file():
+        raise FileNotFoundError(
+            f"{wire / replay.cassette}: the offline runs replay the project's shared/wire "
+            "recordings, which are not in this repository; put shared/ beside the clone, set "
+            "HELIKON_SHARED to it, or pass --wire PATH (or run --live)"
+        )
+    with replay.server(wire) as server:
         model_id, result = await _run(provider, Endpoint(server.base_url), replay.question)
         return SwapRun(
             provider,

@@ -25,6 +25,7 @@ import pytest
 
 from helikon import _native
 from helikon.cli import doctor
+from helikon.tools import sandbox_capabilities
 from tests.conftest import require_service
 
 
@@ -119,7 +120,7 @@ def _linux(monkeypatch: pytest.MonkeyPatch, **caps: Any) -> dict[str, dict[str, 
     facts = {
         "landlock_abi": 7, "landlock_missing": None, "seccomp": True,
         "kernel_release": "6.15.0", "user_namespaces": True, "cgroup_v2": True,
-        "cgroup_delegated": "/sys/fs/cgroup/user.slice", **caps,
+        "cgroup_delegated": "/sys/fs/cgroup/user.slice", "memory": "watchdog", **caps,
     }
     monkeypatch.setattr(platform, "system", lambda: "Linux")
     monkeypatch.setattr(doctor, "_linux_capabilities", lambda: facts)
@@ -133,7 +134,8 @@ def test_linux_rows_when_everything_is_there(monkeypatch: pytest.MonkeyPatch) ->
     rows = _linux(monkeypatch)
     assert all(row["ok"] and row["fix"] is None for row in rows.values())
     assert list(rows) == [
-        "Landlock", "seccomp", "user namespaces", "cgroup v2 delegation", "OsSandboxBackend"
+        "Landlock", "seccomp", "user namespaces", "cgroup v2 delegation", "memory ceiling",
+        "OsSandboxBackend",
     ]
     assert rows["cgroup v2 delegation"]["detail"] == "/sys/fs/cgroup/user.slice"
 
@@ -151,6 +153,7 @@ def test_linux_rows_when_everything_is_there(monkeypatch: pytest.MonkeyPatch) ->
         ({"cgroup_delegated": None}, "cgroup v2 delegation", "not delegated", "Delegate=yes"),
         ({"cgroup_delegated": None, "cgroup_v2": False}, "cgroup v2 delegation",
          "no cgroup v2 hierarchy", "Delegate=yes"),
+        ({"memory": "none"}, "memory ceiling", "none", "Linux only"),
     ],
 )
 def test_linux_missing_pieces_get_a_fix(
@@ -184,17 +187,14 @@ def test_macos_reports_seatbelt(monkeypatch: pytest.MonkeyPatch) -> None:
     assert row["ok"] == Path("/usr/bin/sandbox-exec").exists()
 
 
-@pytest.mark.skipif(sys.platform != "linux", reason="the kernel probe fallback is Linux's")
-def test_linux_fallback_probe_matches_the_native_probe(monkeypatch: pytest.MonkeyPatch) -> None:
-    def no_capabilities(name: str) -> Any:
-        raise ImportError(name)
-
-    monkeypatch.setattr(doctor, "import_module", no_capabilities)
-    caps = doctor._linux_capabilities()
-    kernel = _kernel()
-    assert caps["landlock_abi"] == kernel["landlock_abi"]
-    assert caps["seccomp"] == kernel["seccomp"]
-    assert caps["cgroup_v2"] == Path("/sys/fs/cgroup/cgroup.controllers").exists()
+@pytest.mark.skipif(sys.platform != "linux", reason="the Linux rows")
+def test_linux_rows_follow_sandbox_capabilities() -> None:
+    caps = sandbox_capabilities()
+    rows = {c["name"]: c for c in doctor.sandbox()["checks"]}
+    assert rows["user namespaces"]["ok"] == caps.user_namespaces
+    assert rows["cgroup v2 delegation"]["ok"] == (caps.cgroup_delegated is not None)
+    assert rows["memory ceiling"] == doctor._check("memory ceiling", True, caps.memory)
+    assert rows["Landlock"]["ok"] == (caps.landlock_abi >= 6)
 
 
 # ------------------------------------------------------------------------------- services

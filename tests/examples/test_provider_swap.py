@@ -328,3 +328,13 @@ async def test_live_endpoint_uses_the_environment(monkeypatch: pytest.MonkeyPatc
     finally:
         for m in models:
             await m.aclose()
+
+
+async def test_missing_recordings_say_where_they_come_from(tmp_path: Path) -> None:
+    with pytest.raises(FileNotFoundError) as caught:
+        await main.run_offline("gemini", tmp_path)
+    message = str(caught.value)
+    assert message.startswith(str(tmp_path / "gemini" / "gemini_tool_loop_stream.yaml"))
+    assert "not in this repository" in message
+    assert "HELIKON_SHARED" in message
+    assert "--wire PATH" in message

@@ -19,7 +19,6 @@ import socket
 import struct
 import sys
 import tempfile
-from importlib import import_module
 from importlib.metadata import PackageNotFoundError, metadata, requires, version
 from pathlib import Path
 from typing import Annotated, Any
@@ -93,46 +92,13 @@ def extras() -> list[Check]:
 # ------------------------------------------------------------------------------ sandbox
 
 
-def _read(path: str) -> str | None:
-    try:
-        return Path(path).read_text().strip()
-    except OSError:
-        return None
-
-
 def _linux_capabilities() -> dict[str, Any]:
-    """The sandbox helper's ``sandbox_capabilities()`` where present, else the same facts
-    from the native kernel probe and ``/proc`` + ``/sys``."""
-    try:
-        caps = import_module("helikon.tools.capabilities").sandbox_capabilities()
-    except (ImportError, AttributeError):
-        pass
-    else:
-        return {
-            "landlock_abi": caps.landlock_abi,
-            "landlock_missing": caps.landlock_missing,
-            "seccomp": caps.seccomp,
-            "kernel_release": caps.kernel_release,
-            "user_namespaces": caps.user_namespaces,
-            "cgroup_v2": caps.cgroup_v2,
-            "cgroup_delegated": caps.cgroup_delegated,
-        }
-    from helikon import _native
+    """:func:`helikon.tools.sandbox_capabilities` as plain values."""
+    from dataclasses import asdict
 
-    kernel: dict[str, Any] = json.loads(_native.sandbox_probe())
-    max_userns = _read("/proc/sys/user/max_user_namespaces")
-    unpriv = _read("/proc/sys/kernel/unprivileged_userns_clone")
-    userns = max_userns not in (None, "0") and (os.geteuid() == 0 or unpriv in (None, "1"))
-    cgroup_v2 = Path("/sys/fs/cgroup/cgroup.controllers").exists()
-    delegated = None
-    own = _read("/proc/self/cgroup") or ""
-    if cgroup_v2 and own.startswith("0::"):
-        directory = Path("/sys/fs/cgroup") / own[3:].splitlines()[0].lstrip("/")
-        controllers = (_read(str(directory / "cgroup.controllers")) or "").split()
-        if os.access(directory, os.W_OK) and "memory" in controllers:
-            delegated = str(directory)
-    return {**kernel, "user_namespaces": userns, "cgroup_v2": cgroup_v2,
-            "cgroup_delegated": delegated}
+    from helikon.tools import sandbox_capabilities
+
+    return asdict(sandbox_capabilities())
 
 
 def _os_backend() -> Check:
@@ -222,6 +188,12 @@ def sandbox() -> dict[str, Any]:
                                              "no cgroup v2 hierarchy")),
             "run under `systemd-run --user --scope -p Delegate=yes` (or a container with a "
             "delegated cgroup)",
+        ),
+        _check(
+            "memory ceiling",
+            caps["memory"] != "none",
+            str(caps["memory"]),
+            "the memory ceiling (ResourceLimits.memory_bytes) is enforced on Linux only",
         ),
         _os_backend(),
     ]

@@ -21,15 +21,44 @@ Example:
     ['WebFetch', 'WebSearch']
 """
 
-from helikon.tools.web.brave import BraveBackend
-from helikon.tools.web.extract import Extracted, html_to_markdown
-from helikon.tools.web.fetch import DEFAULT_USER_AGENT, WebFetchTool
-from helikon.tools.web.hosts import HostRules
+from typing import TYPE_CHECKING, Any
+
 from helikon.tools.web.page import FetchedPage
 from helikon.tools.web.resolve import Resolver, SystemResolver
 from helikon.tools.web.search import SearchBackend, SearchResult, WebSearchTool
 from helikon.tools.web.ssrf import AddressPolicy
-from helikon.tools.web.tavily import TavilyBackend
+
+if TYPE_CHECKING:
+    from helikon.tools.web.brave import BraveBackend
+    from helikon.tools.web.extract import Extracted, html_to_markdown
+    from helikon.tools.web.fetch import DEFAULT_USER_AGENT, WebFetchTool
+    from helikon.tools.web.hosts import HostRules
+    from helikon.tools.web.tavily import TavilyBackend
+
+# Names whose modules need the `web` extra (httpx, readability, markdownify): imported on
+# first use, so `helikon.tools` (whose egress proxy uses the SSRF rules above) imports
+# without the extra.
+_LAZY = {
+    "BraveBackend": "brave",
+    "Extracted": "extract",
+    "html_to_markdown": "extract",
+    "DEFAULT_USER_AGENT": "fetch",
+    "WebFetchTool": "fetch",
+    "HostRules": "hosts",
+    "TavilyBackend": "tavily",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from importlib import import_module
+
+    value = getattr(import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "DEFAULT_USER_AGENT",
