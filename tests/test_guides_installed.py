@@ -17,6 +17,7 @@ import os
 import re
 import subprocess
 import sys
+import tempfile
 from collections import defaultdict
 from pathlib import Path
 
@@ -84,7 +85,7 @@ def _venv(
     key = (extras, others)
     if key in cache:
         return cache[key]
-    venv = base / f"venv{len(cache)}"
+    venv = Path(tempfile.mkdtemp(prefix="venv-", dir=base))
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=300)
     python = venv / "bin" / "python"
     wheel = f"{_WHEEL}[{','.join(sorted(extras))}]" if extras else str(_WHEEL)

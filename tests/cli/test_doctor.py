@@ -312,3 +312,21 @@ def test_check_services_reaches_the_real_redis(monkeypatch: pytest.MonkeyPatch) 
         "detail": "redis://127.0.0.1:6379/0 (from REDIS_URL): answers",
         "fix": None,
     }
+
+
+def test_a_backend_that_fails_to_build_is_a_row_not_a_crash(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from helikon.errors import ConfigError
+    from helikon.tools import os_sandbox
+
+    def broken(*args: Any, **kwargs: Any) -> None:
+        raise ConfigError("invalid sandbox configuration: unknown field `x`")
+
+    monkeypatch.setattr(os_sandbox.OsSandboxBackend, "__init__", broken)
+    row = doctor._os_backend()
+    assert row["ok"] is False
+    assert row["detail"] == (
+        "could not be built: ConfigError: invalid sandbox configuration: unknown field `x`"
+    )
+    assert "pip install --force-reinstall helikon" in row["fix"]

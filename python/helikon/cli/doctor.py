@@ -103,7 +103,7 @@ def _linux_capabilities() -> dict[str, Any]:
 
 def _os_backend() -> Check:
     """Build a default ``OsSandboxBackend`` (its probe and self-test) in a scratch root."""
-    from helikon.errors import SandboxUnavailable
+    from helikon.errors import HelikonError, SandboxUnavailable
     from helikon.tools import OsSandboxBackend, Sandbox
 
     with tempfile.TemporaryDirectory() as root:
@@ -119,6 +119,14 @@ def _os_backend() -> Check:
                 str(exc),
                 "use a kernel that has what is named above, or best_available_backend() "
                 "for an explicit HostBackend fallback",
+            )
+        except HelikonError as exc:  # e.g. a native module older than this Python code
+            return _check(
+                "OsSandboxBackend",
+                False,
+                f"could not be built: {type(exc).__name__}: {exc}",
+                "reinstall helikon so the native module matches: pip install --force-reinstall "
+                "helikon",
             )
     return _check("OsSandboxBackend", True, backend.guarantees().label)
 
