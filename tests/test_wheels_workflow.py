@@ -135,3 +135,29 @@ def test_scripts_the_workflow_and_test_command_call_exist() -> None:
     test = (REPO / "scripts" / "test").read_text()
     assert "scripts/build-wheel" in test
     assert "scripts/check-wheel" in test
+
+
+def test_the_sdist_holds_every_crate_and_the_package(tmp_path: Path) -> None:
+    """What the workflow's sdist job uploads can be built elsewhere: it holds the whole
+    Cargo workspace (every crate's manifest and sources), the Python package and the README."""
+    import tarfile
+
+    exe = shutil.which("maturin", path=str(Path(sys.executable).parent))
+    if exe is None:
+        pytest.skip("maturin is not installed next to this Python (scripts/test installs it)")
+    proc = subprocess.run(
+        [exe, "sdist", "--out", str(tmp_path)],
+        cwd=REPO, capture_output=True, text=True, timeout=300, check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    [sdist] = tmp_path.glob("helikon-*.tar.gz")
+    with tarfile.open(sdist) as archive:
+        names = {name.split("/", 1)[1] for name in archive.getnames() if "/" in name}
+    crates = sorted(p.parent.name for p in REPO.glob("rust/*/Cargo.toml"))
+    for crate in crates:
+        assert f"rust/{crate}/Cargo.toml" in names, crate
+        assert f"rust/{crate}/src/lib.rs" in names, crate
+    for path in ("Cargo.toml", "Cargo.lock", "pyproject.toml", "README.md",
+                 "python/helikon/__init__.py", "python/helikon/py.typed",
+                 "python/helikon/_native.pyi"):
+        assert path in names, path
