@@ -12,8 +12,9 @@ number of texts. It finds:
   more, any case, ``-``/``_``/``.`` separated). An unquoted value ends where the value
   ends (a shell word, or a phrase up to the next key, flag or comment), never blindly at
   the end of the line: ``A_TOKEN=*** B=1`` keeps ``B=1``. References are left alone in
-  every form: ``${VAR}``, ``$VAR``, ``$(cmd)``, ``{{ secrets.X }}``, empty values and
-  placeholders (``<your-key>``, ``xxxx``, ``changeme``);
+  every form: ``${VAR}``, ``$VAR``, ``$(cmd)``, ``{{ secrets.X }}``, empty values,
+  placeholders (``<your-key>``, ``xxxx``, ``changeme``) and file paths
+  (``GOOGLE_APPLICATION_CREDENTIALS=/home/u/sa.json``, which is not a known value either);
 * ``Authorization`` / ``Proxy-Authorization`` credentials (a known scheme word such as
   ``Bearer``, ``Basic`` or ``token`` stays);
 * passwords in URLs (``https://user:***@host``);

@@ -186,7 +186,11 @@ pub(crate) fn non_secret_value(cx: &ValueCx<'_>, value: &str) -> Option<Skip> {
     }
     if unquoted.len() <= MAX_SHAPED_VALUE {
         let bare = unquoted.trim_end_matches([',', ';']).trim_end();
-        if is_placeholder(bare) || is_template_reference(bare) || is_shell_reference(bare) {
+        if is_placeholder(bare)
+            || is_template_reference(bare)
+            || is_shell_reference(bare)
+            || is_file_path(bare)
+        {
             return Some(Skip::Past);
         }
     }
@@ -287,6 +291,51 @@ fn is_placeholder(v: &str) -> bool {
     lower_prefix
         && v.bytes()
             .all(|b| b.is_ascii_alphabetic() || matches!(b, b'-' | b'_' | b'.'))
+}
+
+/// Directories a file path in a secret-named variable typically starts with.
+const PATH_PREFIXES: &[&str] = &[
+    "~/",
+    "./",
+    "../",
+    "/run/",
+    "/var/",
+    "/etc/",
+    "/home/",
+    "/tmp/",
+    "/Users/",
+    "/root/",
+    "/opt/",
+    "/srv/",
+    "/secrets/",
+    "/workspace/",
+    "/app/",
+];
+
+/// A file path that names where a secret is kept rather than spelling it:
+/// `GOOGLE_APPLICATION_CREDENTIALS=/home/u/sa.json`, `SSH_PRIVATE_KEY: ~/.ssh/id_ed25519`,
+/// `token_file=./secrets/token`. It starts with a usual directory (or is absolute with a
+/// file extension), holds only path characters and no blank. A base64 secret that happens
+/// to start with `/` has neither the directory nor, almost ever, a `.ext` last component.
+pub(crate) fn is_file_path(v: &str) -> bool {
+    if v.len() > MAX_SHAPED_VALUE
+        || !v.bytes().all(|b| {
+            b.is_ascii_alphanumeric() || matches!(b, b'/' | b'.' | b'_' | b'-' | b'~' | b'@')
+        })
+    {
+        return false;
+    }
+    if PATH_PREFIXES.iter().any(|p| v.starts_with(p)) {
+        return true;
+    }
+    let last = v.rsplit('/').next().unwrap_or_default();
+    v.starts_with('/')
+        && v.matches('/').count() >= 2
+        && last.rsplit_once('.').is_some_and(|(stem, ext)| {
+            !stem.is_empty()
+                && (1..=5).contains(&ext.len())
+                && ext.bytes().all(|b| b.is_ascii_lowercase())
+        })
 }
 
 /// `$NAME`, `$(command)`, `` `command` ``: the shell fills the value in at run time.
@@ -571,6 +620,8 @@ mod tests {
             assert_eq!(non_secret_value(&shell, v), Some(Skip::Past), "{v}");
         }
         let leaks = [
+            "/K7MDENG/bPxRfiCYEXAMPLEKEYwJalrXUtnFEMI",
+            "/abc",
             "$3cr3t!",
             "$(",
             "your-key-9f8e7d",

@@ -8,7 +8,7 @@ use crate::finding::{self, Finding};
 use crate::known::KnownValues;
 use crate::passes::with_scratch;
 use crate::rules::{rules, Rules};
-use crate::{keyvalue, names, pem};
+use crate::{context, keyvalue, names, pem};
 
 /// The spec's replacement marker.
 pub const DEFAULT_MASK: &str = "***";
@@ -73,7 +73,9 @@ impl RedactorBuilder {
     }
 
     /// Register the values of the secret-named variables in `env` (see
-    /// [`names::is_secret_name`]); other variables are ignored.
+    /// [`names::is_secret_name`]); other variables are ignored, and so are values that are
+    /// file paths (`GOOGLE_APPLICATION_CREDENTIALS=/home/u/sa.json` names where the secret
+    /// is kept; masking every mention of the path would hide ordinary output).
     pub fn with_env<I, K, V>(mut self, env: I) -> Self
     where
         I: IntoIterator<Item = (K, V)>,
@@ -82,8 +84,11 @@ impl RedactorBuilder {
     {
         self.secrets.extend(
             env.into_iter()
-                .filter(|(k, _)| names::is_secret_name(k.as_ref()))
-                .map(|(_, v)| v.into()),
+                .map(|(k, v)| (k, v.into()))
+                .filter(|(k, v)| {
+                    names::is_secret_name(k.as_ref()) && !context::is_file_path(v.trim())
+                })
+                .map(|(_, v)| v),
         );
         self
     }
