@@ -208,6 +208,33 @@ def assert_error(
     assert out.finishes == []
 
 
+def assert_error_codes(out: Outcome, error_type: str | None, error_code: str | None) -> None:
+    """The mapped error carries the provider's own error type and code, as strings."""
+    assert out.error is not None, "expected an error"
+    assert (out.error.error_type, out.error.error_code) == (error_type, error_code)
+
+
+def assert_answered_by(out: Outcome, model: str | None, response_id: str | None) -> None:
+    """The turn's ``Finish`` names the model that answered and the provider's response id."""
+    assert len(out.finishes) == 1
+    assert (out.finishes[0].model, out.finishes[0].response_id) == (model, response_id)
+
+
+def assert_reasoning_in_output(
+    usage: Usage, expected: Mapping[str, int], *, reported_apart: bool = False
+) -> None:
+    """helikon's usage rule: reasoning tokens are part of the output tokens, on every provider.
+
+    ``expected`` is the index's usage as the provider sent it; ``reported_apart`` says the
+    provider counts reasoning outside its output count (Gemini), so helikon adds the two.
+    """
+    reasoning = expected.get("reasoning_tokens", 0)
+    output = expected.get("output_tokens", 0)
+    assert usage.reasoning_tokens == reasoning
+    assert usage.output_tokens == (output + reasoning if reported_apart else output)
+    assert usage.reasoning_tokens <= usage.output_tokens
+
+
 def assert_usage(
     out: Outcome, expected: Mapping[str, int], names: Mapping[str, str] | None = None
 ) -> Usage:

@@ -317,7 +317,12 @@ async def test_stream_events_usage_and_finish() -> None:
                 total_tokens=52,
             )
         ),
-        Finish(reason=FinishReason.TOOL_CALLS, raw="tool_use"),
+        Finish(
+            reason=FinishReason.TOOL_CALLS,
+            raw="tool_use",
+            model="claude-sonnet-4-6",
+            response_id="msg_synth",
+        ),
     ]
     assert sent[0]["stream"] is True
 
@@ -337,7 +342,9 @@ async def test_stop_reasons_map(raw: str, reason: FinishReason) -> None:
     stream = [message_start(), *text_block(0, "x"), *message_end(raw)]
     events, error, _ = await run_against([(200, {}, stream)])
     assert error is None
-    assert events[-1] == Finish(reason=reason, raw=raw)
+    assert events[-1] == Finish(
+        reason=reason, raw=raw, model="claude-sonnet-4-6", response_id="msg_synth"
+    )
 
 
 async def test_message_delta_input_counters_replace_message_start() -> None:
@@ -377,7 +384,12 @@ async def test_non_streamed_message() -> None:
         ToolCallDelta(call_id="toolu_9", name="f", args_delta='{"a": "本"}'),
     ]
     assert isinstance(events[4], ProviderMetadata)  # two thinking blocks, kept verbatim
-    assert events[-1] == Finish(reason=FinishReason.TOOL_CALLS, raw="tool_use")
+    assert events[-1] == Finish(
+        reason=FinishReason.TOOL_CALLS,
+        raw="tool_use",
+        model="claude-sonnet-4-6",
+        response_id="msg_1",
+    )
 
 
 async def test_stream_without_stop_reason_is_a_transport_error() -> None:

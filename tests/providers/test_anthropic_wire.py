@@ -17,8 +17,11 @@ import pytest
 from tests.providers._wire import (
     WIRE,
     Outcome,
+    assert_answered_by,
+    assert_error_codes,
     assert_extracted,
     assert_one_finish,
+    assert_reasoning_in_output,
     assert_signed_reasoning,
     assert_usage,
     collect,
@@ -244,12 +247,16 @@ def check_outcome(out: Outcome, expected: dict[str, Any]) -> None:
         else:
             assert out.error.message == err["message"]
         assert out.finishes == []
+        assert_error_codes(out, err["type"], None)  # Anthropic's envelope has no code
         return
     assert out.error is None, out.error
     assert_extracted(out, expected)
     usage = assert_usage(out, expected["usage"], USAGE_FIELDS)
     assert usage.total_tokens == usage.input_tokens + usage.output_tokens
     assert_one_finish(out, expected["finish_reason"])
+    assert_answered_by(out, expected["model"], expected["response_id"])
+    # Anthropic counts thinking inside output_tokens and reports no separate count
+    assert_reasoning_in_output(usage, expected["usage"])
     assert_signed_reasoning(out, expected)
     if "stop_details" in expected:
         data = [e.data for e in out.events if e.type == "provider_metadata"]

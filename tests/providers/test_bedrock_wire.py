@@ -20,9 +20,12 @@ import pytest
 from tests.providers._wire import (
     WIRE,
     Outcome,
+    assert_answered_by,
     assert_error,
+    assert_error_codes,
     assert_extracted,
     assert_one_finish,
+    assert_reasoning_in_output,
     assert_signed_reasoning,
     assert_usage,
     collect,
@@ -56,7 +59,7 @@ from helikon.core.model import (
 )
 from helikon.errors import ModelOther
 from helikon.providers.bedrock import BedrockModel, CachePoints, ModelFamily, detect_family
-from helikon.testing.replay import ReplayServer, load_cassette
+from helikon.testing.replay import RecordedInteraction, ReplayServer, load_cassette
 
 ENTRIES = wire_entries(provider="bedrock")
 
@@ -226,14 +229,28 @@ def model_id_of(path: str) -> str:
     return parts[2]
 
 
-def check_outcome(out: Outcome, expected: dict[str, Any]) -> None:
+def request_id_of(recorded: RecordedInteraction) -> str | None:
+    """The recorded ``x-amzn-RequestId`` header (only some recorders kept it)."""
+    return next((v for k, v in recorded.headers if k.lower() == "x-amzn-requestid"), None)
+
+
+def check_outcome(
+    out: Outcome, expected: dict[str, Any], model_id: str, request_id: str | None
+) -> None:
     if "error" in expected:
         assert_error(out, expected["error"], ModelOther, exact=False)
+        # the recorder dropped x-amzn-ErrorType, so boto3's error code is the status
+        assert_error_codes(out, None, str(expected["error"]["http_status"]))
         return
     assert out.error is None, out.error
     assert_extracted(out, expected)
-    assert_usage(out, expected["usage"], USAGE_FIELDS)
+    usage = assert_usage(out, expected["usage"], USAGE_FIELDS)
+    # Bedrock counts reasoning inside outputTokens and reports no separate count
+    assert_reasoning_in_output(usage, expected["usage"])
     assert_one_finish(out, expected["finish_reason"])
+    # Converse names no answering model (the requested id stands) and no response id in its
+    # body; the AWS request id header is the response id
+    assert_answered_by(out, model_id, request_id)
     assert_signed_reasoning(out, expected)
 
 
@@ -260,7 +277,7 @@ async def test_recording_replays_through_bedrock_model(entry: dict[str, Any]) ->
                 cache=cache_from_recorded(body),
             )
             out = await collect(model, request_from_recorded(body))
-            check_outcome(out, facts["expected"])
+            check_outcome(out, facts["expected"], model_id, request_id_of(turn.recorded))
             captured = server.captured[turn.k]
             suffix = "converse-stream" if facts["stream"] else "converse"
             assert captured.path == f"/model/{model_id}/{suffix}"

@@ -145,9 +145,8 @@ def _exchanges(body: dict[str, Any]) -> list[tuple[str, str, str | None, Any]]:
             for kind in ("functionCall", "functionResponse"):
                 if kind in part:
                     p = part[kind]
-                    response = p.get("response")
-                    value = json.loads(response["output"]) if response else None
-                    out.append((content["role"], p["name"], p.get("id"), value))
+                    # a tool's dict result goes out as the object itself, not as JSON text
+                    out.append((content["role"], p["name"], p.get("id"), p.get("response")))
     return out
 
 

@@ -24,9 +24,12 @@ import pytest
 from tests.providers._wire import (
     WIRE,
     Outcome,
+    assert_answered_by,
     assert_error,
+    assert_error_codes,
     assert_extracted,
     assert_one_finish,
+    assert_reasoning_in_output,
     assert_usage,
     cancel_after_first_token,
     cancel_on_first_event,
@@ -282,9 +285,13 @@ def check_outcome(out: GeminiOutcome, expected: dict[str, Any]) -> None:
     if "error" in expected:
         assert_error(out, expected["error"], RateLimited)
         assert out.error.retry_after is None  # neither RetryInfo nor Retry-After recorded
+        assert_error_codes(out, None, expected["error"]["status"])
         return
     assert out.error is None, out.error
-    assert_usage(out, expected["usage"])
+    # Gemini counts thoughts apart from candidatesTokenCount; helikon's output includes them
+    as_sent = {k: v for k, v in expected["usage"].items() if k != "output_tokens"}
+    assert_usage(out, as_sent)
+    assert_reasoning_in_output(out.usages[0].usage, expected["usage"], reported_apart=True)
     assert_extracted(out, expected)
     ids = [c.call_id for c in out.calls]
     assert len(set(ids)) == len(ids)
@@ -295,6 +302,7 @@ def check_outcome(out: GeminiOutcome, expected: dict[str, Any]) -> None:
     want_blocked = expected.get("safety_blocked_categories")
     assert blocked == ([want_blocked] if want_blocked else [])
     finish = assert_one_finish(out, expected["finish_reason"])
+    assert_answered_by(out, expected["model"], expected["response_id"])
     want = FinishReason.TOOL_CALLS if expected["tool_calls"] else FinishReason.STOP
     if expected["finish_reason"] == "SAFETY":
         want = FinishReason.CONTENT_FILTER
@@ -635,7 +643,7 @@ async def test_prompt_block_raises_refused_after_usage() -> None:
 )
 async def test_finish_reasons(raw: str, reason: FinishReason) -> None:
     out, _ = await _run_against([(200, {}, [_chunk([{"text": "x"}], raw, USAGE)])])
-    assert out.finishes == [Finish(reason=reason, raw=raw)]
+    assert out.finishes == [Finish(reason=reason, raw=raw, response_id="r1")]
 
 
 async def test_streamed_calls_ids_signatures_and_usage() -> None:
@@ -683,19 +691,19 @@ async def test_streamed_calls_ids_signatures_and_usage() -> None:
     ]
     assert out.usages[0].usage.model_dump() == {
         "input_tokens": 40,
-        "output_tokens": 12,
+        "output_tokens": 40,  # 12 candidates + 28 thoughts: reasoning is part of the output
         "cached_input_tokens": 30,
         "reasoning_tokens": 28,
         "total_tokens": 80,
         "cache_write_input_tokens": 0,
     }
-    assert out.finishes == [Finish(reason=FinishReason.TOOL_CALLS, raw="STOP")]
+    assert out.finishes == [Finish(reason=FinishReason.TOOL_CALLS, raw="STOP", response_id="r1")]
 
 
 async def test_whole_response_without_finish_reason_still_finishes() -> None:
     out, _ = await _run_against([(200, {}, _chunk([{"text": "ok"}], usage=USAGE))], stream=False)
     assert out.text == "ok"
-    assert out.finishes == [Finish(reason=FinishReason.STOP, raw=None)]
+    assert out.finishes == [Finish(reason=FinishReason.STOP, raw=None, response_id="r1")]
 
 
 # --------------------------------------------------------------------------- conflict
@@ -1063,10 +1071,55 @@ def test_br08_reused_gemini_ids_pair_by_turn() -> None:
     assert [c["role"] for c in body["contents"]] == ["user", "model", "user", "model", "user"]
     assert _pairs(body) == [
         ("model", "disk_usage", "call_7", None),
-        ("user", "disk_usage", "call_7", {"output": '{"pct":40}'}),
+        ("user", "disk_usage", "call_7", {"pct": 40}),
         ("model", "queue_depth", "call_7", None),
-        ("user", "queue_depth", "call_7", {"output": '{"n":3}'}),
+        ("user", "queue_depth", "call_7", {"n": 3}),
     ]
+
+
+@pytest.mark.parametrize(
+    ("content", "is_error", "response"),
+    [
+        ('{"city": "Paris", "temp_c": 21.5, "tags": ["a"]}', False, None),
+        ('  {"nested": {"deep": [1, {"x": null}]}}\n', False, None),
+        ("{}", False, {}),
+        ('{"output": "already named"}', False, {"output": "already named"}),
+        ("[1, 2, 3]", False, {"output": "[1, 2, 3]"}),
+        ("42", False, {"output": "42"}),
+        ('"a JSON string"', False, {"output": '"a JSON string"'}),
+        ("null", False, {"output": "null"}),
+        ("{not json", False, {"output": "{not json"}),
+        ('{"a": 1} trailing', False, {"output": '{"a": 1} trailing'}),
+        ("plain words", False, {"output": "plain words"}),
+        ("", False, {"output": ""}),
+        ('{"code": 7}', True, {"error": '{"code": 7}'}),
+    ],
+)
+def test_json_object_tool_result_goes_out_as_the_object(
+    content: str, is_error: bool, response: dict[str, Any] | None
+) -> None:
+    """A result that is one JSON object is ``functionResponse.response`` itself; any other
+    value (array, number, string, invalid JSON) and any error result stay wrapped."""
+    history: list[Item] = [
+        UserMessage.text("go"),
+        ToolCall(call_id="c1", name="lookup", args={}),
+        ToolResult(call_id="c1", content=[TextPart(text=content)], is_error=is_error),
+    ]
+    body = build_gemini_body(ModelRequest(messages=history))
+    want = json.loads(content) if response is None else response
+    assert _pairs(body) == [("model", "lookup", None, None), ("user", "lookup", None, want)]
+
+
+def test_json_object_result_with_an_image_stays_wrapped() -> None:
+    """The image note is appended to the text, so the result is no longer one object."""
+    image = ImagePart(source=MediaSource(type="base64", mime_type="image/png", data="aGk="))
+    history: list[Item] = [
+        UserMessage.text("go"),
+        ToolCall(call_id="c1", name="shot", args={}),
+        ToolResult(call_id="c1", content=[TextPart(text='{"ok": true}'), image]),
+    ]
+    body = build_gemini_body(ModelRequest(messages=history))
+    assert _pairs(body)[1][3] == {"output": '{"ok": true}\n[1 image part(s) follow this response]'}
 
 
 def test_br08_repeated_helikon_ids_pair_with_the_earliest_waiting_call() -> None:

@@ -19,9 +19,12 @@ import pytest
 from tests.providers._wire import (
     WIRE,
     Outcome,
+    assert_answered_by,
     assert_error,
+    assert_error_codes,
     assert_extracted,
     assert_one_finish,
+    assert_reasoning_in_output,
     assert_usage,
     cancel_after_first_token,
     cancel_on_first_event,
@@ -197,8 +200,11 @@ def check_outcome(out: Outcome, expected: dict[str, Any]) -> None:
     if "error" in expected:
         err = expected["error"]
         assert_error(out, err, ERROR_CLASSES[err["http_status"]])
+        code = err.get("code")
+        assert_error_codes(out, err.get("type"), None if code is None else str(code))
         return
     assert_usage(out, expected["usage"])
+    assert_reasoning_in_output(out.usages[0].usage, expected["usage"])
     assert_extracted(out, expected)
     if expected.get("refusal"):
         # A refusal with no content surfaces as Refused carrying the refusal text; the raw
@@ -209,6 +215,7 @@ def check_outcome(out: Outcome, expected: dict[str, Any]) -> None:
         return
     assert out.error is None, out.error
     assert_one_finish(out, expected["finish_reason"])
+    assert_answered_by(out, expected["model"], expected["response_id"])
 
 
 # --------------------------------------------------------------------------- recordings
@@ -252,7 +259,14 @@ async def test_streamed_tool_call_deltas_carry_id_on_every_fragment() -> None:
     assert {d.call_id for d in deltas} == {"call_ZR5UUuTt3pf61kjwAJIYdVMj"}
     assert [d.name for d in deltas] == ["get_capital"] + [None] * 5
     assert "".join(d.args_delta for d in deltas) == '{"country":"UK"}'
-    assert out.finishes == [Finish(reason=FinishReason.TOOL_CALLS, raw="tool_calls")]
+    assert out.finishes == [
+        Finish(
+            reason=FinishReason.TOOL_CALLS,
+            raw="tool_calls",
+            model="gpt-4o-mini-2024-07-18",
+            response_id="chatcmpl-Dx0XpqH8w09uBXwq1zFGYdETjtnEl",
+        )
+    ]
 
 
 async def test_parallel_calls_keep_their_own_ids() -> None:
@@ -432,7 +446,11 @@ async def test_refusal_with_content_finishes_with_refusal() -> None:
     out, _ = await _run_against([(200, {}, body)], stream=False)
     assert out.error is None
     assert out.text == "Partly: no."
-    assert out.finishes == [Finish(reason=FinishReason.REFUSAL, raw="stop")]
+    assert out.finishes == [
+        Finish(
+            reason=FinishReason.REFUSAL, raw="stop", model="gpt-4o", response_id="chatcmpl-synth"
+        )
+    ]
 
 
 async def test_stop_with_tool_calls_is_reported_as_tool_calls() -> None:
@@ -440,7 +458,11 @@ async def test_stop_with_tool_calls_is_reported_as_tool_calls() -> None:
     body = _completion({"role": "assistant", "content": None, "tool_calls": [call]}, "stop")
     out, _ = await _run_against([(200, {}, body)], stream=False)
     assert out.tool_calls == [{"id": "c1", "name": "f", "arguments": {}}]
-    assert out.finishes == [Finish(reason=FinishReason.TOOL_CALLS, raw="stop")]
+    assert out.finishes == [
+        Finish(
+            reason=FinishReason.TOOL_CALLS, raw="stop", model="gpt-4o", response_id="chatcmpl-synth"
+        )
+    ]
 
 
 @pytest.mark.parametrize(
@@ -455,7 +477,9 @@ async def test_stop_with_tool_calls_is_reported_as_tool_calls() -> None:
 async def test_finish_reason_mapping(raw: str, reason: FinishReason) -> None:
     events = [_chunk({"content": "x"}), _chunk({}, raw), _usage_chunk(), "data: [DONE]"]
     out, _ = await _run_against([(200, {}, events)])
-    assert out.finishes == [Finish(reason=reason, raw=raw)]
+    assert out.finishes == [
+        Finish(reason=reason, raw=raw, model="gpt-4o", response_id="chatcmpl-synth")
+    ]
     assert out.usages[0].usage.total_tokens == 7
 
 

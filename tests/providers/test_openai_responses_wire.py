@@ -21,8 +21,11 @@ import pytest
 from tests.providers._wire import (
     WIRE,
     Outcome,
+    assert_answered_by,
     assert_error,
+    assert_error_codes,
     assert_one_finish,
+    assert_reasoning_in_output,
     assert_usage,
     cancel_after_first_token,
     replaying,
@@ -263,8 +266,10 @@ def check_sent_request(sent: dict[str, Any], facts: dict[str, Any], recorded: An
 def check_outcome(out: ResponsesOutcome, expected: dict[str, Any]) -> None:
     if "error" in expected:
         assert_error(out, expected["error"], ModelOther)
+        assert_error_codes(out, expected["error"]["type"], expected["error"]["code"])
         return
     assert_usage(out, expected["usage"])
+    assert_reasoning_in_output(out.usages[0].usage, expected["usage"])
     assert out.text == expected["text"]
     if "text_from_deltas" in expected:
         assert out.text == expected["text_from_deltas"]
@@ -293,6 +298,7 @@ def check_outcome(out: ResponsesOutcome, expected: dict[str, Any]) -> None:
         return
     assert out.error is None, out.error
     finish = assert_one_finish(out, expected["finish_reason"])
+    assert_answered_by(out, expected["model"], expected["response_id"])
     wanted = FinishReason.TOOL_CALLS if expected["tool_calls"] else FinishReason.STOP
     assert finish.reason is wanted
 
@@ -406,7 +412,14 @@ async def test_parallel_calls_stream_their_own_arguments() -> None:
         "call_OdR3s3xop0vtgkDyWRMLafuH",
     ]
     assert len(deltas) == 2 + 7 + 6  # one name delta per call, then the argument fragments
-    assert out.finishes == [Finish(reason=FinishReason.TOOL_CALLS, raw="completed")]
+    assert out.finishes == [
+        Finish(
+            reason=FinishReason.TOOL_CALLS,
+            raw="completed",
+            model="gpt-4o-2024-08-06",
+            response_id="resp_0c3b09d20eedf2d30068f966b9b7048190b7501a24a1447ec0",
+        )
+    ]
 
 
 # --------------------------------------------------------------------------- agent runs
@@ -561,7 +574,11 @@ async def test_incomplete_status_maps_with_its_reason(reason: str, mapped: Finis
     final = _response("incomplete", [_message("Hal")], reason=reason)
     out, _ = await _run_against([(200, {}, _text_stream("Hal", "response.incomplete", final))])
     assert out.text == "Hal"
-    assert out.finishes == [Finish(reason=mapped, raw=f"incomplete:{reason}")]
+    assert out.finishes == [
+        Finish(
+            reason=mapped, raw=f"incomplete:{reason}", model="gpt-5-synth", response_id="resp_synth"
+        )
+    ]
     usage = out.usages[0].usage
     assert (usage.input_tokens, usage.cached_input_tokens, usage.reasoning_tokens) == (10, 4, 2)
     assert (usage.output_tokens, usage.total_tokens) == (6, 16)
@@ -648,7 +665,14 @@ async def test_refusal_with_text_finishes_with_refusal() -> None:
     out, _ = await _run_against([(200, {}, _response("completed", [message]))], stream=False)
     assert out.error is None
     assert out.text == "Partly: "
-    assert out.finishes == [Finish(reason=FinishReason.REFUSAL, raw="completed")]
+    assert out.finishes == [
+        Finish(
+            reason=FinishReason.REFUSAL,
+            raw="completed",
+            model="gpt-5-synth",
+            response_id="resp_synth",
+        )
+    ]
     assert out.turn_data["output"] == [{"type": "message", "id": "msg_1", "refusal": "I can't."}]
 
 
@@ -696,7 +720,14 @@ async def test_arguments_without_deltas_are_sent_once() -> None:
         ToolCallDelta(call_id="call_1", name="f", args_delta=""),
         ToolCallDelta(call_id="call_1", args_delta='{"a":1}'),
     ]
-    assert out.finishes == [Finish(reason=FinishReason.TOOL_CALLS, raw="completed")]
+    assert out.finishes == [
+        Finish(
+            reason=FinishReason.TOOL_CALLS,
+            raw="completed",
+            model="gpt-5-synth",
+            response_id="resp_synth",
+        )
+    ]
 
 
 async def test_argument_deltas_before_the_name_wait_for_it() -> None:

@@ -64,12 +64,20 @@ class UsageReported(BaseModel):
 
 
 class Finish(BaseModel):
-    """The terminal model event. ``raw`` keeps the provider's own finish value."""
+    """The terminal model event. ``raw`` keeps the provider's own finish value.
+
+    ``model`` is the model that answered as the provider names it (e.g.
+    ``gpt-4o-2024-08-06``, which may differ from the requested alias) and ``response_id`` the
+    provider's id of the response (``chatcmpl-...``, ``resp_...``, ``msg_...``, Gemini's
+    ``responseId``, Bedrock's request id); ``None`` when the provider sent none.
+    """
 
     model_config = ConfigDict(frozen=True)
     type: Literal["finish"] = "finish"
     reason: FinishReason
     raw: str | None = None
+    model: str | None = None
+    response_id: str | None = None
 
 
 class ProviderMetadata(BaseModel):

@@ -8,6 +8,7 @@ see its ``_errors`` module); what is the same everywhere lives here:
   through unchanged).
 * :func:`parse_retry_after` / :func:`retry_after_seconds` read ``retry-after-ms`` and
   ``retry-after`` (seconds or an HTTP date).
+* :func:`with_codes` attaches the provider's own error type and code to a mapped error.
 * :func:`error_envelope`, :func:`provider_message` and :func:`connection_error` read the error
   envelope, the provider's own message and the connection failures of the two HTTP SDKs built
   on the same generator (``openai``, ``anthropic``).
@@ -32,6 +33,7 @@ __all__ = [
     "parse_retry_after",
     "provider_message",
     "retry_after_seconds",
+    "with_codes",
 ]
 
 _T = TypeVar("_T")
@@ -115,6 +117,32 @@ def parse_retry_after(
         except ValueError:
             pass
     return retry_after_seconds(headers.get("retry-after"), now=now)
+
+
+def _code_text(value: object) -> str | None:
+    if value is None or isinstance(value, bool):
+        return None
+    if isinstance(value, (str, int)):
+        text = str(value)
+        return text or None
+    return None
+
+
+def with_codes(error: ModelError, error_type: object, error_code: object) -> ModelError:
+    """``error`` carrying the provider's own error type and code (as strings; ``None`` when
+    absent or not a string/number), for callers to branch on.
+
+    Example:
+        >>> from helikon.errors import ModelOther
+        >>> e = with_codes(ModelOther("bad"), "invalid_request_error", "invalid_api_key")
+        >>> (e.error_type, e.error_code)
+        ('invalid_request_error', 'invalid_api_key')
+        >>> with_codes(ModelOther("x"), None, 429).error_code
+        '429'
+    """
+    error.error_type = _code_text(error_type)
+    error.error_code = _code_text(error_code)
+    return error
 
 
 def error_envelope(body: object) -> Mapping[str, Any]:

@@ -21,7 +21,9 @@ anything else (400 / 404 / 422 ...)            :class:`~helikon.errors.ModelOthe
                                                provider's own message
 =============================================  ==============================================
 
-The message of a mapped error is the provider's ``error.message`` unchanged (auth errors add
+Every mapped API error carries the envelope's ``error.type`` as ``error_type`` (Anthropic
+sends no code). The message of a mapped error is the provider's ``error.message`` unchanged
+(auth errors add
 a hint naming the key's variable), so tests and logs see what the provider said. Key-shaped
 strings are masked.
 """
@@ -30,6 +32,7 @@ from __future__ import annotations
 
 import json
 import re
+from typing import Any
 
 import anthropic
 
@@ -46,6 +49,7 @@ from helikon.providers._errors import (
     error_envelope,
     parse_retry_after,
     provider_message,
+    with_codes,
 )
 
 __all__ = ["map_anthropic_error", "parse_retry_after", "transport_error"]
@@ -103,6 +107,10 @@ def map_anthropic_error(exc: BaseException) -> ModelError:
     if status is not None and status < 400:
         status = None  # an `event: error` inside a 200 stream: the envelope decides
 
+    return with_codes(_classify(kind, message, status, response), kind or None, None)
+
+
+def _classify(kind: str, message: str, status: int | None, response: Any) -> ModelError:
     if status == 429 or kind == "rate_limit_error":
         headers = response.headers if response is not None else None
         return RateLimited(

@@ -20,7 +20,8 @@ The end of a turn: when the response held more than one thinking block, a
 :class:`ProviderMetadata` carrying the blocks as received (``anthropic_thinking``) so the next
 request can send them back verbatim (the core folds a turn's reasoning into one part); a
 ``refusal`` stop with ``stop_details`` adds them as ``stop_details``. Then one
-:class:`UsageReported` and one :class:`Finish` (raw ``stop_reason`` kept). A stream that ends
+:class:`UsageReported` and one :class:`Finish` (raw ``stop_reason`` kept; ``model`` and
+``response_id`` from the message's ``model`` and ``id``). A stream that ends
 without a ``stop_reason`` raises :class:`~helikon.errors.TransportError`.
 
 Usage: ``input_tokens`` is the uncached input as Anthropic reports it,
@@ -107,6 +108,16 @@ class MessageTurn:
     usage_seen: bool = False
     stop_reason: str | None = None
     stop_details: Any = None
+    model: str | None = None
+    response_id: str | None = None
+
+    def _header(self, message: Any) -> None:
+        model = get(message, "model")
+        if isinstance(model, str) and model:
+            self.model = model
+        message_id = get(message, "id")
+        if isinstance(message_id, str) and message_id:
+            self.response_id = message_id
 
     # ------------------------------------------------------------------ usage
 
@@ -186,6 +197,7 @@ class MessageTurn:
         """The model events for one stream event."""
         kind = get(event, "type")
         if kind == "message_start":
+            self._header(get(event, "message"))
             self._usage(get(get(event, "message"), "usage"))
         elif kind == "content_block_start":
             yield from self._start(int(get(event, "index") or 0), get(event, "content_block"))
@@ -203,6 +215,7 @@ class MessageTurn:
 
     def on_message(self, message: Any) -> Iterator[ModelEvent]:
         """The model events for a whole (non-streamed) message."""
+        self._header(message)
         for index, block in enumerate(get(message, "content") or []):
             kind = get(block, "type")
             if kind == "thinking":
@@ -256,5 +269,8 @@ class MessageTurn:
         if self.stop_reason is None:
             raise TransportError("Anthropic stream ended without a stop_reason (cut off)")
         yield Finish(
-            reason=FINISH_MAP.get(self.stop_reason, FinishReason.OTHER), raw=self.stop_reason
+            reason=FINISH_MAP.get(self.stop_reason, FinishReason.OTHER),
+            raw=self.stop_reason,
+            model=self.model,
+            response_id=self.response_id,
         )

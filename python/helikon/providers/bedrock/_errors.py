@@ -30,7 +30,9 @@ anything else (other 400s, 404, 424 ...)       :class:`~helikon.errors.ModelOthe
                                                service's own message
 =============================================  ==============================================
 
-The message of a mapped error is the service's message unchanged (credential errors add a
+A mapped service error carries the SDK's error ``Code`` (``ValidationException``,
+``ThrottlingException``, ...) as ``error_code``. The message of a mapped error is the
+service's message unchanged (credential errors add a
 hint), so tests and logs see what Bedrock said; ``status_code`` is the HTTP status when there
 was one.
 """
@@ -49,6 +51,7 @@ from helikon.errors import (
     RateLimited,
     TransportError,
 )
+from helikon.providers._errors import with_codes
 from helikon.providers.bedrock._sdk import botocore_exceptions
 
 __all__ = ["map_bedrock_error"]
@@ -105,6 +108,11 @@ def _mapping(value: Any) -> Mapping[str, Any]:
 
 
 def _client_error(exc: Any) -> ModelError:
+    error = _mapping(_mapping(exc.response).get("Error"))
+    return with_codes(_classify_client_error(exc), None, error.get("Code"))
+
+
+def _classify_client_error(exc: Any) -> ModelError:
     response = _mapping(exc.response)
     error = _mapping(response.get("Error"))
     meta = _mapping(response.get("ResponseMetadata"))

@@ -29,8 +29,10 @@ received (``bedrock_reasoning``), because the core folds a turn's reasoning into
 Claude needs each block back unchanged. Then one :class:`UsageReported` (``inputTokens``,
 ``outputTokens``, ``totalTokens``, ``cacheReadInputTokens`` -> ``cached_input_tokens``,
 ``cacheWriteInputTokens`` -> ``cache_write_input_tokens``) and one :class:`Finish`
-(:data:`FINISH_MAP`; ``raw`` keeps ``stopReason``). A stream without ``messageStop`` raises
-:class:`~helikon.errors.TransportError`.
+(:data:`FINISH_MAP`; ``raw`` keeps ``stopReason``; ``model`` is the model id the request
+named, as Converse does not say which model answered, and ``response_id`` the AWS request id
+from the response metadata, the ``x-amzn-RequestId`` header). A stream without
+``messageStop`` raises :class:`~helikon.errors.TransportError`.
 """
 
 from __future__ import annotations
@@ -102,9 +104,12 @@ class ConverseTurn:
 
     Args:
         structured: the reserved structured-output tool of the request, if any.
+        model: the model id the request named (reported as ``Finish.model``).
     """
 
     structured: StructuredAnswer | None = None
+    model: str | None = None
+    response_id: str | None = None
     blocks: dict[int, _Block] = field(default_factory=dict)
     held_text: list[str] = field(default_factory=list)
     answered: bool = False
@@ -285,4 +290,12 @@ class ConverseTurn:
         reason = FINISH_MAP.get(self.stop_reason, FinishReason.OTHER)
         if reason is FinishReason.TOOL_CALLS and self.answered and self.tool_calls == 0:
             reason = FinishReason.STOP
-        yield Finish(reason=reason, raw=self.stop_reason)
+        yield Finish(
+            reason=reason, raw=self.stop_reason, model=self.model, response_id=self.response_id
+        )
+
+    def metadata(self, response: Mapping[str, Any]) -> None:
+        """Keep the AWS request id of the SDK's ``ResponseMetadata`` (both APIs carry it)."""
+        request_id = _map(response.get("ResponseMetadata")).get("RequestId")
+        if isinstance(request_id, str) and request_id:
+            self.response_id = request_id

@@ -301,7 +301,7 @@ class BedrockModel(ClosingModel):
         built = self.converse_params(request)
         kwargs = {"modelId": self._model_id, **built.params}
         method = self._client.converse_stream if self._stream else self._client.converse
-        turn = ConverseTurn(built.structured)
+        turn = ConverseTurn(built.structured, model=self._model_id)
         calls = CancelRace(cancel)
         pump: EventPump | None = None
         call: BlockingCall[Any] = BlockingCall(lambda: method(**kwargs), _close_response)
@@ -312,6 +312,7 @@ class BedrockModel(ClosingModel):
             if isinstance(response, Cancelled):
                 return
             taken = True
+            turn.metadata(response)
             if not self._stream:
                 for event in turn.on_response(response):
                     yield event

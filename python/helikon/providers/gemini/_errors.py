@@ -27,8 +27,9 @@ anything else                             :class:`~helikon.errors.ModelOther` wi
                                           provider's own message
 ========================================  =========================================
 
-The message of a mapped error is the provider's ``error.message`` unchanged (auth errors add a
-hint); API-key-shaped strings are masked.
+Every mapped envelope carries its ``status`` as ``error_code``. The message of a mapped error
+is the provider's ``error.message`` unchanged (auth errors add a hint); API-key-shaped strings
+are masked.
 """
 
 from __future__ import annotations
@@ -46,7 +47,7 @@ from helikon.errors import (
     RateLimited,
     TransportError,
 )
-from helikon.providers._errors import retry_after_seconds
+from helikon.providers._errors import retry_after_seconds, with_codes
 
 __all__ = ["envelope_of", "map_envelope", "map_http_error", "map_transport_error", "retry_delay"]
 
@@ -121,8 +122,22 @@ def map_envelope(
         credential_hint: what to tell the user to check on an auth failure.
 
     Returns:
-        The mapped error (not raised).
+        The mapped error (not raised), whose ``error_code`` is the envelope's ``status``
+        (``NOT_FOUND``, ``RESOURCE_EXHAUSTED``, ...).
     """
+    error = _classify(
+        envelope, http_status=http_status, headers=headers, credential_hint=credential_hint
+    )
+    return with_codes(error, None, envelope.get("status"))
+
+
+def _classify(
+    envelope: Mapping[str, Any],
+    *,
+    http_status: int | None,
+    headers: Mapping[str, str] | None,
+    credential_hint: str,
+) -> ModelError:
     raw_code = envelope.get("code")
     code = raw_code if isinstance(raw_code, int) else None
     status = http_status if http_status is not None else code

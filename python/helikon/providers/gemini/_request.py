@@ -24,9 +24,10 @@ How helikon items become Gemini ``contents``:
   after the ``model`` content holding their calls, in call order, each with its call's name
   (and Gemini id). Results are paired with calls by helikon ``call_id``; when an id repeats
   (a history made elsewhere), each result takes the earliest call of that id still waiting
-  for one, so every response lands after its own call (field case BR-08). The response is
-  ``{"output": text}`` (``{"error": text}`` for an error result). Base64 images in a tool
-  result follow the responses as ``inlineData`` parts of the same content; other non-text
+  for one, so every response lands after its own call (field case BR-08). A result whose
+  text is one JSON object is sent as that object (``{"city": "Paris", "temp_c": 21}``); any
+  other result as ``{"output": text}``, an error result as ``{"error": text}``. Base64 images
+  in a tool result follow the responses as ``inlineData`` parts of the same content; other non-text
   parts (URL media, audio) are replaced by a note in the text. A call with no result
   gets ``{"error": "no result was recorded for this call"}`` so the turn stays valid; a
   result whose call is unknown becomes a user text part naming the call id.
@@ -263,6 +264,19 @@ def _tool_output(parts: list[ContentPart]) -> tuple[str, list[dict[str, Any]]]:
     return text, media
 
 
+def _response_of(text: str, media: list[dict[str, Any]]) -> dict[str, Any]:
+    """The ``functionResponse.response`` of a successful result: the result itself when its
+    text is one JSON object (and no media note was added to it), else ``{"output": text}``."""
+    if not media and text.lstrip().startswith("{"):
+        try:
+            value = json.loads(text)
+        except ValueError:
+            value = None
+        if isinstance(value, dict):
+            return value
+    return {"output": text}
+
+
 # --------------------------------------------------------------------------- contents
 
 
@@ -330,7 +344,7 @@ class _Builder:
             self.blocks.append(_Block("user", [{"text": note}]))
             return
         slot = waiting.pop(0)
-        slot.response = {"error": text} if result.is_error else {"output": text}
+        slot.response = {"error": text} if result.is_error else _response_of(text, media)
         slot.media = media
 
     def add(self, item: Item) -> None:
@@ -364,7 +378,9 @@ class _Builder:
             for slot in block.slots:
                 response: dict[str, Any] = {
                     "name": slot.name,
-                    "response": slot.response or {"error": _NO_RESULT},
+                    "response": (
+                        slot.response if slot.response is not None else {"error": _NO_RESULT}
+                    ),
                 }
                 if slot.gemini_id:
                     response["id"] = slot.gemini_id

@@ -15,11 +15,16 @@ Per chunk, only the first candidate is read:
 * other parts (``inlineData``, ``executableCode``, ``codeExecutionResult``) are ignored.
 
 ``usageMetadata`` of the latest chunk wins (earlier chunks may report other prompt counts):
-``promptTokenCount`` -> ``input_tokens``, ``candidatesTokenCount`` -> ``output_tokens``,
-``totalTokenCount`` -> ``total_tokens``, ``cachedContentTokenCount`` ->
+``promptTokenCount`` -> ``input_tokens``, ``candidatesTokenCount`` + ``thoughtsTokenCount``
+-> ``output_tokens``, ``totalTokenCount`` -> ``total_tokens``, ``cachedContentTokenCount`` ->
 ``cached_input_tokens``, ``thoughtsTokenCount`` -> ``reasoning_tokens``. Gemini counts thought
-tokens apart from the candidates, so here ``reasoning_tokens`` is *not* part of
-``output_tokens``; ``total_tokens`` is Gemini's total, which includes both.
+tokens apart from the candidates; helikon's :class:`~helikon.core.usage.Usage` counts
+reasoning as part of the output on every provider, so the two are added (candidates 40 and
+thoughts 61 report ``output_tokens=101, reasoning_tokens=61``). ``total_tokens`` is Gemini's
+total, which already includes both.
+
+``Finish.model`` is the chunk's ``modelVersion`` and ``Finish.response_id`` its ``responseId``
+(the last chunk that sent one wins).
 
 The stream ends with one :class:`UsageReported` (when usage was reported), a
 :class:`ProviderMetadata` ``{"gemini_safety_blocked": [categories]}`` when a safety rating
@@ -104,7 +109,7 @@ def usage_of(meta: Mapping[str, Any]) -> Usage:
     total = _count(meta, "totalTokenCount") or (prompt + candidates + thoughts)
     return Usage(
         input_tokens=prompt,
-        output_tokens=candidates,
+        output_tokens=candidates + thoughts,
         cached_input_tokens=_count(meta, "cachedContentTokenCount"),
         reasoning_tokens=thoughts,
         total_tokens=total,
@@ -141,6 +146,8 @@ class GeminiTurn:
     block_reason: str | None = None
     block_message: str | None = None
     prompt_blocked: list[str] = field(default_factory=list)
+    model: str | None = None
+    response_id: str | None = None
 
     def feed(self, chunk: Any) -> Iterator[ModelEvent]:
         """The events of one ``GenerateContentResponse`` (one SSE chunk, or the whole answer)."""
@@ -149,6 +156,12 @@ class GeminiTurn:
         envelope = envelope_of(chunk)
         if envelope is not None:
             raise map_envelope(envelope, http_status=None, credential_hint=self.credential_hint)
+        model = chunk.get("modelVersion")
+        if isinstance(model, str) and model:
+            self.model = model
+        response_id = chunk.get("responseId")
+        if isinstance(response_id, str) and response_id:
+            self.response_id = response_id
         meta = chunk.get("usageMetadata")
         if isinstance(meta, Mapping):
             self.usage = usage_of(meta)
@@ -225,7 +238,10 @@ class GeminiTurn:
         if self.blocked:
             yield ProviderMetadata(data={SAFETY_KEY: list(self.blocked)})
         yield Finish(
-            reason=finish_reason(self.finish_raw, has_calls=self.calls > 0), raw=self.finish_raw
+            reason=finish_reason(self.finish_raw, has_calls=self.calls > 0),
+            raw=self.finish_raw,
+            model=self.model,
+            response_id=self.response_id,
         )
 
 

@@ -6,7 +6,8 @@ terminal :class:`Finish`:
 
     * ``finish_reason`` maps to :class:`FinishReason` (``stop``, ``length``, ``tool_calls`` /
       ``function_call``, ``content_filter``, anything else ``OTHER``); ``Finish.raw`` keeps the
-      provider's value. A ``stop`` that carries tool calls (OpenAI does this when
+      provider's value, ``Finish.model`` / ``Finish.response_id`` the completion's ``model``
+      and ``id``. A ``stop`` that carries tool calls (OpenAI does this when
       ``tool_choice`` forces a named function) is reported as ``TOOL_CALLS``.
     * Refusals (``message.refusal`` / ``delta.refusal``) are not text. When the model
       refused and produced no content and no tool call, the stream ends by raising
@@ -107,6 +108,17 @@ class ChatTurn:
     held_args: dict[int, list[str]] = field(default_factory=dict)  # args seen before the name
     finish_raw: str | None = None
     usage: Usage | None = None
+    model: str | None = None
+    response_id: str | None = None
+
+    def header(self, obj: Any) -> None:
+        """Keep the answering model and the completion id (every chunk repeats them)."""
+        model = getattr(obj, "model", None)
+        if isinstance(model, str) and model:
+            self.model = model
+        response_id = getattr(obj, "id", None)
+        if isinstance(response_id, str) and response_id:
+            self.response_id = response_id
 
     def tool_fragment(
         self, index: int, call_id: str | None, name: str | None, args: str | None
@@ -153,10 +165,13 @@ class ChatTurn:
                 self.finish_raw, has_calls=bool(self.names), refused=bool(refusal)
             ),
             raw=self.finish_raw,
+            model=self.model,
+            response_id=self.response_id,
         )
 
 
 def _chunk_events(turn: ChatTurn, chunk: ChatCompletionChunk) -> Iterator[ModelEvent]:
+    turn.header(chunk)
     if chunk.usage is not None:
         turn.usage = _usage(chunk.usage)
     for choice in chunk.choices:
@@ -187,6 +202,7 @@ def _chunk_events(turn: ChatTurn, chunk: ChatCompletionChunk) -> Iterator[ModelE
 
 
 def _completion_events(turn: ChatTurn, completion: ChatCompletion) -> Iterator[ModelEvent]:
+    turn.header(completion)
     turn.usage = _usage(completion.usage)
     choice = next((c for c in completion.choices if c.index == 0), None)
     if choice is None:

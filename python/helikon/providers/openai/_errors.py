@@ -21,8 +21,10 @@ anything else (400 / 404 / 422 ...)       :class:`~helikon.errors.ModelOther` wi
                                           provider's own message
 ========================================  =========================================
 
-The message of a mapped error is the provider's ``error.message`` unchanged (auth errors add
-a hint), so tests and logs see what the provider said. Key-shaped strings are masked.
+Every mapped HTTP or in-band error carries the envelope's ``type`` and ``code`` as
+``error_type`` / ``error_code``. The message of a mapped error is the provider's
+``error.message`` unchanged (auth errors add a hint), so tests and logs see what the provider
+said. Key-shaped strings are masked.
 """
 
 from __future__ import annotations
@@ -49,6 +51,7 @@ from helikon.providers._errors import (
     guard,
     parse_retry_after,
     provider_message,
+    with_codes,
 )
 
 __all__ = ["guarded", "map_inband_error", "map_openai_error", "parse_retry_after"]
@@ -93,7 +96,9 @@ def map_openai_error(exc: BaseException) -> ModelError:
     response = exc.response if isinstance(exc, openai.APIStatusError) else None
     message = provider_message(envelope, response, exc.message, _mask)
     status = exc.status_code if isinstance(exc, openai.APIStatusError) else None
-    return _classify(envelope, message, status, response)
+    return with_codes(
+        _classify(envelope, message, status, response), envelope.get("type"), envelope.get("code")
+    )
 
 
 def map_inband_error(envelope: Mapping[str, Any], fallback: str) -> ModelError:
@@ -107,7 +112,9 @@ def map_inband_error(envelope: Mapping[str, Any], fallback: str) -> ModelError:
     It maps like an HTTP error without a status (the table above, ``status`` absent).
     """
     message = provider_message(envelope, None, fallback, _mask)
-    return _classify(envelope, message, None, None)
+    return with_codes(
+        _classify(envelope, message, None, None), envelope.get("type"), envelope.get("code")
+    )
 
 
 def _classify(

@@ -9,7 +9,8 @@ fragment (``call_id`` is the id, not the ``fc_`` item id), one :class:`UsageRepo
       ``incomplete:<reason>``. ``completed`` maps to ``STOP`` (``TOOL_CALLS`` when the turn
       has function calls, ``REFUSAL`` when a refusal came with other output);
       ``incomplete:max_output_tokens`` to ``LENGTH``, ``incomplete:content_filter`` to
-      ``CONTENT_FILTER``, anything else to ``OTHER``.
+      ``CONTENT_FILTER``, anything else to ``OTHER``. ``Finish.model`` and
+      ``Finish.response_id`` are the response's ``model`` and ``id``.
     * A refusal with no text and no call raises :class:`~helikon.errors.Refused` carrying the
       refusal text (after usage is reported), as the Chat adapter does.
     * ``response.failed`` and in-band ``error`` events raise the error the HTTP mapping of
@@ -316,4 +317,4 @@ class ResponsesTurn:
             reason = _INCOMPLETE_MAP.get(self.incomplete_reason or "", FinishReason.OTHER)
         else:
             reason = FinishReason.OTHER
-        yield Finish(reason=reason, raw=raw)
+        yield Finish(reason=reason, raw=raw, model=self.model, response_id=self.response_id)
