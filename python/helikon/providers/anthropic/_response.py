@@ -49,6 +49,7 @@ from helikon.core.model import (
 )
 from helikon.core.usage import Usage
 from helikon.errors import TransportError
+from helikon.providers._answer import latest_text
 from helikon.providers.anthropic._request import THINKING_KEY
 
 __all__ = ["FINISH_MAP", "MessageTurn"]
@@ -112,12 +113,8 @@ class MessageTurn:
     response_id: str | None = None
 
     def _header(self, message: Any) -> None:
-        model = get(message, "model")
-        if isinstance(model, str) and model:
-            self.model = model
-        message_id = get(message, "id")
-        if isinstance(message_id, str) and message_id:
-            self.response_id = message_id
+        self.model = latest_text(self.model, get(message, "model"))
+        self.response_id = latest_text(self.response_id, get(message, "id"))
 
     # ------------------------------------------------------------------ usage
 

@@ -55,6 +55,7 @@ from helikon.core.model import (
 )
 from helikon.core.usage import Usage
 from helikon.errors import TransportError
+from helikon.providers._answer import latest_text
 from helikon.providers._json import json_text
 from helikon.providers.bedrock._blocks import REASONING_KEY
 from helikon.providers.bedrock._request import StructuredAnswer
@@ -297,5 +298,4 @@ class ConverseTurn:
     def metadata(self, response: Mapping[str, Any]) -> None:
         """Keep the AWS request id of the SDK's ``ResponseMetadata`` (both APIs carry it)."""
         request_id = _map(response.get("ResponseMetadata")).get("RequestId")
-        if isinstance(request_id, str) and request_id:
-            self.response_id = request_id
+        self.response_id = latest_text(self.response_id, request_id)

@@ -64,6 +64,7 @@ from helikon.core.model import (
 )
 from helikon.core.usage import Usage
 from helikon.errors import Refused, TransportError
+from helikon.providers._answer import latest_text
 from helikon.providers.gemini._errors import envelope_of, map_envelope
 from helikon.providers.gemini._request import (
     CALL_ID_KEY,
@@ -156,12 +157,8 @@ class GeminiTurn:
         envelope = envelope_of(chunk)
         if envelope is not None:
             raise map_envelope(envelope, http_status=None, credential_hint=self.credential_hint)
-        model = chunk.get("modelVersion")
-        if isinstance(model, str) and model:
-            self.model = model
-        response_id = chunk.get("responseId")
-        if isinstance(response_id, str) and response_id:
-            self.response_id = response_id
+        self.model = latest_text(self.model, chunk.get("modelVersion"))
+        self.response_id = latest_text(self.response_id, chunk.get("responseId"))
         meta = chunk.get("usageMetadata")
         if isinstance(meta, Mapping):
             self.usage = usage_of(meta)

@@ -38,6 +38,7 @@ from helikon.core.model import (
 )
 from helikon.core.usage import Usage
 from helikon.errors import ModelOther, Refused, TransportError
+from helikon.providers._answer import latest_text
 
 if TYPE_CHECKING:
     from openai.types.chat import ChatCompletion, ChatCompletionChunk
@@ -113,12 +114,8 @@ class ChatTurn:
 
     def header(self, obj: Any) -> None:
         """Keep the answering model and the completion id (every chunk repeats them)."""
-        model = getattr(obj, "model", None)
-        if isinstance(model, str) and model:
-            self.model = model
-        response_id = getattr(obj, "id", None)
-        if isinstance(response_id, str) and response_id:
-            self.response_id = response_id
+        self.model = latest_text(self.model, getattr(obj, "model", None))
+        self.response_id = latest_text(self.response_id, getattr(obj, "id", None))
 
     def tool_fragment(
         self, index: int, call_id: str | None, name: str | None, args: str | None

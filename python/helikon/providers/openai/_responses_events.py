@@ -48,6 +48,7 @@ from helikon.core.model import (
 )
 from helikon.core.usage import Usage
 from helikon.errors import ModelError, Refused, TransportError
+from helikon.providers._answer import latest_text
 from helikon.providers.openai._errors import map_inband_error
 from helikon.providers.openai._responses_output import Output
 from helikon.providers.openai._responses_replay import PROVIDER_DATA_KEY
@@ -221,12 +222,8 @@ class ResponsesTurn:
 
     def _response_header(self, response: Any) -> None:
         if isinstance(response, Mapping):
-            response_id = response.get("id")
-            if isinstance(response_id, str) and response_id:
-                self.response_id = response_id
-            model = response.get("model")
-            if isinstance(model, str) and model:
-                self.model = model
+            self.response_id = latest_text(self.response_id, response.get("id"))
+            self.model = latest_text(self.model, response.get("model"))
 
     def _item_done(self, index: int, item: Mapping[str, Any]) -> Iterator[ModelEvent]:
         """An output item is final: emit whatever its deltas did not already deliver."""
