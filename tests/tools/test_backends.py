@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import secrets
 import subprocess
 import time
 from collections.abc import Callable
@@ -75,6 +76,11 @@ def _alive(marker: str) -> list[int]:
         if marker in cmd and int(entry) != os.getpid():
             pids.append(int(entry))
     return pids
+
+
+def _marker(seconds: int) -> str:
+    """A ``sleep`` argument unique to this call, so concurrent test runs never see each other's."""
+    return f"{seconds}.{secrets.randbelow(10**9):09d}"
 
 
 async def _gone(marker: str, within: float = 3.0) -> bool:
@@ -172,7 +178,7 @@ async def test_cwd_env_and_exit_code(make: Factory, ws: dict[str, Path]) -> None
 @pytest.mark.parametrize("make", BACKENDS)
 async def test_timeout_kills_the_process_group(make: Factory, ws: dict[str, Path]) -> None:
     b = make(ws["root"])
-    marker = "41.731"
+    marker = _marker(41)
     t0 = time.monotonic()
     r = await b.run(f"sleep {marker} & sleep {marker}; echo never", timeout=0.5)
     assert time.monotonic() - t0 < 8
@@ -211,7 +217,7 @@ async def test_cancel_token_returns_promptly_and_kills_the_tree(
     make: Factory, ws: dict[str, Path]
 ) -> None:
     b = make(ws["root"])
-    marker = "42.913"
+    marker = _marker(42)
     tok = CancellationToken()
     asyncio.get_running_loop().call_later(0.4, tok.cancel)
     t0 = time.monotonic()
@@ -233,7 +239,7 @@ async def test_cancel_token_returns_promptly_and_kills_the_tree(
 @pytest.mark.parametrize("make", BACKENDS)
 async def test_cancelling_the_task_kills_the_tree(make: Factory, ws: dict[str, Path]) -> None:
     b = make(ws["root"])
-    marker = "43.527"
+    marker = _marker(43)
     task = asyncio.ensure_future(b.run(f"sleep {marker} & sleep {marker}", timeout=30))
     await asyncio.sleep(0.4)
     assert _alive(marker)
@@ -273,9 +279,11 @@ async def test_background_jobs_are_killed_after_a_normal_exit(
     make: Factory, ws: dict[str, Path]
 ) -> None:
     b = make(ws["root"])
-    marker = "45.613"
+    marker = _marker(45)
     r = await b.run(f"sleep {marker} & echo left-behind")
     assert r.exit_code == 0 and r.stdout == "left-behind\n"
+    # the call ends with the shell, not when the job that holds its stdout would end (45 s)
+    assert r.duration_ms < 30_000, r.duration_ms
     assert await _gone(marker, within=1.0), _alive(marker)
 
 

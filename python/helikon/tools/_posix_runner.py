@@ -166,6 +166,26 @@ def _kill_group(pgid: int, sig: int) -> None:
         os.killpg(pgid, sig)
 
 
+async def _exit_status(proc: asyncio.subprocess.Process) -> int:
+    """The shell's exit status (negative: the signal that ended it), as soon as it exits.
+
+    ``Process.wait()`` also waits for the pipes to close (Python 3.11), and a background job
+    that inherited stdout holds them open until it ends: ``sleep 60 & echo hi`` would block
+    the call for a minute before the sweep could kill the job. ``waitid(WNOWAIT)`` sees the
+    exit itself and leaves reaping to asyncio's child watcher; when the watcher has reaped
+    first (``ChildProcessError``), the status it recorded is read instead.
+    """
+    try:
+        info = await asyncio.to_thread(os.waitid, os.P_PID, proc.pid, os.WEXITED | os.WNOWAIT)
+    except ChildProcessError:
+        info = None
+    if info is not None:
+        return info.si_status if info.si_code == os.CLD_EXITED else -info.si_status
+    while proc.returncode is None:
+        await asyncio.sleep(0.005)
+    return proc.returncode
+
+
 async def _pump(stream: asyncio.StreamReader | None, sink: HeadTail) -> None:
     if stream is None:
         return
@@ -224,7 +244,7 @@ async def run_posix(
             preexec_fn=_limits_setter(spec.limits, timeout),
         )
         pumps = asyncio.gather(_pump(proc.stdout, out), _pump(proc.stderr, err))
-        exited = asyncio.ensure_future(proc.wait())
+        exited = asyncio.ensure_future(_exit_status(proc))
         waits: set[asyncio.Future[Any]] = {exited}
         cancelled_f = asyncio.ensure_future(cancel.wait()) if cancel is not None else None
         if cancelled_f is not None:
@@ -245,6 +265,13 @@ async def run_posix(
         pumps.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await pumps
+        # reap without waiting on pipes a process outside the group (setsid) may still hold
+        reaped = asyncio.ensure_future(proc.wait())
+        with contextlib.suppress(asyncio.TimeoutError):
+            await asyncio.wait_for(asyncio.shield(reaped), DRAIN_S)
+        reaped.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await reaped
     except asyncio.CancelledError:
         if proc is not None:
             _kill_group(proc.pid, signal.SIGKILL)
