@@ -29,8 +29,10 @@ from helikon.cli.common import (
 )
 from helikon.cli.eval_config import build_evaluators
 from helikon.cli.eval_progress import CaseProgress
+from helikon.cli.sidecar_mcp import McpConnector
+from helikon.core.agent import Agent
 from helikon.errors import ConfigError
-from helikon.evals import DatasetError, EvalDataset, EvalRun, TraceSinkError
+from helikon.evals import DatasetError, EvalCase, EvalDataset, EvalRun, TraceSinkError
 from helikon.evals.evaluator import Evaluator
 from helikon.evals.report import CaseResult, EvalReport
 from helikon.evals.sinks.base import TraceSink
@@ -72,6 +74,22 @@ def _trace_sink(err: Console, trace: str) -> TraceSink:
 
 
 async def _run(
+    run: EvalRun,
+    finished: list[CaseResult],
+    mcp: McpConnector,
+    *,
+    as_json: bool,
+    fail_under: float | None,
+    trace: str | None,
+    err: Console,
+) -> int:
+    async with mcp:
+        return await _run_cases(
+            run, finished, as_json=as_json, fail_under=fail_under, trace=trace, err=err
+        )
+
+
+async def _run_cases(
     run: EvalRun,
     finished: list[CaseResult],
     *,
@@ -193,6 +211,13 @@ def eval_run(
             '{"input": "What is 2+2?", "expected": "4"}',
         )
     finished: list[CaseResult] = []
+    mcp = sidecar.mcp_connector()
+
+    async def make(case: EvalCase) -> Agent:
+        built = sidecar.build(agent, case=case.id)
+        await mcp.attach(built)  # a server that cannot start is that case's error
+        return built
+
     with CaseProgress(err, len(cases)) as progress:
 
         def on_case(result: CaseResult) -> None:
@@ -202,13 +227,13 @@ def eval_run(
         run = EvalRun(
             dataset=cases,
             evaluators=evaluators,
-            agent_factory=lambda case: sidecar.build(agent, case=case.id),
+            agent_factory=make,
             ctx_factory=lambda case: sidecar.context(),
             sinks=sinks,
             concurrency=concurrency,
             on_case=on_case,
         )
         code = drive(
-            _run(run, finished, as_json=as_json, fail_under=fail_under, trace=trace, err=err)
+            _run(run, finished, mcp, as_json=as_json, fail_under=fail_under, trace=trace, err=err)
         )
     raise typer.Exit(code)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import sys
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 try:
     import typer
@@ -19,9 +19,12 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
         "the helikon command needs the 'cli' extra: pip install 'helikon[cli]'"
     ) from exc
 
+from rich.markup import escape
+
 from helikon.cli.common import (
     AGENT_OPTION,
     AGENTS_OPTION,
+    EXIT_USAGE,
     consoles,
     drive,
     fail,
@@ -34,8 +37,8 @@ from helikon.cli.mcp_cmd import mcp_app
 from helikon.cli.render import render_events
 from helikon.cli.repl import repl
 from helikon.cli.resume_cmd import resume
+from helikon.cli.sidecar import Sidecar
 from helikon.core.agent import Agent
-from helikon.core.context import RunContext
 from helikon.errors import ConfigError
 
 __all__ = ["app", "main"]
@@ -90,10 +93,14 @@ def _root(
     """Run helikon agents declared in an agents.toml sidecar."""
 
 
-async def _stream(
-    agent: Agent, prompt: str, ctx: RunContext[Any], out: Console, err: Console
-) -> int:
-    return await render_events(agent.stream(prompt, ctx), out, err)
+async def _stream(sidecar: Sidecar, agent: Agent, prompt: str, out: Console, err: Console) -> int:
+    async with sidecar.mcp_connector() as mcp:
+        try:
+            await mcp.attach(agent)
+        except ConfigError as exc:
+            err.print(f"[red]error:[/red] {escape(str(exc))}", highlight=False)
+            return EXIT_USAGE
+        return await render_events(agent.stream(prompt, sidecar.context()), out, err)
 
 
 _EMPTY_INPUT = (
@@ -139,7 +146,7 @@ def run(
         built = sidecar.build(agent, model_override=model)
     except ConfigError as exc:
         fail(err, str(exc))
-    raise typer.Exit(drive(_stream(built, input, sidecar.context(), out, err)))
+    raise typer.Exit(drive(_stream(sidecar, built, input, out, err)))
 
 
 def main() -> None:

@@ -9,7 +9,8 @@ stdio, stdout belongs to the protocol.
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING, Annotated
+from collections.abc import Coroutine
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
@@ -19,6 +20,7 @@ from helikon.cli.common import (
     AGENT_OPTION,
     AGENTS_OPTION,
     EXIT_FAILED,
+    EXIT_USAGE,
     OLD_SIDECAR_ARGUMENT,
     consoles,
     drive,
@@ -29,6 +31,7 @@ from helikon.cli.common import (
 from helikon.errors import ConfigError, McpBindError, McpServeError
 
 if TYPE_CHECKING:
+    from helikon.cli.sidecar_mcp import McpConnector
     from helikon.mcp.server import McpAgentServer
 
 __all__ = ["mcp_app", "parse_address"]
@@ -64,7 +67,21 @@ def _url(host: str, port: int) -> str:
     return f"http://{shown}:{port}/mcp"
 
 
-async def _serve_stdio(server: McpAgentServer, err: Console) -> int:
+async def _with_mcp(
+    server: McpAgentServer, mcp: McpConnector, err: Console, serve: Coroutine[Any, Any, int]
+) -> int:
+    """Start the sidecar's MCP servers the agent names, then ``serve``; stop them after."""
+    async with mcp:
+        try:
+            await mcp.attach(server.agent)
+        except ConfigError as exc:
+            serve.close()
+            err.print(f"[red]error:[/red] {escape(str(exc))}", highlight=False)
+            return EXIT_USAGE
+        return await serve
+
+
+async def _stdio(server: McpAgentServer, err: Console) -> int:
     err.print(f"serving MCP tool {server.tool_name!r} over stdio", markup=False)
     try:
         await server.serve_stdio()
@@ -74,7 +91,7 @@ async def _serve_stdio(server: McpAgentServer, err: Console) -> int:
     return 0
 
 
-async def _serve_http(server: McpAgentServer, host: str, port: int, err: Console) -> int:
+async def _http(server: McpAgentServer, host: str, port: int, err: Console) -> int:
     serving = asyncio.create_task(server.serve_streamable_http(host, port))
     while server.port is None and not serving.done():
         await asyncio.sleep(0.01)
@@ -128,6 +145,5 @@ def serve(
         server = McpAgentServer(sidecar.build(agent), ctx_factory=sidecar.context)
     except ConfigError as exc:
         fail(err, str(exc))
-    if address is None:
-        raise typer.Exit(drive(_serve_stdio(server, err)))
-    raise typer.Exit(drive(_serve_http(server, *address, err)))
+    serve = _stdio(server, err) if address is None else _http(server, *address, err)
+    raise typer.Exit(drive(_with_mcp(server, sidecar.mcp_connector(), err, serve)))

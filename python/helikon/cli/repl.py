@@ -41,6 +41,7 @@ from helikon.cli.common import (
 from helikon.cli.reload import Loaded, load_agent, watched
 from helikon.cli.render import render_events
 from helikon.cli.sidecar import load_sidecar
+from helikon.cli.sidecar_mcp import McpConnector
 from helikon.core.items import text_of
 from helikon.errors import ConfigError
 from helikon.runtimes import Runner
@@ -66,6 +67,8 @@ class _Repl:
         self.session = MemorySession()
         self.runner = Runner()
         self.turn: asyncio.Task[int] | None = None
+        self.mcp: McpConnector | None = None
+        """The MCP servers, from the sidecar as it was at start (a reload keeps them)."""
 
     # ---------------------------------------------------------------- reload
 
@@ -115,6 +118,12 @@ class _Repl:
     # ---------------------------------------------------------------- turns
 
     async def run_turn(self, text: str) -> int:
+        if self.mcp is not None:
+            try:
+                await self.mcp.attach(self.loaded.agent)
+            except ConfigError as exc:
+                self.err.print(f"[red]error:[/red] {escape(str(exc))}", highlight=False)
+                return 1
         stream: Any = self.runner.run_streamed(
             self.loaded.agent, text, session=self.session, ctx=self.loaded.sidecar.context()
         )
@@ -208,6 +217,11 @@ def _reader(
 
 
 async def _main(repl: _Repl, interactive: bool) -> int:
+    async with contextlib.AsyncExitStack() as stack:
+        return await _loop(repl, interactive, stack)
+
+
+async def _loop(repl: _Repl, interactive: bool, stack: contextlib.AsyncExitStack) -> int:
     loop = asyncio.get_running_loop()
     lines: asyncio.Queue[str | None] = asyncio.Queue()
     ready = threading.Event()
@@ -223,6 +237,7 @@ async def _main(repl: _Repl, interactive: bool) -> int:
         repl.err.print("hot reload off: pip install watchfiles (use /reload)", markup=False)
     else:
         watcher = asyncio.create_task(repl.watch(stop))
+    repl.mcp = await stack.enter_async_context(repl.loaded.sidecar.mcp_connector())
     loop.add_signal_handler(signal.SIGINT, repl.interrupt)
     repl.err.print(
         f"agent {repl.loaded.name} from {repl.path}; /help lists the commands, "

@@ -28,6 +28,7 @@ from typing import Any
 
 from helikon.cli.eval_config import EvalConfig, check_eval
 from helikon.cli.sidecar_file import SidecarError, SidecarFile
+from helikon.cli.sidecar_mcp import McpConnector, check_mcp_tables
 from helikon.cli.sidecar_models import build_model, check_model, override_model
 from helikon.cli.sidecar_policy import PermissionSettings, build_output_type, check_permissions
 from helikon.cli.sidecar_tools import Toolbox, check_sandbox_table
@@ -39,8 +40,8 @@ from helikon.errors import ConfigError
 
 __all__ = ["Sidecar", "SidecarError", "load_sidecar"]
 
-_AGENT_KEYS = {"description", "instructions", "model", "tools", "handoffs", "output_type"}
-_TOP_KEYS = {"agents", "tools", "eval", "permissions", "sandbox"}
+_AGENT_KEYS = {"description", "instructions", "model", "tools", "handoffs", "output_type", "mcp"}
+_TOP_KEYS = {"agents", "tools", "eval", "permissions", "sandbox", "mcp"}
 
 
 @dataclass
@@ -55,7 +56,24 @@ class Sidecar(SidecarFile):
     """The checked ``[permissions]`` table (the defaults when the file has none)."""
     sandbox: dict[str, Any] | None = None
     """The ``[sandbox]`` table of the built-in Read/Write/Edit/Bash tools, if any."""
+    mcp: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """The checked ``[mcp.NAME]`` tables."""
     _toolbox: Toolbox | None = None
+
+    def mcp_connector(self) -> McpConnector:
+        """A connector that starts the MCP servers agents name and adds their tools (use
+        ``async with``; see :mod:`helikon.cli.sidecar_mcp`)."""
+        wanted = {n: self._mcp_names(f"agents.{n}", s) for n, s in self.agents.items()}
+        return McpConnector(self, self.mcp, wanted)
+
+    def _mcp_names(self, key: str, spec: dict[str, Any]) -> list[str]:
+        names = self._names(f"{key}.mcp", spec, "mcp")
+        for n in names:
+            if n not in self.mcp:
+                raise self.err(
+                    f"{key}.mcp", f"unknown MCP server {n!r}", f"add [mcp.{n}] with command = [...]"
+                )
+        return names
 
     def context(self) -> RunContext[Any]:
         """A fresh run context with the sidecar's ``[permissions]``; every command runs
@@ -132,6 +150,7 @@ class Sidecar(SidecarFile):
                 )
             handoffs.append(self._build(h, override, (*chain, name), case))
         output_type = build_output_type(self, f"{key}.output_type", spec.get("output_type"))
+        self._mcp_names(key, spec)
         try:
             return Agent(
                 name=name,
@@ -160,6 +179,7 @@ class Sidecar(SidecarFile):
             self._tool(f"{key}.tools", t)
         self._description(key, spec)
         build_output_type(self, f"{key}.output_type", spec.get("output_type"))
+        self._mcp_names(key, spec)
 
     def _description(self, key: str, spec: dict[str, Any]) -> str:
         description = spec.get("description", "")
@@ -198,7 +218,7 @@ def load_sidecar(path: str | Path) -> Sidecar:
     if unknown:
         raise SidecarError(
             f"{p}: unknown top-level keys {sorted(unknown)}. "
-            "Fix: use [agents.*], [tools.*], [permissions], [sandbox] and [eval]"
+            "Fix: use [agents.*], [tools.*], [mcp.*], [permissions], [sandbox] and [eval]"
         )
     agents = doc.get("agents")
     if not isinstance(agents, dict) or not agents:
@@ -219,6 +239,7 @@ def load_sidecar(path: str | Path) -> Sidecar:
     sc.eval = check_eval(sc, doc.get("eval"))
     sc.permissions = check_permissions(sc, doc.get("permissions"))
     sc.sandbox = check_sandbox_table(sc, doc.get("sandbox"))
+    sc.mcp = check_mcp_tables(sc, doc.get("mcp"))
     return sc
 
 
