@@ -190,7 +190,12 @@ class MessageTurn:
 
     # ------------------------------------------------------------------ entry points
 
-    def on_event(self, event: Any) -> Iterator[ModelEvent]:
+    @property
+    def finished(self) -> bool:
+        """Never before the stream ends (the closing events come last)."""
+        return False
+
+    def chunk(self, event: Any) -> Iterator[ModelEvent]:
         """The model events for one stream event."""
         kind = get(event, "type")
         if kind == "message_start":
@@ -210,7 +215,7 @@ class MessageTurn:
                 self.stop_details = _plain(details)
             self._usage(get(event, "usage"))
 
-    def on_message(self, message: Any) -> Iterator[ModelEvent]:
+    def whole(self, message: Any) -> Iterator[ModelEvent]:
         """The model events for a whole (non-streamed) message."""
         self._header(message)
         for index, block in enumerate(get(message, "content") or []):

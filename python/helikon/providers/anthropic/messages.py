@@ -265,7 +265,7 @@ class AnthropicModel(ClosingModel):
                 return
             turn = MessageTurn()
             if not self._stream:
-                for event in turn.on_message(started):
+                for event in turn.whole(started):
                     yield event
             else:
                 stream = started
@@ -273,7 +273,7 @@ class AnthropicModel(ClosingModel):
                 async for raw in calls.items(
                     lambda: guard(next_item(iterator), map_anthropic_error)
                 ):
-                    for event in turn.on_event(raw):
+                    for event in turn.chunk(raw):
                         yield event
             if cancel.cancelled:
                 return

@@ -208,7 +208,12 @@ class ConverseTurn:
 
     # ------------------------------------------------------------------ entry points
 
-    def on_event(self, event: Mapping[str, Any]) -> Iterator[ModelEvent]:
+    @property
+    def finished(self) -> bool:
+        """Never before the stream ends (the closing events come last)."""
+        return False
+
+    def chunk(self, event: Mapping[str, Any]) -> Iterator[ModelEvent]:
         """The model events for one ConverseStream event."""
         if "contentBlockStart" in event:
             body = _map(event["contentBlockStart"])
@@ -232,7 +237,7 @@ class ConverseTurn:
         elif "metadata" in event:
             self._usage(_map(event["metadata"]).get("usage"))
 
-    def on_response(self, response: Mapping[str, Any]) -> Iterator[ModelEvent]:
+    def whole(self, response: Mapping[str, Any]) -> Iterator[ModelEvent]:
         """The model events for a whole Converse response."""
         message = _map(_map(response.get("output")).get("message"))
         content = message.get("content")

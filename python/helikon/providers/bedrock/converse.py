@@ -314,13 +314,13 @@ class BedrockModel(ClosingModel):
             taken = True
             turn.metadata(response)
             if not self._stream:
-                for event in turn.on_response(response):
+                for event in turn.whole(response):
                     yield event
             else:
                 events = EventPump(response["stream"])
                 pump = events
                 async for raw in calls.items(lambda: guard(events.next(), map_bedrock_error)):
-                    for event in turn.on_event(raw):
+                    for event in turn.chunk(raw):
                         yield event
             if cancel.cancelled:
                 return

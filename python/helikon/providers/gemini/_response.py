@@ -150,8 +150,17 @@ class GeminiTurn:
     model: str | None = None
     response_id: str | None = None
 
-    def feed(self, chunk: Any) -> Iterator[ModelEvent]:
-        """The events of one ``GenerateContentResponse`` (one SSE chunk, or the whole answer)."""
+    @property
+    def finished(self) -> bool:
+        """Never before the stream ends (the closing events come last)."""
+        return False
+
+    def whole(self, response: Any) -> Iterator[ModelEvent]:
+        """The events of a whole (not streamed) ``GenerateContentResponse``."""
+        return self.chunk(response)
+
+    def chunk(self, chunk: Any) -> Iterator[ModelEvent]:
+        """The events of one ``GenerateContentResponse`` (one SSE chunk)."""
         if not isinstance(chunk, Mapping):
             raise TransportError(f"Gemini sent an unexpected stream payload: {str(chunk)[:200]}")
         envelope = envelope_of(chunk)

@@ -371,12 +371,12 @@ class GeminiModel(ClosingModel):
                 raw = await calls.step(self._guard(response.aread()))
                 if isinstance(raw, Cancelled):
                     return
-                for event in turn.feed(parse_json(raw.decode("utf-8", errors="replace"))):
+                for event in turn.whole(parse_json(raw.decode("utf-8", errors="replace"))):
                     yield event
             else:
                 reader = SseReader(response.aiter_lines())
                 async for chunk in calls.items(lambda: self._guard(reader.next())):
-                    for event in turn.feed(chunk):
+                    for event in turn.chunk(chunk):
                         yield event
             if cancel.cancelled:
                 return

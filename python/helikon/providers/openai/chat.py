@@ -28,15 +28,16 @@ Limitations:
 from __future__ import annotations
 
 import os
-from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import suppress
-from typing import TYPE_CHECKING, Any, Literal, Protocol, cast
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 import openai
 
 from helikon.core.model import ModelCapabilities, ModelEvent, ModelRequest
 from helikon.errors import ConfigError
 from helikon.providers._clients import ClosingModel, LoopClient
+from helikon.providers._decoder import TurnDecoder
 from helikon.providers._stream import Cancelled, CancelRace, next_item
 from helikon.providers.openai._chat_events import ChatTurn
 from helikon.providers.openai._chat_request import build_chat_body
@@ -49,27 +50,6 @@ if TYPE_CHECKING:
     from helikon.providers.openai.responses import OpenAIResponsesModel
 
 __all__ = ["OpenAIModel", "build_chat_body"]
-
-
-class Turn(Protocol):
-    """What :meth:`OpenAIModel.invoke` needs from the decoder of one answer."""
-
-    @property
-    def finished(self) -> bool:
-        """Whether the answer is complete (the stream need not be read further)."""
-        ...
-
-    def whole(self, response: Any) -> Iterator[ModelEvent]:
-        """The events of a whole (not streamed) answer."""
-        ...
-
-    def chunk(self, chunk: Any) -> Iterator[ModelEvent]:
-        """The events of one stream chunk."""
-        ...
-
-    def ending(self) -> Iterator[ModelEvent]:
-        """The closing events (usage, finish); raises for a failed or refused answer."""
-        ...
 
 
 class OpenAIModel(ClosingModel):
@@ -316,7 +296,7 @@ class OpenAIModel(ClosingModel):
             **options,
         )
 
-    def _new_turn(self) -> Turn:
+    def _new_turn(self) -> TurnDecoder:
         """The decoder of one answer of this API."""
         return ChatTurn()
 
