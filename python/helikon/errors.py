@@ -29,6 +29,7 @@ keeps working for callers who do not know helikon::
     │   └── AgentOther
     ├── RunError                                      raised by ``run()`` / ``collect()``;
     │                                                 ``.error`` holds the AgentError
+    ├── OutputTypeError(HelikonError, TypeError)      ``final_output_as(T)``: not a ``T``
     └── SandboxUnavailable                            the OS cannot enforce the sandbox asked for
 
 Error text never contains a secret: redaction runs before any tool text reaches an error.
@@ -54,6 +55,7 @@ __all__ = [
     "ModelOther",
     "ModelUnavailable",
     "NotImplementedPhase",
+    "OutputTypeError",
     "RateLimited",
     "Refused",
     "RunError",
@@ -511,6 +513,23 @@ class RunInterruptedError(HelikonError):
         self.state = state
         self.events = events or []
         self.usage = usage
+
+
+class OutputTypeError(HelikonError, TypeError):
+    """:meth:`helikon.RunResult.final_output_as` got an output that is not of the asked type.
+
+    Attributes:
+        expected: the type asked for.
+        actual: the type of the run's ``final_output``.
+    """
+
+    def __init__(self, expected: type[Any], actual: type[Any]) -> None:
+        super().__init__(
+            f"final_output is {actual.__qualname__}, not the expected {expected.__qualname__}; "
+            "give the agent output_type=... to get a typed output, or ask for the type it has"
+        )
+        self.expected = expected
+        self.actual = actual
 
 
 class RunStateError(HelikonError, ValueError):

@@ -16,7 +16,8 @@ providers that inline calls into content).
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal, TypeAlias
+from collections.abc import Callable
+from typing import Annotated, Any, ClassVar, Literal, TypeAlias, overload
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
@@ -100,6 +101,36 @@ ContentPart: TypeAlias = Annotated[
 ]
 
 
+class _TextAccessor:
+    """``text`` on :class:`UserMessage`: on the class it builds a message from a string
+    (``UserMessage.text("hi")``), on a message it returns the message's text
+    (``msg.text()``, as on :class:`AssistantMessage`)."""
+
+    @overload
+    def __get__(self, obj: None, owner: type[UserMessage]) -> Callable[[str], UserMessage]: ...
+
+    @overload
+    def __get__(self, obj: UserMessage, owner: type[UserMessage]) -> Callable[[], str]: ...
+
+    def __get__(
+        self, obj: UserMessage | None, owner: type[UserMessage]
+    ) -> Callable[[str], UserMessage] | Callable[[], str]:
+        if obj is None:
+
+            def build(text: str) -> UserMessage:
+                """A user message holding one text part."""
+                return owner(content=[TextPart(text=text)])
+
+            return build
+        message = obj
+
+        def read() -> str:
+            """The message's text parts joined (reasoning and media are skipped)."""
+            return text_of(message.content)
+
+        return read
+
+
 class SystemMessage(_Model):
     """System instructions (or a compaction summary)."""
 
@@ -113,10 +144,8 @@ class UserMessage(_Model):
     type: Literal["user_message"] = "user_message"
     content: list[ContentPart]
 
-    @classmethod
-    def text(cls, text: str) -> UserMessage:
-        """A user message holding one text part."""
-        return cls(content=[TextPart(text=text)])
+    # ``UserMessage.text("hi")`` builds a message; ``message.text()`` reads its text.
+    text: ClassVar[_TextAccessor] = _TextAccessor()
 
 
 class AssistantMessage(_Model):
@@ -130,6 +159,10 @@ class AssistantMessage(_Model):
     content: list[ContentPart]
     agent: str | None = None
     provider_data: dict[str, Any] | None = None
+
+    def text(self) -> str:
+        """The message's text parts joined (reasoning and media are skipped)."""
+        return text_of(self.content)
 
 
 class ToolCall(_Model):

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, TypeVar, get_origin
 
 from pydantic import TypeAdapter, ValidationError
 
 from helikon.core.events import (
     AgentEvent,
+    AgentUpdated,
     MessageOutput,
     ReasoningDelta,
     RunCompleted,
@@ -19,7 +20,7 @@ from helikon.core.events import (
     ToolCallItem,
     ToolOutputItem,
 )
-from helikon.core.items import AssistantMessage, ToolCall, ToolResult, text_of
+from helikon.core.items import AssistantMessage, Item, ToolCall, ToolResult, text_of
 from helikon.core.output import answer_json
 from helikon.core.usage import Usage
 from helikon.errors import (
@@ -33,6 +34,7 @@ from helikon.errors import (
     MaxIterationsExceeded,
     MaxTurnsExceeded,
     NotImplementedPhase,
+    OutputTypeError,
     RunError,
     RunInterruptedError,
     RunTimeout,
@@ -41,6 +43,7 @@ from helikon.errors import (
 __all__ = ["RunResult", "RunResultStreaming", "agent_error_from_dict"]
 
 T = TypeVar("T")
+U = TypeVar("U")
 
 
 class RunResult(Generic[T]):
@@ -51,9 +54,13 @@ class RunResult(Generic[T]):
             ``output_type`` value when the agent has one.
         events: every event of the run, in order.
         usage: total token usage.
+
+    A result carries the conversation on: :attr:`new_items` are the items the run added,
+    :meth:`to_input_list` the whole input for the next turn, :attr:`last_agent` the agent
+    that answered last.
     """
 
-    __slots__ = ("_events", "final_output", "usage")
+    __slots__ = ("_agent", "_events", "_input", "final_output", "usage")
     __match_args__ = ("final_output", "events", "usage")
 
     def __init__(
@@ -61,10 +68,69 @@ class RunResult(Generic[T]):
         final_output: T,
         events: list[AgentEvent] | _Recorded | None = None,
         usage: Usage | None = None,
+        *,
+        input: list[Item] | None = None,
+        agent: Any = None,
     ) -> None:
         self.final_output = final_output
         self._events: list[AgentEvent] | _Recorded = [] if events is None else events
         self.usage = Usage() if usage is None else usage
+        self._input: list[Item] = [] if input is None else input
+        self._agent = agent
+
+    @property
+    def new_items(self) -> list[Item]:
+        """The items the run added, in order: assistant messages, tool calls and their
+        results (handoff calls included); the run's input is not among them."""
+        events = self._events
+        if isinstance(events, _Recorded):
+            return events.items()
+        return [ev.item for ev in events if isinstance(ev, _ITEM_EVENTS)]
+
+    def to_input_list(self) -> list[Item]:
+        """The whole conversation as the next turn's input: the run's input items, then
+        :attr:`new_items`. Append the next user message and pass it to ``agent.run``::
+
+            history = result.to_input_list() + [UserMessage.text("and then?")]
+            result = await agent.run(history)
+
+        Returns:
+            A new list (changing it does not change the result); empty input when the
+            result was not made by ``agent.run`` / ``Runner.run``.
+        """
+        return [*self._input, *self.new_items]
+
+    @property
+    def last_agent(self) -> Any:
+        """The agent object that answered last: after a handoff, the target.
+
+        Found by name among the run agent and its handoffs (transitively); ``None`` when
+        the result was not made by a run (built by hand). When the answering agent is not
+        reachable that way (a pattern's inner agent), the agent the run was started on.
+        """
+        start = self._agent
+        if start is None:
+            return None
+        name = _last_agent_name(self._events)
+        if name is None:
+            return start
+        return _find_agent(start, name) or start
+
+    def final_output_as(self, type_: type[U]) -> U:
+        """``final_output``, checked to be a ``type_`` (for type checkers and at run time).
+
+        Args:
+            type_: the expected type; for a generic alias (``list[int]``) its origin
+                (``list``) is checked.
+
+        Raises:
+            OutputTypeError: ``final_output`` is not a ``type_`` (the message names both).
+        """
+        value = self.final_output
+        check = get_origin(type_) or type_
+        if not isinstance(value, check):
+            raise OutputTypeError(type_, type(value))
+        return value
 
     @property
     def events(self) -> list[AgentEvent]:
@@ -105,6 +171,29 @@ class RunResult(Generic[T]):
         )
 
 
+def _last_agent_name(events: list[AgentEvent] | _Recorded) -> str | None:
+    records = events.records if isinstance(events, _Recorded) else events
+    for ev in reversed(records):
+        if isinstance(ev, AgentUpdated):
+            return ev.agent
+    return None
+
+
+def _find_agent(start: Any, name: str) -> Any:
+    """The agent called ``name`` among ``start`` and its handoffs, breadth first."""
+    seen: set[int] = set()
+    queue = [start]
+    while queue:
+        agent = queue.pop(0)
+        if id(agent) in seen:
+            continue
+        seen.add(id(agent))
+        if getattr(agent, "name", None) == name:
+            return agent
+        queue.extend(getattr(agent, "handoffs", None) or ())
+    return None
+
+
 def _final_text(events: list[AgentEvent]) -> str:
     for ev in reversed(events):
         if isinstance(ev, MessageOutput):
@@ -121,6 +210,7 @@ _EVENT_OF_ITEM: dict[type[Any], type[Any]] = {
     ToolResult: ToolOutputItem,
 }
 _ITEM_OF_EVENT = {event: item for item, event in _EVENT_OF_ITEM.items()}
+_ITEM_EVENTS = (MessageOutput, ToolCallItem, ToolOutputItem)
 
 
 class _Recorded:
@@ -169,6 +259,15 @@ class _Recorded:
                 out.append(r)
         return out
 
+    def items(self) -> list[Item]:
+        out: list[Item] = []
+        for r in self.records:
+            if type(r) in _EVENT_OF_ITEM:
+                out.append(r)
+            elif isinstance(r, _ITEM_EVENTS):
+                out.append(r.item)
+        return out
+
     def final_text(self) -> str:
         for r in reversed(self.records):
             if type(r) is AssistantMessage:
@@ -212,8 +311,23 @@ class RunResultStreaming:
         >>> # result = await RunResultStreaming(agent.stream("hi")).collect()
     """
 
-    def __init__(self, stream: AsyncIterator[AgentEvent]) -> None:
+    def __init__(
+        self,
+        stream: AsyncIterator[AgentEvent],
+        *,
+        input: list[Item] | None = None,
+        agent: Any = None,
+    ) -> None:
+        """Collect ``stream``.
+
+        Args:
+            stream: the run's events.
+            input: the run's input items, for :meth:`RunResult.to_input_list`.
+            agent: the agent the run started on, for :attr:`RunResult.last_agent`.
+        """
         self.stream = stream
+        self.input = input
+        self.agent = agent
 
     async def _drain(self) -> tuple[_Recorded, Usage]:
         recorded = _Recorded()
@@ -243,7 +357,7 @@ class RunResultStreaming:
             RunInterruptedError: the run paused for approval (``.state`` resumes it).
         """
         recorded, usage = await self._drain()
-        return RunResult(recorded.final_text(), recorded, usage)
+        return RunResult(recorded.final_text(), recorded, usage, input=self.input, agent=self.agent)
 
     async def collect_typed(self, type_: type[T]) -> RunResult[T]:
         """Drain the stream and parse the final text as ``type_`` (pydantic validation).
@@ -265,4 +379,4 @@ class RunResultStreaming:
                 events=recorded.events(),
                 usage=usage,
             ) from exc
-        return RunResult(value, recorded, usage)
+        return RunResult(value, recorded, usage, input=self.input, agent=self.agent)

@@ -140,8 +140,11 @@ async def collect_run(
         RunError: the run failed.
     """
     check_run_args(where, ctx, run_config)
-    stream = RunResultStreaming(agent.stream(input, ctx, run_config=run_config))
-    return agent.typed_result(await stream.collect())
+    events = agent.stream(input, ctx, run_config=run_config)
+    result = await RunResultStreaming(events, agent=agent).collect()
+    # the stream has checked the input by now (a bad one raised ConfigError above)
+    result._input = input_items(input)
+    return agent.typed_result(result)
 
 
 def run_blocking(

@@ -80,7 +80,8 @@ class Runner:
         """
         _check_args("Runner.run", session, ctx, run_config)
         stream = self.run_streamed(agent, input, session=session, ctx=ctx, run_config=run_config)
-        result: RunResult[Any] = await RunResultStreaming(stream).collect()
+        result: RunResult[Any] = await RunResultStreaming(stream, agent=agent).collect()
+        result._input = input_items(input)  # checked by the stream already
         typed = getattr(agent, "typed_result", None)  # a pattern without one returns text
         return typed(result) if typed is not None else result
 
