@@ -26,11 +26,37 @@ keeps working for callers who do not know helikon::
     │   ├── RunTimeout(AgentError, TimeoutError)
     │   ├── NotImplementedPhase(AgentError, NotImplementedError)
     │   ├── GuardrailTripwire                         an input/output guardrail tripped
-    │   └── AgentOther
+    │   ├── AgentOther
+    │   ├── MaxHandoffsExceeded                       a SwarmAgent's handoff budget ran out
+    │   └── MaxIterationsExceeded                     a LoopAgent never escalated
     ├── RunError                                      raised by ``run()`` / ``collect()``;
     │                                                 ``.error`` holds the AgentError
     ├── OutputTypeError(HelikonError, TypeError)      ``final_output_as(T)``: not a ``T``
-    └── SandboxUnavailable                            the OS cannot enforce the sandbox asked for
+    ├── SandboxUnavailable                            the OS cannot enforce the sandbox asked for
+    ├── HookError                                     a hook's ``on_event`` raised
+    ├── RunInterruptedError                           ``run()`` paused for approval (``.state``)
+    ├── RunStateError(HelikonError, ValueError)       a RunState does not load
+    ├── ResumeRefused                                 a resume cannot run (nothing ran)
+    ├── SubRunPaused                                  internal: an agent-as-tool sub-run paused
+    ├── SessionError                                  a session read or write failed
+    │   ├── SessionUnavailable(SessionError, ConnectionError)  the store cannot be reached
+    │   ├── SessionBackendError                       the store answered with an error
+    │   └── SessionOther                              anything else (a corrupt stored row)
+    ├── McpError                                      an MCP connection or server failed
+    │   ├── McpConnectError(McpError, ConnectionError)  the initialize handshake failed
+    │   ├── McpSpawnError(McpError, OSError)          the stdio server could not start
+    │   ├── McpServiceError                           a request outside a tool call failed
+    │   ├── McpBindError(McpError, OSError)           the HTTP server could not bind
+    │   ├── McpServeError                             serving ended abnormally
+    │   └── McpOther                                  anything else
+    ├── DatasetError(HelikonError, ValueError)        an eval dataset line is invalid
+    ├── EvalError                                     an evaluator could not score a case
+    ├── TraceSinkError                                a trace sink could not record a run
+    └── ServerError                                   the agent server answers with an error
+        ├── AuthRejection                             an auth callable refused the request
+        └── ServerBindError(ServerError, OSError)     the server could not bind its address
+
+The CLI's ``SidecarError`` (a bad ``agents.toml``) derives from :class:`ConfigError`.
 
 Error text never contains a secret: redaction runs before any tool text reaches an error.
 """
@@ -552,3 +578,133 @@ class SubRunPaused(HelikonError):
     def __init__(self, state: Any) -> None:
         super().__init__(f"sub-run of agent {state.agent!r} paused for approval")
         self.state = state
+
+
+# --------------------------------------------------------------------------- hook errors
+# (raised by helikon.core.hooks.fire when a hook's on_event raises)
+
+__all__ += ["HookError"]
+
+
+class HookError(HelikonError):
+    """A hook's ``on_event`` raised; the message names the hook, the event and the error.
+
+    The original exception is the ``__cause__``. A ``PreToolUse`` hook that raises denies
+    that call and a ``PostToolUse`` hook that raises withholds that output (the model reads
+    the error either way); at any other event the run fails with this message.
+
+    Attributes:
+        hook_name: the hook's class name.
+        event_name: the event's class name (``PreToolUse``, ``OnRunStart``, ...).
+    """
+
+    def __init__(self, hook: object, event: object, exc: BaseException) -> None:
+        self.hook_name = type(hook).__name__
+        self.event_name = type(event).__name__
+        super().__init__(
+            f"hook {self.hook_name} raised {type(exc).__name__}: {exc} (on {self.event_name})"
+        )
+
+
+# --------------------------------------------------------------------------- eval errors
+# (raised by helikon.evals)
+
+__all__ += ["DatasetError", "EvalError", "TraceSinkError"]
+
+
+class DatasetError(HelikonError, ValueError):
+    """A dataset could not be loaded.
+
+    Attributes:
+        source: the file (or ``"<string>"``) the dataset came from.
+        line: the 1-based line at fault, or ``None`` for a whole-file problem.
+        field: the case field at fault (``"input"``, ``"expected_tools[1]"``...), or ``None``.
+    """
+
+    def __init__(
+        self, message: str, *, source: str, line: int | None = None, field: str | None = None
+    ) -> None:
+        where = source if line is None else f"{source}:{line}"
+        if field is not None:
+            where = f"{where}: field {field!r}"
+        super().__init__(f"{where}: {message}")
+        self.source = source
+        self.line = line
+        self.field = field
+
+
+class EvalError(HelikonError):
+    """An evaluator could not score a case (e.g. a judge model's reply was not a verdict).
+
+    The run records it as that evaluator's error for that case; the other evaluators and
+    cases are unaffected.
+    """
+
+
+class TraceSinkError(HelikonError):
+    """A trace sink could not record a finished run.
+
+    Attributes:
+        report: the run's complete :class:`~helikon.evals.EvalReport`, so no result is lost.
+        sink: the name of the sink's class.
+    """
+
+    def __init__(self, message: str, *, report: Any, sink: str) -> None:
+        super().__init__(f"{sink}: {message}")
+        self.report = report
+        self.sink = sink
+
+
+# --------------------------------------------------------------------------- server errors
+# (raised by helikon.runtimes.server; a ServerError becomes a JSON error response)
+
+__all__ += ["AuthRejection", "ServerBindError", "ServerError"]
+
+
+class ServerError(HelikonError):
+    """A request the server cannot serve; becomes a JSON error response.
+
+    ``status`` is the HTTP status, ``code`` the machine-readable ``error`` field of the body.
+    Raise it from a session factory or a context factory to answer with that status
+    (default 500). ``details`` are extra fields of the body (e.g. ``{"field": "input"}``).
+
+    The body is ``{"error": code, "message": message, **details}``.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        status: int = 500,
+        code: str = "server_error",
+        details: dict[str, Any] | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        self.status = status
+        self.code = code
+        self.details = dict(details or {})
+
+    def body(self) -> dict[str, Any]:
+        """The JSON error body."""
+        return {"error": self.code, "message": self.message, **self.details}
+
+
+class AuthRejection(ServerError):
+    """Raised by an auth callable to reject a request (default 401 Unauthorized).
+
+    Example:
+        >>> AuthRejection("missing bearer token").status
+        401
+    """
+
+    def __init__(self, message: str, *, status: int = 401) -> None:
+        code = "unauthorized" if status == 401 else "forbidden"
+        super().__init__(message, status=status, code=code)
+
+
+class ServerBindError(ServerError, OSError):
+    """:meth:`AgentServer.serve` could not bind its address (in use, no permission)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, status=500, code="bind_failed")

@@ -1,5 +1,9 @@
 """Static analysis of Bash commands: every program a command string would run.
 
+This module is the binding of the native shell crate (``helikon-shell``): the analysis, the
+compiled Bash permission policy (:class:`CommandPolicy`) and path-rule matching
+(:func:`path_rule_matches`) are reached through it.
+
 The analyser is Rust (``helikon._native.shell_analyze``); this module is its typed surface.
 It splits a command on every control operator (quote-, escape- and redirection-aware),
 strips wrappers and their flags (``sudo``, ``env``, ``timeout``, ``nice``, ``xargs``, …),
@@ -41,6 +45,7 @@ import re
 from dataclasses import dataclass
 
 from helikon import _native
+from helikon._native import CommandPolicy
 from helikon._native import ShellAnalysis as Analysis
 from helikon._native import ShellAssignment as Assignment
 from helikon._native import ShellCommand as Command
@@ -53,10 +58,12 @@ __all__ = [
     "Analysis",
     "Assignment",
     "Command",
+    "CommandPolicy",
     "Limits",
     "Redirection",
     "Unanalysable",
     "analyze",
+    "path_rule_matches",
 ]
 
 # The result types are frozen native classes (attributes, equality, hashing, repr and pickling
@@ -151,3 +158,14 @@ def analyze(command: str, *, limits: Limits = DEFAULT_LIMITS) -> Analysis:
         # Lone surrogates (from surrogateescape decoding) cannot cross into Rust; U+FFFD keeps
         # every other character and offset.
         return _native.shell_analyze(_SURROGATE.sub("\ufffd", command), **kw)
+
+
+def path_rule_matches(pattern: str, path: str) -> bool:
+    """Whether a permission rule's path glob matches ``path`` (the native path-rule matcher
+    the permission pipeline uses; see ``docs/guides/governance.md`` for the glob syntax).
+
+    ``CommandPolicy`` (re-exported here from the native module) is the compiled Bash
+    permission policy built from a rules JSON; its ``check(command)`` returns the decision as
+    JSON text (documented in ``helikon/_native.pyi``).
+    """
+    return bool(_native.path_rule_matches(pattern, path))

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import socket
+from collections.abc import Callable
 from typing import Annotated, Any, Literal
 
 import pytest
@@ -173,3 +175,50 @@ def test_tool_output_from_value() -> None:
     assert ToolOutput.from_value(Filter(field="a", value="b")).content[0].text == (
         '{"field":"a","value":"b"}'
     )
+
+
+# --- a parameter type pydantic cannot describe ----------------------------------------
+
+
+def test_unschemable_parameter_type_is_a_config_error_naming_tool_param_and_type() -> None:
+    with pytest.raises(ConfigError) as info:
+
+        @tool
+        def send(host: str, conn: socket.socket) -> str:
+            """Send."""
+            return host
+
+    message = str(info.value)
+    assert message.startswith(
+        "tool 'send': parameter 'conn' has type socket, which pydantic cannot describe as "
+        "JSON Schema (Unable to generate pydantic-core schema for <class 'socket.socket'>)"
+    )
+    assert "ToolContext" in message
+    assert "arbitrary_types_allowed" not in message  # not a fix a tool author can apply
+
+
+def test_unschemable_type_inside_a_container_and_a_callable_are_named_too() -> None:
+    with pytest.raises(ConfigError, match=r"parameter 'conns' has type list\[socket.socket\]"):
+
+        @tool
+        def broadcast(conns: list[socket.socket]) -> str:
+            """Broadcast."""
+            return ""
+
+    with pytest.raises(ConfigError, match=r"tool 'apply': parameter 'fn' has type .*Callable"):
+
+        @tool
+        async def apply(x: int, fn: Callable[[int], int]) -> str:
+            """Apply."""
+            return ""
+
+    with pytest.raises(ConfigError, match=r"parameter 'o' has type _Opaque, which pydantic"):
+
+        @tool
+        def opaque(o: _Opaque) -> str:
+            """Opaque."""
+            return ""
+
+
+class _Opaque:
+    """A plain class: pydantic has no schema for it."""

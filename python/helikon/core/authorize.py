@@ -1,9 +1,10 @@
 """The permission pipeline: ``deny › guard › allow › mode › policy › AskUser``.
 
 :func:`authorize` decides one tool call; :func:`explain` returns the same decision together
-with the rule that made it. The Bash and path matching is Rust (``helikon._native``): deny
-rules match when ANY sub-command runs the program (an unanalysable command counts as a
-match), allow rules only when EVERY sub-command does, and guards see every write target.
+with the rule that made it. The Bash and path matching is Rust (through
+:mod:`helikon.shell`): deny rules match when ANY sub-command runs the program (an
+unanalysable command counts as a match), allow rules only when EVERY sub-command does, and
+guards see every write target.
 """
 
 from __future__ import annotations
@@ -15,7 +16,6 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any, TypeAlias
 
-from helikon import _native
 from helikon.core.permissions import (
     AllowRule,
     ApprovalAllow,
@@ -30,6 +30,7 @@ from helikon.core.permissions import (
     ReplaceArgs,
 )
 from helikon.core.tool import ToolEffect
+from helikon.shell import CommandPolicy, path_rule_matches
 
 if TYPE_CHECKING:
     from helikon.core.context import RunContext
@@ -98,7 +99,7 @@ def _path(args: Any) -> str | None:
 
 @lru_cache(maxsize=256)
 def _policy(rules_json: str) -> Any:
-    return _native.CommandPolicy(rules_json)
+    return CommandPolicy(rules_json)
 
 
 def _check_bash(rules: dict[str, Any], command: str) -> dict[str, Any]:
@@ -107,7 +108,7 @@ def _check_bash(rules: dict[str, Any], command: str) -> dict[str, Any]:
 
 
 def _path_matches(pattern: str, path: str) -> bool:
-    return bool(_native.path_rule_matches(pattern, path))
+    return path_rule_matches(pattern, path)
 
 
 def _bash_allow(

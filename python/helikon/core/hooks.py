@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeAlias, runtime_checkable
 
 from helikon.core.permissions import require_async_method
-from helikon.errors import ConfigError
+from helikon.errors import ConfigError, HookError
 
 _log = logging.getLogger("helikon.hooks")
 
@@ -282,22 +282,6 @@ def check_hooks(where: str, hooks: object) -> list[Hook]:
     for i, hook in enumerate(out):
         check_hook(f"{where}: hooks[{i}]", hook)
     return out
-
-
-class HookError(Exception):
-    """A hook's ``on_event`` raised; the message names the hook, the event and the error.
-
-    The original exception is the ``__cause__``. A ``PreToolUse`` hook that raises denies
-    that call and a ``PostToolUse`` hook that raises withholds that output (the model reads
-    the error either way); at any other event the run fails with this message.
-    """
-
-    def __init__(self, hook: object, event: HookEvent, exc: BaseException) -> None:
-        self.hook_name = type(hook).__name__
-        self.event_name = type(event).__name__
-        super().__init__(
-            f"hook {self.hook_name} raised {type(exc).__name__}: {exc} (on {self.event_name})"
-        )
 
 
 async def fire(hooks: Iterable[Hook], ctx: Any, event: HookEvent) -> FoldedDecision:

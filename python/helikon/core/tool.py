@@ -130,6 +130,48 @@ def _has_field_description(annotation: Any) -> bool:
     return False
 
 
+_SCHEMA_ERRORS = (
+    pydantic.PydanticSchemaGenerationError,
+    pydantic.PydanticInvalidForJsonSchema,
+    pydantic.PydanticUserError,
+)
+
+
+def _args_model(name: str, fields: dict[str, Any]) -> type[BaseModel]:
+    return pydantic.create_model(
+        name,
+        __config__=ConfigDict(extra="forbid", arbitrary_types_allowed=False),
+        **fields,
+    )
+
+
+def _type_name(annotation: Any) -> str:
+    """``annotation`` as a reader writes it: ``Path``, ``list[socket]``, ``Callable[..]``."""
+    if isinstance(annotation, type) and not getattr(annotation, "__args__", None):
+        return annotation.__qualname__
+    return repr(annotation).replace("typing.", "")
+
+
+def _schema_error(tool: str, fields: dict[str, Any], exc: Exception) -> ConfigError:
+    """The :class:`ConfigError` for arguments pydantic cannot describe: names the first
+    parameter whose type fails on its own, its type and what pydantic said."""
+    for param, (annotation, default) in fields.items():
+        try:
+            _args_model(f"{tool}_{param}", {param: (annotation, default)}).model_json_schema()
+        except _SCHEMA_ERRORS as one:
+            reason = str(one).splitlines()[0].split(". ")[0].rstrip(".")
+            return ConfigError(
+                f"tool {tool!r}: parameter {param!r} has type {_type_name(annotation)}, which "
+                f"pydantic cannot describe as JSON Schema ({reason}); use a JSON type (str, "
+                "int, float, bool, list, dict, a pydantic model, a dataclass or a TypedDict), "
+                "or take the object from ToolContext (ctx.user_ctx) instead of an argument"
+            )
+    return ConfigError(
+        f"tool {tool!r}: pydantic cannot describe the arguments as JSON Schema: "
+        f"{str(exc).splitlines()[0]}"
+    )
+
+
 class FunctionTool:
     """A :class:`Tool` backed by a Python function; made by :func:`tool`.
 
@@ -184,12 +226,11 @@ class FunctionTool:
             else:
                 fields[p.name] = (ann, pydantic.Field(default, description=arg_docs.get(p.name)))
         self._params = [p.name for p in params]
-        self._args_model: type[BaseModel] = pydantic.create_model(
-            f"{self.name}_args",
-            __config__=ConfigDict(extra="forbid", arbitrary_types_allowed=False),
-            **fields,
-        )
-        schema = self._args_model.model_json_schema()
+        try:
+            self._args_model: type[BaseModel] = _args_model(f"{self.name}_args", fields)
+            schema = self._args_model.model_json_schema()
+        except _SCHEMA_ERRORS as exc:
+            raise _schema_error(self.name, fields, exc) from None
         schema.pop("title", None)
         for prop in schema.get("properties", {}).values():
             if isinstance(prop, dict):

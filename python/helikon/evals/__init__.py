@@ -13,8 +13,8 @@ Deterministic replay: build each case's agent on a :class:`helikon.testing.MockM
 loaded with ``MockModel.from_script_file(path, case=case.id)``.
 """
 
+from helikon.errors import DatasetError, EvalError, TraceSinkError
 from helikon.evals.dataset import EvalCase, EvalDataset
-from helikon.evals.errors import DatasetError, EvalError, TraceSinkError
 from helikon.evals.evaluator import CaseOutcome, Evaluator, Score, ScoreOutcome
 from helikon.evals.exact_match import ExactMatch
 from helikon.evals.json_schema import JsonSchema

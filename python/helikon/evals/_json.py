@@ -6,7 +6,7 @@ import json
 from typing import Any
 
 from helikon.core.output import answer_json
-from helikon.evals.errors import EvalError
+from helikon.errors import EvalError
 
 __all__ = ["json_equal", "parse_response", "short"]
 

@@ -23,7 +23,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from helikon.evals.errors import DatasetError
+from helikon.errors import DatasetError
 
 __all__ = ["EvalCase", "EvalDataset"]
 

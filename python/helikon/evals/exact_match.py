@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+from helikon.errors import EvalError
 from helikon.evals._json import json_equal, parse_response, short
 from helikon.evals.dataset import EvalCase
-from helikon.evals.errors import EvalError
 from helikon.evals.evaluator import CaseOutcome, Score
 
 __all__ = ["ExactMatch"]

@@ -6,11 +6,10 @@ import json
 from pathlib import Path
 from typing import Any
 
-from helikon.errors import ConfigError
+from helikon.errors import ConfigError, EvalError
 from helikon.evals._deps import require
 from helikon.evals._json import parse_response
 from helikon.evals.dataset import EvalCase
-from helikon.evals.errors import EvalError
 from helikon.evals.evaluator import CaseOutcome, Score
 
 __all__ = ["JsonSchema"]

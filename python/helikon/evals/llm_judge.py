@@ -8,9 +8,8 @@ from pydantic import BaseModel
 
 from helikon.core.agent import Agent
 from helikon.core.model import Model
-from helikon.errors import ConfigError, RunError
+from helikon.errors import ConfigError, EvalError, RunError
 from helikon.evals.dataset import EvalCase
-from helikon.evals.errors import EvalError
 from helikon.evals.evaluator import CaseOutcome, Score
 
 __all__ = ["JudgeVerdict", "LlmJudge"]

@@ -24,9 +24,8 @@ from helikon.core.events import (
 )
 from helikon.core.items import text_of
 from helikon.core.runnable import Runnable, check_runnable
-from helikon.errors import ConfigError
+from helikon.errors import ConfigError, TraceSinkError
 from helikon.evals.dataset import EvalCase, EvalDataset
-from helikon.evals.errors import TraceSinkError
 from helikon.evals.evaluator import CaseOutcome, Evaluator, Score
 from helikon.evals.report import CaseResult, EvalReport, EvaluatorResult
 from helikon.evals.sinks.base import TraceSink

@@ -35,7 +35,7 @@ class CommandRules:
     def __init__(
         self, allow: Sequence[str] | None = None, deny: Sequence[str] | None = None
     ) -> None:
-        from helikon._native import CommandPolicy
+        from helikon.shell import CommandPolicy
 
         self.allow = _names("allow_commands", allow)
         self.deny = _names("deny_commands", deny) or []

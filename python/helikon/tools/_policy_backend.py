@@ -8,13 +8,13 @@ import sys
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from helikon._native import SandboxPolicy
 from helikon.core.cancel import CancellationToken
 from helikon.errors import ConfigError
 from helikon.tools._posix_runner import DEFAULT_ENV_ALLOWLIST, PORTABLE_NOTES, PosixSpec, run_posix
 from helikon.tools._runner import run_policy
 from helikon.tools.backend import ExecResult, Isolation, ResourceLimits, SandboxGuarantees
 from helikon.tools.sandbox import Sandbox
+from helikon.tools.sandbox_native import SandboxPolicy
 
 __all__ = ["PolicyBackend", "base_config"]
 

@@ -32,9 +32,9 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from helikon._native import SandboxPolicy
 from helikon.core.cancel import CancellationToken
 from helikon.tools.backend import ExecResult
+from helikon.tools.sandbox_native import SandboxPolicy
 
 __all__ = ["run_policy"]
 

@@ -10,7 +10,7 @@ import json
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from helikon import _native
+from helikon.tools.sandbox_native import capabilities_json
 
 __all__ = ["SandboxCapabilities", "sandbox_capabilities"]
 
@@ -119,4 +119,4 @@ def sandbox_capabilities() -> SandboxCapabilities:
         >>> caps.memory in ("watchdog", "none")
         True
     """
-    return SandboxCapabilities.from_json(_native.sandbox_capabilities())
+    return SandboxCapabilities.from_json(capabilities_json())

@@ -5,8 +5,8 @@ from __future__ import annotations
 import os
 from pathlib import Path, PurePosixPath
 
-from helikon._native import ConfinedDir
 from helikon.errors import ConfigError, ToolDenied
+from helikon.tools.sandbox_native import ConfinedDir
 
 __all__ = ["Sandbox"]
 

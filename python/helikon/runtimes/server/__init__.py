@@ -12,13 +12,13 @@ from helikon._extras import require_extra
 
 require_extra("helikon.runtimes.server", "server", "starlette", "starlette")
 
-from helikon.runtimes.server.app import AgentServer, AuthCallable, ContextFactory  # noqa: E402
-from helikon.runtimes.server.config import ServerConfig  # noqa: E402
-from helikon.runtimes.server.errors import (  # noqa: E402
+from helikon.errors import (  # noqa: E402
     AuthRejection,
     ServerBindError,
     ServerError,
 )
+from helikon.runtimes.server.app import AgentServer, AuthCallable, ContextFactory  # noqa: E402
+from helikon.runtimes.server.config import ServerConfig  # noqa: E402
 from helikon.runtimes.server.sessions import MemorySessions, SessionFactory  # noqa: E402
 
 __all__ = [

@@ -33,11 +33,10 @@ from helikon.core.decisions import Decision, check_decisions
 from helikon.core.items import Item
 from helikon.core.run_state import RunState
 from helikon.core.runnable import Runnable, check_runnable
-from helikon.errors import ConfigError, ResumeRefused
+from helikon.errors import ConfigError, ResumeRefused, ServerBindError, ServerError
 from helikon.runtimes.runner import Runner
 from helikon.runtimes.server.approvals import deny_after
 from helikon.runtimes.server.config import ServerConfig
-from helikon.runtimes.server.errors import ServerBindError, ServerError
 from helikon.runtimes.server.routes import build_routes
 from helikon.runtimes.server.runs import Run, RunRegistry
 from helikon.runtimes.server.serving import run_uvicorn

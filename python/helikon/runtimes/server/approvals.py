@@ -19,20 +19,17 @@ from __future__ import annotations
 
 import asyncio
 import json
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 
 from helikon.core.decisions import Approve, Decision, Deny, Edit
-from helikon.errors import ResumeRefused
+from helikon.errors import ResumeRefused, ServerError
 from helikon.runtimes.server.body import bad_request, read_body
-from helikon.runtimes.server.errors import ServerError
-
-if TYPE_CHECKING:
-    from helikon.runtimes.server.app import AgentServer
-    from helikon.runtimes.server.runs import Run
+from helikon.runtimes.server.host import ServerHost
+from helikon.runtimes.server.runs import Run
 
 __all__ = ["TIMED_OUT", "approval_routes", "deny_after", "parse_decisions"]
 
@@ -97,7 +94,7 @@ def parse_decisions(raw: bytes) -> dict[str, Decision]:
     return out
 
 
-def deny_after(server: AgentServer, run: Run) -> None:
+def deny_after(server: ServerHost, run: Run) -> None:
     """Deny every waiting call of ``run`` when ``approval_timeout`` passes unanswered."""
     timeout = server.config.approval_timeout
     state = run.paused
@@ -113,7 +110,7 @@ def deny_after(server: AgentServer, run: Run) -> None:
     run.approval_timer = asyncio.get_running_loop().call_later(timeout, expire)
 
 
-def approval_routes(server: AgentServer) -> list[BaseRoute]:
+def approval_routes(server: ServerHost) -> list[BaseRoute]:
     """``GET`` and ``POST /agents/{name}/runs/{run_id}/approvals``."""
 
     async def list_approvals(request: Request) -> Response:

@@ -14,14 +14,13 @@ import json
 from collections.abc import Mapping
 from typing import Any, Literal, TypeAlias
 
-from starlette.requests import Request
+from starlette.requests import HTTPConnection, Request
 
 from helikon.core.items import Item
 from helikon.core.runnable import input_items
-from helikon.errors import ConfigError
-from helikon.runtimes.server.errors import ServerError
+from helikon.errors import ConfigError, ServerError
 
-__all__ = ["Transport", "parse_run_body", "parse_transport", "read_body"]
+__all__ = ["Transport", "last_event_id", "parse_run_body", "parse_transport", "read_body"]
 
 Transport: TypeAlias = Literal["oneshot", "sse", "async"]
 
@@ -191,3 +190,22 @@ def _index_of(message: str) -> int | None:
         return None
     digits = message[len(prefix) :].split("]", 1)[0]
     return int(digits) if digits.isdigit() else None
+
+
+def last_event_id(conn: HTTPConnection) -> int:
+    """The ``Last-Event-ID`` header (or ``?last_event_id=``) as an int; -1 when absent.
+
+    Raises:
+        ServerError: 400 when it is not a non-negative integer.
+    """
+    raw = conn.headers.get("last-event-id") or conn.query_params.get("last_event_id")
+    if raw is None or raw == "":
+        return -1
+    if not raw.isdigit():
+        raise ServerError(
+            f"Last-Event-ID must be an event id (a non-negative integer), got {raw!r}",
+            status=400,
+            code="invalid_request",
+            details={"field": "Last-Event-ID"},
+        )
+    return int(raw)

@@ -5,25 +5,22 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import AsyncIterator, Callable
-from typing import TYPE_CHECKING
 
-from starlette.requests import HTTPConnection, Request
+from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response, StreamingResponse
 from starlette.routing import BaseRoute, Route, WebSocketRoute
 from starlette.types import Receive, Scope, Send
 
+from helikon.errors import ServerError
 from helikon.runtimes.server.approvals import approval_routes
-from helikon.runtimes.server.body import parse_run_body, parse_transport, read_body
-from helikon.runtimes.server.errors import ServerError
+from helikon.runtimes.server.body import last_event_id, parse_run_body, parse_transport, read_body
+from helikon.runtimes.server.host import ServerHost
 from helikon.runtimes.server.openapi import openapi_schema
 from helikon.runtimes.server.runs import Run
 from helikon.runtimes.server.sse import SSE_HEADERS, sse_stream
 from helikon.runtimes.server.ws import run_events_ws
 
-if TYPE_CHECKING:
-    from helikon.runtimes.server.app import AgentServer
-
-__all__ = ["build_routes", "error_response", "last_event_id"]
+__all__ = ["build_routes", "error_response"]
 
 RUN_ID_HEADER = "X-Run-Id"
 
@@ -54,25 +51,6 @@ class _RunStream(StreamingResponse):
             self._on_close()
 
 
-def last_event_id(conn: HTTPConnection) -> int:
-    """The ``Last-Event-ID`` header (or ``?last_event_id=``) as an int; -1 when absent.
-
-    Raises:
-        ServerError: 400 when it is not a non-negative integer.
-    """
-    raw = conn.headers.get("last-event-id") or conn.query_params.get("last_event_id")
-    if raw is None or raw == "":
-        return -1
-    if not raw.isdigit():
-        raise ServerError(
-            f"Last-Event-ID must be an event id (a non-negative integer), got {raw!r}",
-            status=400,
-            code="invalid_request",
-            details={"field": "Last-Event-ID"},
-        )
-    return int(raw)
-
-
 async def _until_disconnect(receive: Receive) -> None:
     while (await receive())["type"] != "http.disconnect":
         pass
@@ -91,7 +69,7 @@ async def _wait_or_disconnect(run: Run, receive: Receive) -> bool:
     return run.done or run.status == "needs_approval"
 
 
-def build_routes(server: AgentServer) -> list[BaseRoute]:
+def build_routes(server: ServerHost) -> list[BaseRoute]:
     """The server's routes."""
 
     async def create_run(request: Request) -> Response:

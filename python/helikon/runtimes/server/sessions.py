@@ -16,7 +16,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from typing import TypeAlias
 
 from helikon.core.cancel import CancellationToken
-from helikon.runtimes.server.errors import ServerError
+from helikon.errors import ServerError
 from helikon.sessions import MemorySession, Session
 
 __all__ = [

@@ -20,16 +20,14 @@ from __future__ import annotations
 
 import asyncio
 import json
-from typing import TYPE_CHECKING
 
 from starlette.responses import JSONResponse
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
-from helikon.runtimes.server.errors import ServerError
+from helikon.errors import ServerError
+from helikon.runtimes.server.body import last_event_id
+from helikon.runtimes.server.host import ServerHost
 from helikon.runtimes.server.runs import Run
-
-if TYPE_CHECKING:
-    from helikon.runtimes.server.app import AgentServer
 
 __all__ = ["run_events_ws"]
 
@@ -43,9 +41,8 @@ async def _deny(ws: WebSocket, exc: ServerError) -> None:
         await ws.close(code=_POLICY_VIOLATION, reason=exc.message[:120])
 
 
-async def run_events_ws(server: AgentServer, ws: WebSocket) -> None:
+async def run_events_ws(server: ServerHost, ws: WebSocket) -> None:
     """Serve one WebSocket observer of a run (see the module doc)."""
-    from helikon.runtimes.server.routes import last_event_id
 
     name = ws.path_params["name"]
     try:
@@ -74,7 +71,7 @@ async def _send_events(ws: WebSocket, run: Run, after: int) -> None:
         await ws.send_text(event.text)
 
 
-async def _receive_commands(server: AgentServer, ws: WebSocket, run: Run) -> None:
+async def _receive_commands(server: ServerHost, ws: WebSocket, run: Run) -> None:
     try:
         while True:
             received = await ws.receive()
