@@ -104,6 +104,8 @@ pub(crate) fn on_decisions(
             turn,
             calls: run.clone(),
             usage,
+            // a handoff pending when the calls were deferred is not carried over (yet)
+            handoff: None,
         },
         events,
         next_action: NextAction::ExecuteTools { calls: run },

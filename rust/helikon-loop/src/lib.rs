@@ -14,7 +14,8 @@
 //! decoding them again (the binding's `LoopRun` does).
 //!
 //! The machine covers turns and the max-turn guard, tool fan-out, handoff routing (the first
-//! transfer-tool call wins), and structured output: a constrained `Finalizing` turn, one
+//! transfer-tool call wins; regular calls of the same response run first and their results
+//! reach the target's transcript, field case BR-27), and structured output: a constrained `Finalizing` turn, one
 //! `RepairingOutput` turn with a synthesized repair message, then success or
 //! `InvalidStructuredOutput`. Approval pauses: a `defer` input in `ExecutingTools` moves to
 //! `NeedsApproval { pending }` (action `AwaitApproval`) and `decisions` leave it (denials
@@ -76,7 +77,7 @@ pub use items::{tool_call_items, Item, ToolCall, ToolResult};
 pub use json::{needs_conversation, transition_json, JsonError};
 pub use outcome::{NextAction, RequestPlan, ResponseFormat, TransferToolDef, TransitionOutcome};
 pub use refs::{call_refs, event_refs, EventRef};
-pub use state::{FinalOutput, LoopState};
+pub use state::{FinalOutput, LoopState, PendingHandoff};
 pub use transition::{transition, TransitionCtx};
 pub use usage::Usage;
 pub use validate::OutputSchema;

@@ -29,6 +29,10 @@ pub enum LoopState {
         calls: Vec<ToolCall>,
         #[serde(default)]
         usage: Usage,
+        /// The handoff the same response asked for, taken once `calls` have their results
+        /// (field case BR-27). Omitted when there is none.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        handoff: Option<PendingHandoff>,
     },
     /// Delegate to `target`, giving it `transcript`.
     ApplyingHandoff {
@@ -82,6 +86,16 @@ pub enum LoopState {
     },
     /// Terminal failure.
     Failed { error: AgentError },
+}
+
+/// A handoff waiting for the regular tool calls of its response to finish.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PendingHandoff {
+    /// The target agent's name.
+    pub target: String,
+    /// The transcript built when the handoff was asked for (the calls' results are added).
+    #[serde(default)]
+    pub transcript: Vec<Item>,
 }
 
 impl LoopState {

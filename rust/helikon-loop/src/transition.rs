@@ -8,7 +8,7 @@ use crate::handoff::transcript;
 use crate::input::{ModelResponse, ToolOutcome, ToolOutcomeResult, TransitionInput};
 use crate::items::{Item, ToolCall, ToolResult};
 use crate::outcome::{NextAction, TransitionOutcome};
-use crate::state::{FinalOutput, LoopState};
+use crate::state::{FinalOutput, LoopState, PendingHandoff};
 use crate::structured::{on_final_response, Phase};
 use crate::usage::Usage;
 use crate::ContentPart;
@@ -47,18 +47,27 @@ pub fn transition(
         (S::CallingModel { turn, usage }, I::ModelResponse(response)) => {
             on_model_response(*turn, *usage, response, ctx)
         }
-        (S::ExecutingTools { turn, calls, usage }, I::ToolResults(results)) => {
-            on_tool_results(*turn, calls, *usage, results, config)
-        }
+        (
+            S::ExecutingTools {
+                turn,
+                calls,
+                usage,
+                handoff,
+            },
+            I::ToolResults(results),
+        ) => on_tool_results(*turn, calls, *usage, results, handoff.as_ref(), config),
         (S::Finalizing { turn, usage }, I::ModelResponse(response)) => {
             on_final_response(Phase::Finalizing, *turn, *usage, response, config)
         }
         (S::RepairingOutput { turn, usage }, I::ModelResponse(response)) => {
             on_final_response(Phase::Repairing, *turn, *usage, response, config)
         }
-        (S::ExecutingTools { turn, calls, usage }, I::Defer(deferral)) => {
-            on_defer(*turn, calls, *usage, deferral)
-        }
+        (
+            S::ExecutingTools {
+                turn, calls, usage, ..
+            },
+            I::Defer(deferral),
+        ) => on_defer(*turn, calls, *usage, deferral),
         (
             S::NeedsApproval {
                 turn,
@@ -182,6 +191,22 @@ fn on_model_response(
         _ => None,
     });
     if let Some(handoff) = handoff {
+        let target = handoff.target.clone();
+        let regular: Vec<ToolCall> = items
+            .iter()
+            .filter_map(|i| match i {
+                Item::ToolCall(c) if config.handoff_for(&c.name).is_none() => Some(c.clone()),
+                _ => None,
+            })
+            .collect();
+        if !regular.is_empty() {
+            // BR-27: the regular calls run first; the handoff follows their results.
+            let pending = PendingHandoff {
+                transcript: transcript(ctx.conversation, &target),
+                target,
+            };
+            return execute_tools(turn, usage, items, Some(pending), config);
+        }
         let events = items
             .into_iter()
             .filter_map(|item| match item {
@@ -192,7 +217,6 @@ fn on_model_response(
                 _ => None,
             })
             .collect();
-        let target = handoff.target.clone();
         return TransitionOutcome {
             next_state: LoopState::ApplyingHandoff {
                 target: target.clone(),
@@ -204,13 +228,28 @@ fn on_model_response(
             conversation_appends: Vec::new(),
         };
     }
+    execute_tools(turn, usage, items, None, config)
+}
+
+/// `MessageOutput` / `ToolCallItem` for the response's items, then run its regular calls
+/// (the transfer calls are the pending `handoff`'s own: they get their results when it is
+/// taken).
+fn execute_tools(
+    turn: u32,
+    usage: Usage,
+    items: Vec<Item>,
+    handoff: Option<PendingHandoff>,
+    config: &LoopConfig,
+) -> TransitionOutcome {
     let mut events = Vec::with_capacity(items.len());
     let mut calls = Vec::new();
     for item in items {
         match item {
             Item::AssistantMessage { .. } => events.push(AgentEvent::MessageOutput { item }),
             Item::ToolCall(call) => {
-                calls.push(call.clone());
+                if config.handoff_for(&call.name).is_none() {
+                    calls.push(call.clone());
+                }
                 events.push(AgentEvent::ToolCallItem {
                     item: Item::ToolCall(call),
                 });
@@ -223,6 +262,7 @@ fn on_model_response(
             turn,
             calls: calls.clone(),
             usage,
+            handoff,
         },
         events,
         next_action: NextAction::ExecuteTools { calls },
@@ -244,6 +284,7 @@ fn on_tool_results(
     calls: &[ToolCall],
     usage: Usage,
     results: Vec<ToolOutcome>,
+    handoff: Option<&PendingHandoff>,
     config: &LoopConfig,
 ) -> TransitionOutcome {
     if let Some(problem) = mismatch(calls, &results) {
@@ -253,6 +294,9 @@ fn on_tool_results(
         return fail(error, Vec::new());
     }
     let events: Vec<AgentEvent> = results.into_iter().map(output_event).collect();
+    if let Some(pending) = handoff {
+        return take_handoff(pending, calls, usage, events);
+    }
     next_turn(turn, usage, events, config)
 }
 
@@ -287,6 +331,57 @@ pub(crate) fn next_turn(
     events.push(AgentEvent::TurnStarted { turn: next });
     let state = LoopState::CallingModel { turn: next, usage };
     call_model(state, events, config.plain_request())
+}
+
+/// The handoff a response asked for, after its regular calls ran (field case BR-27).
+///
+/// The transcript keeps no tool items (the target may not have the tools, and providers refuse
+/// calls to tools a request does not declare), so the calls and their results reach the
+/// target as one assistant message before the transfer note:
+/// `Before the transfer I called these tools:\n- sum_two {"a":3,"b":4} -> 7`.
+fn take_handoff(
+    pending: &PendingHandoff,
+    calls: &[ToolCall],
+    usage: Usage,
+    events: Vec<AgentEvent>,
+) -> TransitionOutcome {
+    let mut text = String::from("Before the transfer I called these tools:");
+    for call in calls {
+        let result = events.iter().find_map(|e| match e {
+            AgentEvent::ToolOutputItem {
+                item: Item::ToolResult(r),
+            } if r.call_id == call.call_id => Some(r),
+            _ => None,
+        });
+        let args = serde_json::to_string(&call.args).unwrap_or_else(|_| "{}".to_owned());
+        let outcome = match result {
+            Some(r) if r.is_error => format!("failed: {}", crate::content::text_of(&r.content)),
+            Some(r) => crate::content::text_of(&r.content),
+            None => "no result".to_owned(),
+        };
+        text.push_str(&format!("\n- {} {args} -> {outcome}", call.name));
+    }
+    let mut transcript = pending.transcript.clone();
+    let at = transcript.len().saturating_sub(1); // before the trailing transfer note
+    transcript.insert(
+        at,
+        Item::AssistantMessage {
+            content: vec![ContentPart::text(text)],
+            agent: None,
+            provider_data: None,
+        },
+    );
+    let target = pending.target.clone();
+    TransitionOutcome {
+        next_state: LoopState::ApplyingHandoff {
+            target: target.clone(),
+            transcript,
+            usage,
+        },
+        events,
+        next_action: NextAction::Handoff { target },
+        conversation_appends: Vec::new(),
+    }
 }
 
 /// Each pending call must get exactly one result, and no result may name another call.

@@ -21,7 +21,6 @@ fn handoff_config() -> helikon_loop::LoopConfig {
 fn first_handoff_call_wins_and_every_handoff_call_is_reported() {
     let s = state(json!({"state": "CallingModel", "turn": 2, "usage": usage(5)}));
     let items = json!([
-        call("c0", "a"),
         call("c1", "transfer_to_y"),
         assistant("bye"),
         call("c2", "transfer_to_x")
@@ -54,6 +53,78 @@ fn first_handoff_call_wins_and_every_handoff_call_is_reported() {
     assert_eq!(transcript[1], assistant("routing"));
     let note = transcript[2]["content"][0]["text"].as_str().unwrap();
     assert!(note.contains("transferred") && note.contains('Y'), "{note}");
+}
+
+#[test]
+fn regular_calls_run_before_the_handoff_and_their_results_reach_the_transcript() {
+    // Field case BR-27: a regular call and a transfer call in one response.
+    let s = state(json!({"state": "CallingModel", "turn": 2, "usage": usage(5)}));
+    let items = json!([
+        assistant("checking"),
+        call("c0", "a"),
+        call("c1", "transfer_to_y"),
+        call("c2", "a"),
+        call("c3", "transfer_to_x")
+    ]);
+    let conversation: Vec<Item> = serde_json::from_value(json!([
+        {"type": "user_message", "content": [{"type": "text", "text": "hi"}]},
+    ]))
+    .unwrap();
+    let config = handoff_config();
+    let first = run_with(&s, response(items), &config, &conversation);
+    let out = as_json(&first);
+    assert_eq!(out["next_action"]["action"], "ExecuteTools");
+    let pending: Vec<&str> = out["next_action"]["calls"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["call_id"].as_str().unwrap())
+        .collect();
+    assert_eq!(pending, ["c0", "c2"]);
+    assert_eq!(
+        kinds(&first),
+        [
+            "MessageOutput",
+            "ToolCallItem",
+            "ToolCallItem",
+            "ToolCallItem",
+            "ToolCallItem"
+        ]
+    );
+    assert_eq!(out["next_state"]["handoff"]["target"], "Y");
+    // the pending handoff survives a state round trip (a durable runner persists it)
+    let text = serde_json::to_string(&first.next_state).unwrap();
+    let resumed: LoopState = serde_json::from_str(&text).unwrap();
+    assert_eq!(resumed, first.next_state);
+
+    let results = input(json!({"tool_results": [
+        {"call_id": "c0", "ok": [{"type": "text", "text": "42"}]},
+        {"call_id": "c2", "error": "boom"},
+    ]}));
+    let second = run_with(&resumed, results, &config, &[]);
+    let out = as_json(&second);
+    assert_eq!(
+        out["next_action"],
+        json!({"action": "Handoff", "target": "Y"})
+    );
+    assert_eq!(kinds(&second), ["ToolOutputItem", "ToolOutputItem"]);
+    assert_eq!(out["next_state"]["usage"], usage(6));
+    let transcript = out["next_state"]["transcript"].as_array().unwrap();
+    assert_eq!(transcript.len(), 3);
+    assert_eq!(
+        transcript[1]["content"][0]["text"],
+        "Before the transfer I called these tools:\n- a {} -> 42\n- a {} -> failed: boom"
+    );
+    assert_eq!(transcript[1]["type"], "assistant_message");
+    let note = transcript[2]["content"][0]["text"].as_str().unwrap();
+    assert!(note.contains("transferred") && note.contains('Y'), "{note}");
+}
+
+#[test]
+fn a_state_without_a_pending_handoff_serializes_as_before() {
+    let s = state(json!({"state": "ExecutingTools", "turn": 1, "calls": [call("1", "a")]}));
+    let text = serde_json::to_value(&s).unwrap();
+    assert!(text.get("handoff").is_none(), "{text}");
 }
 
 #[test]

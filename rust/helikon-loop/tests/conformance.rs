@@ -7,6 +7,10 @@
 //! a JSON schema (`u32` = non-negative integer, `string` = string, every field required), and
 //! `config.model_settings` is dropped: the caller's settings live in the driver, and the
 //! constrained request always carries its own `response_format`.
+//!
+//! One expectation is the project's own (see [`project_expectations`]): in
+//! `handoff_wins_over_regular_tool_call` the regular call runs before the handoff and its
+//! result reaches the target's transcript (field case BR-27), where the vector drops it.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::path::PathBuf;
@@ -333,6 +337,45 @@ fn check_refs(state: Option<&str>, input: &Value, config: &LoopConfig, conv: &st
     }
 }
 
+/// The steps this project expects where it departs from the shared vector on purpose.
+fn project_expectations(case: &Value) -> Value {
+    if case["id"] != "handoff_wins_over_regular_tool_call" {
+        return case.clone();
+    }
+    // BR-27: the response's regular call `c0` runs first; the transfer call `c1` waits.
+    let mut case = case.clone();
+    let response = case["steps"][0]["input"].clone();
+    let result = json!({"call_id": "c0", "ok": [{"type": "text", "text": "$1,840 spent"}]});
+    case["steps"] = json!([
+        {
+            "input": response,
+            "expect_state": "ExecutingTools",
+            "expect_action": "ExecuteTools",
+            "expect_calls": [{"call_id": "c0", "name": "lookup_spending",
+                              "args": {"period": "last_month"}}],
+            "expect_events": ["MessageOutput", "ToolCallItem", "ToolCallItem"],
+            "expect_event_fields": [{}, {"call_id": "c0"}, {"call_id": "c1"}],
+        },
+        {
+            "input": {"tool_results": [result]},
+            "expect_state": "ApplyingHandoff",
+            "expect_target": "budgeting specialist",
+            "expect_action": "Handoff",
+            "expect_events": ["ToolOutputItem"],
+            "expect_event_fields": [{"call_id": "c0"}],
+            "expect_transcript": [
+                {"type": "user_message", "content": [{"type": "text", "text": "help me budget"}]},
+                {"type": "assistant_message", "agent": null, "content": [{"type": "text",
+                    "text": "Before the transfer I called these tools:\n- lookup_spending \
+                             {\"period\":\"last_month\"} -> $1,840 spent"}]},
+                {"type": "user_message",
+                 "content": [{"type": "text", "text_contains": "transferred"}]},
+            ],
+        },
+    ]);
+    case
+}
+
 #[test]
 fn every_transition_case_passes() {
     let vectors = load();
@@ -340,6 +383,7 @@ fn every_transition_case_passes() {
     assert!(!cases.is_empty());
     let mut steps_run = 0;
     for case in cases {
+        let case = &project_expectations(case);
         let id = case["id"].as_str().unwrap();
         let config = LoopConfig::from_value(config_json(&case["config"]))
             .unwrap_or_else(|e| panic!("{id}: config: {e}"));

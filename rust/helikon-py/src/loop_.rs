@@ -17,7 +17,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
 use serde_json::{Map, Number, Value};
 
-use crate::errors::helikon_error;
+use crate::errors::{from_loop, raise, Class};
 
 /// JSON text above this size is handled with the GIL released; below it the release costs
 /// more than the work.
@@ -38,7 +38,7 @@ impl LoopConfig {
     fn new(py: Python<'_>, config_json: &str) -> PyResult<Self> {
         match Config::from_json(config_json) {
             Ok(inner) => Ok(LoopConfig { inner }),
-            Err(e) => Err(helikon_error(py, "ConfigError", e.to_string())),
+            Err(e) => Err(from_loop(py, e)),
         }
     }
 
@@ -85,14 +85,14 @@ fn transition(
     } else {
         run()
     };
-    result.map_err(|e| helikon_error(py, "ConfigError", e.to_string()))
+    result.map_err(|e| raise(py, Class::Config, e.to_string()))
 }
 
 /// The state a run starts in: `CallingModel` at turn 0 with zero usage, as JSON.
 #[pyfunction]
 fn initial_state(py: Python<'_>) -> PyResult<String> {
     serde_json::to_string(&LoopState::initial())
-        .map_err(|e| helikon_error(py, "ConfigError", e.to_string()))
+        .map_err(|e| raise(py, Class::Config, e.to_string()))
 }
 
 /// One run's state machine: the state stays here between transitions.
@@ -113,7 +113,7 @@ impl LoopRun {
     ) -> PyResult<Self> {
         let state = match state_json {
             Some(text) => serde_json::from_str(text)
-                .map_err(|e| helikon_error(py, "ConfigError", format!("state: {e}")))?,
+                .map_err(|e| raise(py, Class::Config, format!("state: {e}")))?,
             None => LoopState::initial(),
         };
         Ok(LoopRun {
@@ -141,7 +141,7 @@ impl LoopRun {
         conversation_json: &str,
     ) -> PyResult<Bound<'py, PyTuple>> {
         let items: Vec<Item> = serde_json::from_value(to_value(items, 0)?)
-            .map_err(|e| helikon_error(py, "ConfigError", format!("input: {e}")))?;
+            .map_err(|e| raise(py, Class::Config, format!("input: {e}")))?;
         let usage = usage_from_py(usage)?;
         let response = ModelResponse {
             items,
@@ -173,7 +173,7 @@ impl LoopRun {
                 ToolOutcomeResult::Ok(vec![ContentPart::text(text.to_str()?)])
             } else {
                 let parts: Vec<ContentPart> = serde_json::from_value(to_value(&payload, 0)?)
-                    .map_err(|e| helikon_error(py, "ConfigError", format!("input: {e}")))?;
+                    .map_err(|e| raise(py, Class::Config, format!("input: {e}")))?;
                 ToolOutcomeResult::Ok(parts)
             };
             outcomes.push(ToolOutcome { call_id, result });
@@ -192,7 +192,7 @@ impl LoopRun {
         conversation_json: &str,
     ) -> PyResult<Bound<'py, PyTuple>> {
         let input: TransitionInput = serde_json::from_str(input_json)
-            .map_err(|e| helikon_error(py, "ConfigError", format!("input: {e}")))?;
+            .map_err(|e| raise(py, Class::Config, format!("input: {e}")))?;
         self.step(py, input, conversation_json, false)
     }
 
@@ -223,7 +223,7 @@ impl LoopRun {
         match &self.state {
             LoopState::ApplyingHandoff { transcript, .. } => serde_json::to_string(transcript)
                 .map(Some)
-                .map_err(|e| helikon_error(py, "ConfigError", format!("state: {e}"))),
+                .map_err(|e| raise(py, Class::Config, format!("state: {e}"))),
             _ => Ok(None),
         }
     }
@@ -231,7 +231,7 @@ impl LoopRun {
     /// The state as JSON (what `LoopRun(config, state_json)` resumes from).
     fn state_json(&self, py: Python<'_>) -> PyResult<String> {
         serde_json::to_string(&self.state)
-            .map_err(|e| helikon_error(py, "ConfigError", format!("state: {e}")))
+            .map_err(|e| raise(py, Class::Config, format!("state: {e}")))
     }
 
     fn __repr__(&self) -> String {
@@ -264,7 +264,7 @@ impl LoopRun {
             } else {
                 parse()
             };
-            parsed.map_err(|e| helikon_error(py, "ConfigError", format!("conversation: {e}")))?
+            parsed.map_err(|e| raise(py, Class::Config, format!("conversation: {e}")))?
         } else {
             Vec::new()
         };
@@ -273,8 +273,7 @@ impl LoopRun {
             conversation: &conversation,
         };
         let outcome = run_transition(&self.state, input, &ctx);
-        let outcome_err =
-            |e: serde_json::Error| helikon_error(py, "ConfigError", format!("outcome: {e}"));
+        let outcome_err = |e: serde_json::Error| raise(py, Class::Config, format!("outcome: {e}"));
         let events = PyList::empty(py);
         for r in event_refs(&outcome.events, &items, &results) {
             let ev = match r {

@@ -10,31 +10,23 @@
 //! thread gains more than the release and re-acquisition cost.
 use std::borrow::Cow;
 
-use helikon_redact::{to_char_offsets, RedactError, Redactor as Core};
+use helikon_redact::{to_char_offsets, Redactor as Core};
 use pyo3::prelude::*;
 use pyo3::types::PyString;
 use serde_json::Value;
 
-use crate::errors::helikon_error;
+use crate::errors::{from_redact, raise, Class};
 
 /// Texts of at least this many bytes are scanned with the GIL released (about 50 us of
 /// scanning; shorter scans hold the GIL for less time than a thread switch would take).
 const DETACH_BYTES: usize = 16 * 1024;
 
-/// Map a build error to `ConfigError` (bad input) or `HelikonError` (internal).
-fn map_err(py: Python<'_>, e: RedactError) -> PyErr {
-    match e {
-        RedactError::Config(_) => helikon_error(py, "ConfigError", e.to_string()),
-        RedactError::Build(_) => helikon_error(py, "HelikonError", e.to_string()),
-    }
-}
-
 /// Parse JSON without echoing its content: serde's messages can quote a string value.
 fn parse(py: Python<'_>, what: &str, text: &str) -> PyResult<Value> {
     serde_json::from_str(text).map_err(|e| {
-        helikon_error(
+        raise(
             py,
-            "ConfigError",
+            Class::Config,
             format!(
                 "{what}: invalid JSON at line {}, column {}",
                 e.line(),
@@ -62,17 +54,17 @@ impl PyRedactor {
                 .enumerate()
                 .map(|(i, v)| match v {
                     Value::String(s) => Ok(s),
-                    _ => Err(helikon_error(
+                    _ => Err(raise(
                         py,
-                        "ConfigError",
+                        Class::Config,
                         format!("extra_secrets[{i}] must be a string"),
                     )),
                 })
                 .collect::<PyResult<Vec<String>>>()?,
             _ => {
-                return Err(helikon_error(
+                return Err(raise(
                     py,
-                    "ConfigError",
+                    Class::Config,
                     "extra_secrets_json must be a JSON array of strings".to_string(),
                 ))
             }
@@ -82,17 +74,17 @@ impl PyRedactor {
                 .into_iter()
                 .map(|(k, v)| match v {
                     Value::String(s) => Ok((k, s)),
-                    _ => Err(helikon_error(
+                    _ => Err(raise(
                         py,
-                        "ConfigError",
+                        Class::Config,
                         "env values must be strings".to_string(),
                     )),
                 })
                 .collect::<PyResult<Vec<(String, String)>>>()?,
             _ => {
-                return Err(helikon_error(
+                return Err(raise(
                     py,
-                    "ConfigError",
+                    Class::Config,
                     "env_json must be a JSON object of strings".to_string(),
                 ))
             }
@@ -107,7 +99,7 @@ impl PyRedactor {
         });
         built
             .map(|inner| Self { inner })
-            .map_err(|e| map_err(py, e))
+            .map_err(|e| from_redact(py, e))
     }
 
     /// `text` with every secret replaced by the mask; `text` itself when nothing is found.
@@ -140,14 +132,14 @@ impl PyRedactor {
         } else {
             run()
         };
-        out.map_err(|e| helikon_error(py, "HelikonError", format!("findings: {e}")))
+        out.map_err(|e| raise(py, Class::Helikon, format!("findings: {e}")))
     }
 
     /// Redact a JSON document: strings redacted, secret-named keys' string values masked.
     fn redact_json(&self, py: Python<'_>, json_text: &str) -> PyResult<String> {
         let value = parse(py, "json_text", json_text)?;
         let out = py.detach(|| serde_json::to_string(&self.inner.redact_value(&value)));
-        out.map_err(|e| helikon_error(py, "HelikonError", format!("redact_json: {e}")))
+        out.map_err(|e| raise(py, Class::Helikon, format!("redact_json: {e}")))
     }
 
     /// The replacement marker.

@@ -7,31 +7,17 @@
 //! `Unsupported` / `SelfTest` -> `SandboxUnavailable`, anything else -> `ToolOther`.
 use std::time::Duration;
 
-use helikon_sandbox::{probe, ConfinedDir, SandboxError, SandboxPolicy as Core};
+use helikon_sandbox::{probe, ConfinedDir, SandboxPolicy as Core};
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 
-use crate::errors::helikon_error;
+use crate::errors::{from_sandbox, raise, Class};
 
 /// Default cap for `ConfinedDir.read_*` (10 MiB).
 const DEFAULT_READ_CAP: u64 = 10 * 1024 * 1024;
 
-fn map_err(py: Python<'_>, e: SandboxError) -> PyErr {
-    match e {
-        SandboxError::Denied { path, reason } => {
-            helikon_error(py, "ToolDenied", format!("{path}: {reason}"))
-        }
-        SandboxError::Config(_) => helikon_error(py, "ConfigError", e.to_string()),
-        SandboxError::Unsupported(_) | SandboxError::SelfTest(_) => {
-            helikon_error(py, "SandboxUnavailable", e.to_string())
-        }
-        _ => helikon_error(py, "ToolOther", e.to_string()),
-    }
-}
-
 fn to_json<T: serde::Serialize>(py: Python<'_>, value: &T) -> PyResult<String> {
-    serde_json::to_string(value)
-        .map_err(|e| helikon_error(py, "HelikonError", format!("serialize: {e}")))
+    serde_json::to_string(value).map_err(|e| raise(py, Class::Helikon, format!("serialize: {e}")))
 }
 
 /// A built execution sandbox (see `helikon._native.pyi` for the documented API).
@@ -48,23 +34,22 @@ impl PySandboxPolicy {
         let text = config_json.to_string();
         py.detach(move || Core::from_json(&text))
             .map(|inner| Self { inner })
-            .map_err(|e| map_err(py, e))
+            .map_err(|e| from_sandbox(py, e))
     }
 
     /// Run `command` with `<shell> -c` in the root; returns the outcome JSON.
     fn run(&self, py: Python<'_>, command: &str, timeout_s: f64) -> PyResult<String> {
         if !timeout_s.is_finite() || timeout_s <= 0.0 {
-            return Err(helikon_error(
+            return Err(raise(
                 py,
-                "ConfigError",
+                Class::Config,
                 "timeout_s must be a positive number of seconds".to_string(),
             ));
         }
-        let timeout = Duration::try_from_secs_f64(timeout_s).map_err(|_| {
-            helikon_error(py, "ConfigError", "timeout_s is out of range".to_string())
-        })?;
+        let timeout = Duration::try_from_secs_f64(timeout_s)
+            .map_err(|_| raise(py, Class::Config, "timeout_s is out of range".to_string()))?;
         let out = py.detach(|| self.inner.run(command, timeout));
-        let out = out.map_err(|e| map_err(py, e))?;
+        let out = out.map_err(|e| from_sandbox(py, e))?;
         to_json(py, &out)
     }
 
@@ -132,7 +117,7 @@ impl PyConfinedDir {
         let root = root.to_string();
         py.detach(move || ConfinedDir::open(&root))
             .map(|inner| Self { inner })
-            .map_err(|e| map_err(py, e))
+            .map_err(|e| from_sandbox(py, e))
     }
 
     /// The canonical root path.
@@ -153,7 +138,7 @@ impl PyConfinedDir {
         max_bytes: u64,
     ) -> PyResult<Bound<'py, PyBytes>> {
         let data = py.detach(|| self.inner.read(path, max_bytes));
-        let data = data.map_err(|e| map_err(py, e))?;
+        let data = data.map_err(|e| from_sandbox(py, e))?;
         Ok(PyBytes::new(py, &data))
     }
 
@@ -164,11 +149,11 @@ impl PyConfinedDir {
     )]
     fn read_text(&self, py: Python<'_>, path: &str, max_bytes: u64) -> PyResult<String> {
         let data = py.detach(|| self.inner.read(path, max_bytes));
-        let data = data.map_err(|e| map_err(py, e))?;
+        let data = data.map_err(|e| from_sandbox(py, e))?;
         String::from_utf8(data).map_err(|e| {
-            helikon_error(
+            raise(
                 py,
-                "ToolOther",
+                Class::ToolOther,
                 format!(
                     "{path}: not valid UTF-8 text (invalid byte at offset {})",
                     e.utf8_error().valid_up_to()
@@ -180,33 +165,33 @@ impl PyConfinedDir {
     /// Atomically replace (or create) `path` with `data`.
     fn write_atomic(&self, py: Python<'_>, path: &str, data: &[u8]) -> PyResult<()> {
         py.detach(|| self.inner.write_atomic(path, data))
-            .map_err(|e| map_err(py, e))
+            .map_err(|e| from_sandbox(py, e))
     }
 
     /// Atomically replace (or create) `path` with `text` encoded as UTF-8.
     fn write_text(&self, py: Python<'_>, path: &str, text: &str) -> PyResult<()> {
         py.detach(|| self.inner.write_atomic(path, text.as_bytes()))
-            .map_err(|e| map_err(py, e))
+            .map_err(|e| from_sandbox(py, e))
     }
 
     /// Metadata JSON of `path` (`""` is the root).
     fn stat(&self, py: Python<'_>, path: &str) -> PyResult<String> {
         let st = py.detach(|| self.inner.stat(path));
-        let st = st.map_err(|e| map_err(py, e))?;
+        let st = st.map_err(|e| from_sandbox(py, e))?;
         to_json(py, &st)
     }
 
     /// Whether `path` exists inside the root (a path that would escape raises ToolDenied).
     fn exists(&self, py: Python<'_>, path: &str) -> PyResult<bool> {
         py.detach(|| self.inner.exists(path))
-            .map_err(|e| map_err(py, e))
+            .map_err(|e| from_sandbox(py, e))
     }
 
     /// Entries of the directory `path` as JSON, sorted by name.
     #[pyo3(signature = (path = ""))]
     fn list(&self, py: Python<'_>, path: &str) -> PyResult<String> {
         let entries = py.detach(|| self.inner.list(path));
-        let entries = entries.map_err(|e| map_err(py, e))?;
+        let entries = entries.map_err(|e| from_sandbox(py, e))?;
         to_json(py, &entries)
     }
 

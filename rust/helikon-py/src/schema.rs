@@ -13,10 +13,9 @@ use helikon_schema::tree::{known_word, Node, Num, Obj, Text};
 use helikon_schema::{Report, SchemaError, StrictOptions};
 use pyo3::intern;
 use pyo3::prelude::*;
-use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
 
-use crate::errors::helikon_error;
+use crate::errors::from_schema;
 
 /// Schema text above this size is normalized with the GIL released.
 const DETACH_ABOVE_BYTES: usize = 64 * 1024;
@@ -35,24 +34,7 @@ fn run(
     } else {
         work()
     };
-    result.map_err(|e| helikon_error(py, "SchemaError", e.to_string()))
-}
-
-/// `helikon.errors.SchemaError`, looked up once (refusals are a normal, frequent answer).
-fn schema_error(py: Python<'_>, err: &SchemaError) -> PyErr {
-    static CLASS: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
-    let class = CLASS.get_or_try_init(py, || {
-        py.import("helikon.errors")
-            .and_then(|m| m.getattr("SchemaError"))
-            .map(Bound::unbind)
-    });
-    match class {
-        Ok(class) => match class.bind(py).call1((err.to_string(),)) {
-            Ok(inst) => PyErr::from_value(inst),
-            Err(e) => e,
-        },
-        Err(_) => helikon_error(py, "SchemaError", err.to_string()),
-    }
+    result.map_err(|e| from_schema(py, &e))
 }
 
 /// A string of a schema tree: one of the caller's `str` objects, or a keyword the normalizer
@@ -209,7 +191,7 @@ fn schema_strict_dict<'py>(
     };
     match helikon_schema::strict_tree(&tree, &StrictOptions::default()) {
         Ok(out) => to_py(py, out).map(Some),
-        Err(e) => Err(schema_error(py, &e)),
+        Err(e) => Err(from_schema(py, &e)),
     }
 }
 
@@ -224,7 +206,7 @@ fn schema_strict_report_dict<'py>(
         return Ok(None);
     };
     let (out, report) = helikon_schema::strict_report_tree(&tree, &StrictOptions::default())
-        .map_err(|e| schema_error(py, &e))?;
+        .map_err(|e| from_schema(py, &e))?;
     let Report { lossy, non_strict } = report;
     let lossy = lossy
         .into_iter()

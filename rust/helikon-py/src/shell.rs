@@ -16,15 +16,9 @@ use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyBool, PyString, PyTuple, PyType};
 
-use helikon_shell::{
-    CommandPolicy as Policy, CommandRef, PackedAnalysis, PathRule as Rule, ShellError, Via,
-};
+use helikon_shell::{CommandPolicy as Policy, CommandRef, PackedAnalysis, PathRule as Rule, Via};
 
-use crate::errors::helikon_error;
-
-fn config_error(py: Python<'_>, e: ShellError) -> PyErr {
-    helikon_error(py, "ConfigError", e.to_string())
-}
+use crate::errors::from_shell;
 
 /// `Name(field=repr, …)` from already-built Python values (the dataclass repr format).
 fn repr_of(name: &str, fields: &[(&str, Bound<'_, PyAny>)]) -> PyResult<String> {
@@ -683,7 +677,7 @@ fn shell_split(py: Python<'_>, command: &str) -> Vec<String> {
 /// Does a gitignore-style path pattern match a path?
 #[pyfunction]
 fn path_rule_matches(py: Python<'_>, pattern: &str, path: &str) -> PyResult<bool> {
-    helikon_shell::path_rule_matches(pattern, path).map_err(|e| config_error(py, e))
+    helikon_shell::path_rule_matches(pattern, path).map_err(|e| from_shell(py, e))
 }
 
 /// Lexically clean a path (`..` collapsed, backslashes to `/`).
@@ -703,7 +697,7 @@ struct CommandPolicy {
 impl CommandPolicy {
     #[new]
     fn new(py: Python<'_>, rules_json: &str) -> PyResult<Self> {
-        let inner = Policy::from_json(rules_json).map_err(|e| config_error(py, e))?;
+        let inner = Policy::from_json(rules_json).map_err(|e| from_shell(py, e))?;
         Ok(CommandPolicy {
             inner,
             rules_json: rules_json.to_string(),
@@ -741,7 +735,7 @@ impl PathRule {
     #[new]
     fn new(py: Python<'_>, pattern: &str) -> PyResult<Self> {
         Ok(PathRule {
-            inner: Rule::new(pattern).map_err(|e| config_error(py, e))?,
+            inner: Rule::new(pattern).map_err(|e| from_shell(py, e))?,
         })
     }
 
