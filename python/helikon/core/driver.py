@@ -21,11 +21,12 @@ import asyncio
 import contextlib
 import contextvars
 import json
-from collections.abc import AsyncGenerator, AsyncIterator, Coroutine, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Coroutine
 from dataclasses import replace
-from typing import Any, Protocol
+from typing import Any
 
 from helikon.core.context import RunConfig, RunContext
+from helikon.core.driven import DrivenAgent
 from helikon.core.events import (
     AgentEvent,
     AgentUpdated,
@@ -36,10 +37,8 @@ from helikon.core.events import (
     RunStarted,
     ToolOutputItem,
 )
-from helikon.core.guardrails import Guardrail, GuardrailInput, Tripwire, run_guardrails
-from helikon.core.handoff import HandoffSpec
+from helikon.core.guardrails import GuardrailInput, Tripwire, run_guardrails
 from helikon.core.hooks import (
-    Hook,
     HookError,
     OnHandoff,
     OnRunComplete,
@@ -61,8 +60,7 @@ from helikon.core.items import (
 )
 from helikon.core.loop_core import LoopCore, request_settings, turn_plan, validate_output
 from helikon.core.loop_native import call_of, run_started
-from helikon.core.model import Model, ModelRequest, ModelSettings, ToolDef
-from helikon.core.output import OutputType
+from helikon.core.model import ModelRequest, ModelSettings, ToolDef
 from helikon.core.pause import CALLING_APPROVALS, Approvals, ResumePlan, pause_state
 from helikon.core.run_state import RunState
 from helikon.core.runnable import AgentInput, input_items
@@ -81,49 +79,7 @@ from helikon.errors import (
 )
 from helikon.tracing import RunSpans
 
-__all__ = ["DrivenAgent", "calling_run_context", "resume_agent", "run_agent"]
-
-
-class DrivenAgent(Protocol):
-    """What the driver reads of the agent it runs (:class:`~helikon.Agent` is one).
-
-    The agent describes, the driver drives: this module never imports the agent's class.
-    """
-
-    @property
-    def name(self) -> str: ...
-    @property
-    def model(self) -> Model: ...
-    @property
-    def tools(self) -> Sequence[Tool]: ...
-    @property
-    def handoff_specs(self) -> list[HandoffSpec]: ...
-    @property
-    def model_settings(self) -> ModelSettings: ...
-    @property
-    def output_type(self) -> OutputType[Any] | None: ...
-    @property
-    def hooks(self) -> Sequence[Hook]: ...
-    @property
-    def input_guardrails(self) -> Sequence[Guardrail]: ...
-    @property
-    def output_guardrails(self) -> Sequence[Guardrail]: ...
-
-    def native_config(self, max_turns: int) -> Any:
-        """The compiled native ``LoopConfig`` for ``max_turns``."""
-        ...
-
-    def collisions(self) -> list[str]:
-        """Transfer-tool names that clash (each with what clashes)."""
-        ...
-
-    def render_instructions(self, ctx: RunContext[Any]) -> str:
-        """The system prompt for a run."""
-        ...
-
-    def handoff_target(self, name: str) -> DrivenAgent:
-        """The handoff agent whose real name is ``name``."""
-        ...
+__all__ = ["calling_run_context", "resume_agent", "run_agent"]
 
 
 _CALLING_CONTEXT: contextvars.ContextVar[RunContext[Any] | None] = contextvars.ContextVar(

@@ -24,7 +24,7 @@ from helikon.core.usage import Usage
 from helikon.errors import ConfigError, ResumeRefused
 
 if TYPE_CHECKING:
-    from helikon.core.driver import DrivenAgent as Agent
+    from helikon.core.driven import DrivenAgent as Agent
 
 __all__ = [
     "CALLING_APPROVALS",

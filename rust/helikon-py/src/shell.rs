@@ -18,7 +18,7 @@ use pyo3::types::{PyBool, PyString, PyTuple, PyType};
 
 use helikon_shell::{CommandPolicy as Policy, CommandRef, PackedAnalysis, PathRule as Rule, Via};
 
-use crate::errors::from_shell;
+use crate::errors::{from_shell, raise, Class};
 
 /// `Name(field=repr, …)` from already-built Python values (the dataclass repr format).
 fn repr_of(name: &str, fields: &[(&str, Bound<'_, PyAny>)]) -> PyResult<String> {
@@ -662,7 +662,7 @@ fn shell_analyze(
     };
     limits
         .validate()
-        .map_err(|m| helikon_error(py, "ConfigError", format!("shell_analyze: {m}")))?;
+        .map_err(|m| raise(py, Class::Config, format!("shell_analyze: {m}")))?;
     Ok(ShellAnalysis::new_from(Fields::Native(py.detach(|| {
         helikon_shell::analyze_packed_with(command, &limits)
     }))))
