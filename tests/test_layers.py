@@ -19,6 +19,7 @@ BINDINGS = {
     "redaction.py": "the redaction scanner (helikon-redact)",
     "tools/sandbox_native.py": "the OS sandbox (helikon-sandbox)",
     "sessions/tokens.py": "the token counter",
+    "cli/script_tool.py": "the Rhai script tools (helikon-script)",
 }
 
 #: library modules still importing helikon.testing, each with its owner's note

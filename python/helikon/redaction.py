@@ -56,7 +56,7 @@ from typing import Any, Final
 from helikon import _native
 from helikon.errors import ConfigError
 
-__all__ = ["DEFAULT_MASK", "Finding", "Redactor", "redact"]
+__all__ = ["DEFAULT_MASK", "Finding", "Redactor", "redact", "unusable_secret_reason"]
 
 DEFAULT_MASK: Final = "***"
 """The spec's replacement marker."""
@@ -252,3 +252,12 @@ def redact(text: str, extra_secrets: Iterable[str] = ()) -> str:
         'using *** to auth'
     """
     return Redactor(extra_secrets).redact(text)
+
+
+def unusable_secret_reason(value: str) -> str | None:
+    """Why the scanner ignores ``value`` as a known secret (``"shorter than 8 bytes"``,
+    ``"all digits"``, ``"blank"``, ``"a common word"``), or ``None`` when it keeps it.
+
+    The reason never quotes the value.
+    """
+    return _native.unusable_secret_reason(value)

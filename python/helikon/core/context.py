@@ -7,7 +7,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Generic, Literal, TypeVar
 
-from helikon import _native
 from helikon.core.cancel import CancellationToken
 from helikon.core.hooks import HookRegistry
 from helikon.core.permissions import (
@@ -26,6 +25,7 @@ from helikon.core.permissions import (
     coerce_mode,
 )
 from helikon.errors import ConfigError
+from helikon.redaction import unusable_secret_reason
 from helikon.tracing import TracerHandle
 
 __all__ = ["RunConfig", "RunContext", "ToolContext"]
@@ -42,7 +42,7 @@ def _unusable_reason(value: str) -> str | None:
     """
     reasons = []
     for candidate in (value, value.strip()):
-        reason = _native.unusable_secret_reason(candidate)
+        reason = unusable_secret_reason(candidate)
         if reason is None:
             return None
         reasons.append(reason)

@@ -187,10 +187,10 @@ class AllowRule(_Rule):
         if self.kind == "bash_command":
             import json
 
-            from helikon import _native
+            from helikon.shell import CommandPolicy
 
             try:
-                _native.CommandPolicy(json.dumps({"allow": [self.value]}))
+                CommandPolicy(json.dumps({"allow": [self.value]}))
             except ConfigError as exc:
                 msg = str(exc).removeprefix("invalid command policy rules: ")
                 raise ConfigError(f"AllowRule.bash_command({self.value!r}): {msg}") from None

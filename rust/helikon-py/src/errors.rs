@@ -3,13 +3,15 @@
 //! The exception classes live in `helikon/errors.py` (the Python tree is the single source of
 //! truth); [`Class`] names the ones the native module raises, each looked up once and cached.
 //! Every crate's error type is mapped here ([`from_schema`], [`from_redact`],
-//! [`from_sandbox`], [`from_shell`], [`from_loop`]); the area files only convert values and
+//! [`from_sandbox`], [`from_shell`], [`from_script_compile`], [`from_script_call`],
+//! [`from_loop`]); the area files only convert values and
 //! call these. Should `helikon.errors` be unimportable (a broken install), the message is
 //! raised as `RuntimeError` rather than lost.
 use helikon_loop::ConfigError as LoopConfigError;
 use helikon_redact::RedactError;
 use helikon_sandbox::SandboxError;
 use helikon_schema::SchemaError;
+use helikon_script::ScriptError;
 use helikon_shell::ShellError;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
@@ -24,6 +26,8 @@ pub enum Class {
     Config,
     /// `SchemaError`: a JSON Schema the normalizers refuse.
     Schema,
+    /// `ToolError`: a tool call failed (a script tool's run).
+    Tool,
     /// `ToolDenied`: the sandbox refused a path (a safety boundary).
     ToolDenied,
     /// `ToolOther`: a sandboxed operation failed otherwise.
@@ -33,7 +37,7 @@ pub enum Class {
 }
 
 impl Class {
-    const ALL: usize = 6;
+    const ALL: usize = 7;
 
     /// The class's name in `helikon.errors`.
     pub const fn name(self) -> &'static str {
@@ -41,6 +45,7 @@ impl Class {
             Class::Helikon => "HelikonError",
             Class::Config => "ConfigError",
             Class::Schema => "SchemaError",
+            Class::Tool => "ToolError",
             Class::ToolDenied => "ToolDenied",
             Class::ToolOther => "ToolOther",
             Class::SandboxUnavailable => "SandboxUnavailable",
@@ -104,6 +109,16 @@ pub fn from_shell(py: Python<'_>, e: ShellError) -> PyErr {
     raise(py, Class::Config, e.to_string())
 }
 
+/// A script tool that does not compile (or has no `fn run(args)`): `ConfigError`.
+pub fn from_script_compile(py: Python<'_>, e: ScriptError) -> PyErr {
+    raise(py, Class::Config, e.to_string())
+}
+
+/// A script tool call that failed or was stopped at a limit: `ToolError`.
+pub fn from_script_call(py: Python<'_>, e: ScriptError) -> PyErr {
+    raise(py, Class::Tool, e.to_string())
+}
+
 /// A loop configuration the machine refuses: `ConfigError`.
 pub fn from_loop(py: Python<'_>, e: LoopConfigError) -> PyErr {
     raise(py, Class::Config, e.to_string())
@@ -117,6 +132,7 @@ pub fn helikon_error(py: Python<'_>, class_name: &str, message: String) -> PyErr
     let class = [
         Class::Config,
         Class::Schema,
+        Class::Tool,
         Class::ToolDenied,
         Class::ToolOther,
         Class::SandboxUnavailable,

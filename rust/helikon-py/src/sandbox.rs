@@ -77,7 +77,7 @@ impl PySandboxPolicy {
     /// namespace, or `None` unless the mechanism is the namespace.
     fn egress_listener_fd(&self, py: Python<'_>) -> PyResult<Option<i32>> {
         use std::os::fd::IntoRawFd;
-        let fd = self.inner.egress_listener().map_err(|e| map_err(py, e))?;
+        let fd = self.inner.egress_listener().map_err(|e| from_sandbox(py, e))?;
         Ok(fd.map(IntoRawFd::into_raw_fd))
     }
 

@@ -8,7 +8,7 @@ use std::time::Duration;
 use helikon_script::{Limits, ScriptTool};
 use pyo3::prelude::*;
 
-use crate::errors::helikon_error;
+use crate::errors::{from_script_call, from_script_compile};
 
 /// A compiled Rhai script tool (see `helikon.cli.script_tool` for the documented API).
 #[pyclass(frozen, name = "ScriptTool", module = "helikon._native")]
@@ -51,13 +51,13 @@ impl PyScriptTool {
         let source = source.to_string();
         py.detach(move || ScriptTool::compile(&source, limits))
             .map(|inner| Self { inner })
-            .map_err(|e| helikon_error(py, "ConfigError", e.to_string()))
+            .map_err(|e| from_script_compile(py, e))
     }
 
     /// Call `run(args)` with `args_json` (JSON text); the result as JSON text.
     fn call(&self, py: Python<'_>, args_json: &str) -> PyResult<String> {
         py.detach(|| self.inner.call(args_json))
-            .map_err(|e| helikon_error(py, "ToolError", e.to_string()))
+            .map_err(|e| from_script_call(py, e))
     }
 
     /// The operation cap of each call.

@@ -26,12 +26,12 @@ from collections.abc import Awaitable
 from dataclasses import replace
 from typing import Any, Literal
 
-from helikon._native import SandboxPolicy
 from helikon.core.events import NetworkAccess
 from helikon.errors import ConfigError, SandboxUnavailable
 from helikon.tools.backend import ExecResult
 from helikon.tools.egress.policy import NetworkPolicy
 from helikon.tools.egress.proxy import EgressProxy, ProxyThread
+from helikon.tools.sandbox_native import SandboxPolicy
 from helikon.tools.web.resolve import Resolver
 
 __all__ = ["EgressMechanism", "EgressRuntime"]
