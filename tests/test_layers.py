@@ -20,6 +20,8 @@ BINDINGS = {
     "tools/sandbox_native.py": "the OS sandbox (helikon-sandbox)",
     "sessions/tokens.py": "the token counter",
     "cli/script_tool.py": "the Rhai script tools (helikon-script)",
+    "__init__.py": "the package checks the native module's version at import",
+    "cli/doctor.py": "helikon doctor reports the native module's build",
 }
 
 #: library modules still importing helikon.testing, each with its owner's note
