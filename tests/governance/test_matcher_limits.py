@@ -123,11 +123,33 @@ def test_analyze_refuses_a_limits_of_the_wrong_type() -> None:
         analyze("ls", limits={"max_depth": 3})  # type: ignore[arg-type]
 
 
+@pytest.mark.parametrize(
+    ("command", "programs"),
+    [
+        # arithmetic: bash evaluates the words as an expression and runs nothing
+        ("echo $(( sudo rm x ))", ("echo",)),
+        ('echo "$(( rm -rf x ))"', ("echo",)),
+        # a subshell in a command substitution, and substitutions inside arithmetic, do run
+        ("echo $( ( rm x ) )", ("echo", "rm")),
+        ("echo $(( a[$(rm x)] ))", ("echo", "rm")),
+        ("echo $(($(rm x) + 1))", ("echo", "rm")),
+        ("cat <(( rm x ))", ("cat", "rm")),
+    ],
+)
+def test_arithmetic_runs_only_the_substitutions_inside_it(
+    command: str, programs: tuple[str, ...]
+) -> None:
+    assert analyze(command).programs == programs
+    assert verdict(DENY_RM, command) == ("deny" if "rm" in programs else "no_match")
+
+
 # --------------------------------------------------------------------------- properties
 
 # Templates that run their inner command; `{}` is the inner command (or simple command).
+# `$(` is followed by a space: `$((` opens an arithmetic expansion, which runs nothing when
+# the inner command is a subshell `( ... )` (see the arithmetic test below).
 ANY_COMMAND = [
-    "echo $({})",
+    "echo $( {} )",
     "cat <({})",
     "{{ {}; }}",
     "( {} )",
@@ -138,7 +160,7 @@ ANY_COMMAND = [
     "for i in a b; do {}; done",
     "while true; do {}; done",
     "f() {{ {}; }}; f",
-    'echo "$({})"',
+    'echo "$( {} )"',
 ]
 SIMPLE_ONLY = [
     "sudo {}",
