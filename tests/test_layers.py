@@ -24,12 +24,6 @@ BINDINGS = {
     "cli/doctor.py": "helikon doctor reports the native module's build",
 }
 
-#: library modules still importing helikon.testing, each with its owner's note
-TESTING_IMPORTS_LEFT: dict[str, str] = {
-    # the CLI is being moved to helikon.providers.scripted by its owner
-    "cli/sidecar_models.py": "cli",
-}
-
 
 def _imports(path: Path) -> set[str]:
     tree = ast.parse(path.read_text(encoding="utf-8"))
@@ -65,4 +59,4 @@ def test_library_code_never_imports_the_testing_package() -> None:
         if not name.startswith("testing/")
         and any(i == "helikon.testing" or i.startswith("helikon.testing.") for i in imports)
     }
-    assert importers <= set(TESTING_IMPORTS_LEFT)
+    assert importers == set()

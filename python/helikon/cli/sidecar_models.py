@@ -221,7 +221,7 @@ def _make(folder: Path, spec: _Spec, case: str | None, *, in_file: bool = True) 
 
 
 def _mock(folder: Path, script: str, case: str | None) -> Model:
-    from helikon.testing.mock import MockModel
+    from helikon.providers.scripted import MockModel
 
     resolved = (folder / script).resolve()
     try:
