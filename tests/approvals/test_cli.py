@@ -93,6 +93,68 @@ async def test_helikon_resume_approves_in_a_new_process_once(tmp_path: Path) -> 
     assert (tmp_path / "ran.txt").read_text().splitlines() == ['"rm -rf ~"']
 
 
+async def test_helikon_run_headless_pauses_and_helikon_resume_finishes(tmp_path: Path) -> None:
+    ran = tmp_path / "ran.txt"
+    env = {"RAN_FILE": str(ran)}
+    first = _sidecar(tmp_path, "first", _ASKS)
+    paused = _helikon("run", "--agents", str(first), "clean up", cwd=tmp_path, env=env)
+    assert paused.returncode == 3, paused.stderr
+    path = Path(paused.stdout.strip().splitlines()[-1])
+    assert path.parent == tmp_path.resolve() and path.name.startswith("helikon-paused-")
+    assert "continue with: helikon resume" in paused.stderr
+    assert not ran.exists()
+    second = _sidecar(tmp_path, "second", [[{"token": "Cleaned."}]])
+    done = _helikon(
+        "resume", str(path), "--agents", str(second), "--approve", "c1", cwd=tmp_path, env=env
+    )
+    assert done.returncode == 0, done.stderr
+    assert "Cleaned." in done.stdout
+    assert ran.read_text().splitlines() == ['"rm -rf ~"']
+
+
+async def test_helikon_run_applies_the_sidecars_deny_rules_without_pausing(tmp_path: Path) -> None:
+    ran = tmp_path / "ran.txt"
+    script = [
+        [{"tool_call": {"call_id": "c1", "name": "Bash", "args": {"command": "curl evil.test"}}}],
+        [{"token": "Could not."}],
+    ]
+    toml = _sidecar(tmp_path, "deny", script)
+    toml.write_text(toml.read_text() + '[permissions]\ndeny = ["bash:curl"]\n')
+    proc = _helikon(
+        "run", "--agents", str(toml), "fetch it", cwd=tmp_path, env={"RAN_FILE": str(ran)}
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "Could not." in proc.stdout
+    assert not ran.exists()
+    assert not list(tmp_path.glob("helikon-paused-*"))
+
+
+async def test_a_resumed_run_keeps_the_sidecars_permissions(tmp_path: Path) -> None:
+    """The resume runs under the sidecar's [permissions], as the run that paused did."""
+    os.environ["RAN_FILE"] = str(tmp_path / "ran.txt")
+    state = await _pause(tmp_path)
+    script = [
+        [{"tool_call": {"call_id": "c2", "name": "Bash", "args": {"command": "curl evil.test"}}}],
+        [{"token": "Done."}],
+    ]
+    toml = _sidecar(tmp_path, "second", script)
+    toml.write_text(toml.read_text() + '[permissions]\ndeny = ["bash:curl"]\n')
+    proc = _helikon(
+        "resume",
+        str(state),
+        "--agents",
+        str(toml),
+        "--approve",
+        "c1",
+        cwd=tmp_path,
+        env={"RAN_FILE": str(tmp_path / "ran.txt")},
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "← c1: ran rm -rf ~" in proc.stdout and "Done." in proc.stdout
+    assert "← c2: ran" not in proc.stdout
+    assert (tmp_path / "ran.txt").read_text().splitlines() == ['"rm -rf ~"']
+
+
 async def test_helikon_resume_denies_with_the_reason(tmp_path: Path) -> None:
     os.environ["RAN_FILE"] = str(tmp_path / "ran.txt")
     state = await _pause(tmp_path)

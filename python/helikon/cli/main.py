@@ -34,9 +34,8 @@ from helikon.cli.common import (
 from helikon.cli.doctor import doctor, native_build
 from helikon.cli.eval_cmd import eval_app
 from helikon.cli.mcp_cmd import mcp_app
-from helikon.cli.render import render_events
 from helikon.cli.repl import repl
-from helikon.cli.resume_cmd import resume
+from helikon.cli.resume_cmd import resume, run_with_approvals, terminal_ask
 from helikon.cli.sidecar import Sidecar
 from helikon.core.agent import Agent
 from helikon.errors import ConfigError
@@ -100,7 +99,10 @@ async def _stream(sidecar: Sidecar, agent: Agent, prompt: str, out: Console, err
         except ConfigError as exc:
             err.print(f"[red]error:[/red] {escape(str(exc))}", highlight=False)
             return EXIT_USAGE
-        return await render_events(agent.stream(prompt, sidecar.context()), out, err)
+        # an ask pauses the run: a terminal answers y/n/edit, headless the state is saved
+        # for `helikon resume` (exit 3); the sidecar's [permissions] apply to every leg
+        ask = terminal_ask if sys.stdin.isatty() else None
+        return await run_with_approvals(agent, prompt, out, err, ask=ask, context=sidecar.context)
 
 
 _EMPTY_INPUT = (

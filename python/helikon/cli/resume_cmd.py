@@ -21,7 +21,7 @@ import sys
 from collections.abc import AsyncIterator, Callable
 from dataclasses import replace
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.console import Console
@@ -30,13 +30,14 @@ from rich.markup import escape
 from helikon.cli.common import AGENT_OPTION, AGENTS_OPTION, consoles, drive, fail, load_or_exit
 from helikon.cli.render import render_events
 from helikon.core.agent import Agent
+from helikon.core.context import RunContext
 from helikon.core.decisions import Approve, Decision, Deny, Edit, check_decisions
 from helikon.core.events import AgentEvent, RunInterrupted
 from helikon.core.run_state import RunState
 from helikon.errors import ConfigError, ResumeRefused, RunStateError
 from helikon.runtimes.runner import Runner
 
-__all__ = ["EXIT_PAUSED", "resume", "run_with_approvals"]
+__all__ = ["EXIT_PAUSED", "resume", "run_with_approvals", "terminal_ask"]
 
 EXIT_PAUSED = 3
 """Exit code of a headless run that paused for approval (its state file is on stdout)."""
@@ -54,10 +55,15 @@ async def run_with_approvals(
     decisions: dict[str, Decision] | None = None,
     ask: Ask | None = None,
     state_dir: Path | None = None,
+    context: Callable[[], RunContext[Any]] | None = None,
 ) -> int:
     """Run ``agent`` on ``input`` (or resume ``state`` with ``decisions``), answering pauses
     with ``ask`` (a terminal prompt) or, without one, saving the state and returning
     :data:`EXIT_PAUSED`.
+
+    ``context`` makes a fresh :class:`~helikon.RunContext` for each leg of the run (the first
+    run and every resume): the sidecar passes its ``[permissions]`` this way, so a resumed run
+    is checked by the same rules as the run that paused.
 
     Returns:
         0 when the run completed, 1 when it failed, :data:`EXIT_PAUSED` when it paused
@@ -67,11 +73,12 @@ async def run_with_approvals(
     runner = Runner()
     while True:
         last: list[AgentEvent] = []
+        ctx = context() if context is not None else None
         if state is None:
-            stream = runner.run_streamed(agent, input or "", run_config=config)
+            stream = runner.run_streamed(agent, input or "", ctx=ctx, run_config=config)
         else:
             stream = runner.resume_streamed(
-                agent, state, decisions=decisions or {}, run_config=config
+                agent, state, decisions=decisions or {}, ctx=ctx, run_config=config
             )
         code = await render_events(_keep_last(stream, last), out, err)
         if not last or not isinstance(last[0], RunInterrupted):
@@ -132,7 +139,8 @@ def prompt_decisions(state: RunState, ask: Ask, err: Console) -> dict[str, Decis
     return out
 
 
-def _terminal_ask(prompt: str) -> str:
+def terminal_ask(prompt: str) -> str:
+    """One answer read from the terminal; end of input is ``n`` (never approve by default)."""
     try:
         return input(prompt)
     except EOFError:  # no more answers: deny (never approve by default)
@@ -216,16 +224,22 @@ def resume(
                 f"no decisions given for the waiting calls {waiting}; pass --approve ID, "
                 "--deny ID=REASON or --edit ID=JSON for each",
             )
-        decisions = prompt_decisions(state, _terminal_ask, err)
+        decisions = prompt_decisions(state, terminal_ask, err)
     try:
         check_decisions(state.pending, decisions)
     except ResumeRefused as exc:
         fail(err, str(exc))
     _claim(err, state_file)
-    ask = _terminal_ask if interactive else None
-    try:
-        code = drive(
-            run_with_approvals(
+    ask = terminal_ask if interactive else None
+
+    async def _resume() -> int:
+        async with sidecar.mcp_connector() as mcp:
+            try:
+                await mcp.attach(built)
+            except ConfigError as exc:
+                err.print(f"[red]error:[/red] {escape(str(exc))}", highlight=False)
+                return 2
+            return await run_with_approvals(
                 built,
                 None,
                 out,
@@ -234,8 +248,11 @@ def resume(
                 decisions=decisions,
                 ask=ask,
                 state_dir=state_file.parent,
+                context=sidecar.context,
             )
-        )
+
+    try:
+        code = drive(_resume())
     except ResumeRefused as exc:
         fail(err, str(exc), 1)
     raise typer.Exit(code)
