@@ -34,7 +34,11 @@ fuzz_target!(|data: &[u8]| {
     let (items, results) = match &input {
         TransitionInput::ModelResponse(r) => (r.items.clone(), Vec::new()),
         TransitionInput::ToolResults(r) => (Vec::new(), r.clone()),
-        TransitionInput::Start => (Vec::new(), Vec::new()),
+        TransitionInput::Defer(d) => (Vec::new(), d.results.clone()),
+        TransitionInput::Start
+        | TransitionInput::Decisions(_)
+        | TransitionInput::CompactionStarted(_)
+        | TransitionInput::CompactionCompleted(_) => (Vec::new(), Vec::new()),
     };
     let ctx = TransitionCtx {
         config: &config,
