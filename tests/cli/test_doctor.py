@@ -75,7 +75,7 @@ def test_doctor_json_reports_the_installation() -> None:
     assert {"cli", "openai", "server", "temporal", "web"} <= set(extras)
     assert not {"all", "bench", "test"} & set(extras)
     assert extras["cli"] == {
-        "name": "cli", "ok": True, "detail": "typer, rich, watchfiles", "fix": None
+        "name": "cli", "ok": True, "detail": "typer, rich, watchfiles, jsonschema", "fix": None
     }
     if sys.platform == "linux":
         rows = {c["name"]: c for c in report["sandbox"]["checks"]}

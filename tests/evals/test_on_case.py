@@ -12,7 +12,7 @@ from helikon.testing import Delay, MockModel, Text
 
 
 async def test_on_case_gets_every_result_in_finishing_order() -> None:
-    delays = {"slow": 300, "fast": 0}
+    delays = {"slow": 0.3, "fast": 0.0}  # seconds
     seen: list[CaseResult] = []
 
     def build(case: EvalCase) -> Agent:
