@@ -151,7 +151,7 @@ async def test_a_resumed_run_keeps_the_sidecars_permissions(tmp_path: Path) -> N
     )
     assert proc.returncode == 0, proc.stderr
     assert "← c1: ran rm -rf ~" in proc.stdout and "Done." in proc.stdout
-    assert "← c2: ran" not in proc.stdout
+    assert "← Bash: permission denied: DenyRule.bash_command('curl') matched" in proc.stdout
     assert (tmp_path / "ran.txt").read_text().splitlines() == ['"rm -rf ~"']
 
 
