@@ -16,6 +16,9 @@ Forms (paths are relative to the sidecar's directory)::
     root    = "workspace"
     backend = "os"                               # "os" (default, fail closed) | "host" | "best"
 
+    [sandbox.network]                            # Bash's egress by domain (sidecar_network)
+    allow_domains = ["pypi.org", "*.pythonhosted.org"]
+
 An agent lists the built-in ``Read``, ``Write``, ``Edit`` and ``Bash`` tools by name; they work
 in ``[sandbox] root``, and ``Bash`` runs through the chosen backend: ``os`` is
 :class:`~helikon.tools.OsSandboxBackend` (Landlock + seccomp; when the kernel cannot enforce
@@ -58,6 +61,7 @@ SANDBOX_KEYS = (
     "read_paths",
     "allow_commands",
     "deny_commands",
+    "network",
 )
 _SANDBOX_FIX = '[sandbox] root = "workspace" (a folder next to the sidecar)'
 
@@ -280,6 +284,9 @@ class Toolbox:
                     "run_as = [65534, 65534]",
                 )
             os_options["run_as"] = (run_as[0], run_as[1])
+        from helikon.cli.sidecar_network import network_options
+
+        os_options.update(network_options(self.sc, table, kind))
         try:
             if kind == "host":
                 self._backend = HostBackend(sandbox, timeout=float(timeout))

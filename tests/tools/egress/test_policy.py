@@ -156,3 +156,34 @@ def test_from_dict_names_unknown_keys() -> None:
 def test_to_dict_round_trips() -> None:
     p = NetworkPolicy(allow_domains=["a.org"], allow_ports=[443], allow_unix_sockets=["/x.sock"])
     assert NetworkPolicy.from_dict(p.to_dict()).to_dict() == p.to_dict()
+
+
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [
+        ({"allow_domains": "pypi.org"}, "bash.network.allow_domains must be a list, not the "
+         "string 'pypi.org'"),
+        ({"allow_domains": 7}, "bash.network.allow_domains must be a list of strings, got int"),
+        ({"deny_domains": [None]}, "bash.network.deny_domains: None is not a string"),
+        ({"allow_ports": "443"}, "bash.network.allow_ports must be a list of ports (1-65535), "
+         "got str"),
+        ({"allow_ports": [70000]}, "bash.network.allow_ports: 70000 is not a port (1-65535)"),
+    ],
+)
+def test_from_dict_names_the_field_with_where(data: dict[str, object], message: str) -> None:
+    with pytest.raises(ConfigError) as info:
+        NetworkPolicy.from_dict(data, "bash.network")
+    assert str(info.value) == message
+
+
+async def test_a_static_table_falls_back_to_another_resolver_for_other_names() -> None:
+    from helikon.tools.egress import StaticResolver
+
+    fallback = StaticResolver({"b.test": ["127.0.0.3", "::1"]})
+    r = StaticResolver({"a.test": "127.0.0.2"}, fallback=fallback)
+    assert [str(ip) for ip in await r.resolve("A.test.", 80)] == ["127.0.0.2"]
+    assert [str(ip) for ip in await r.resolve("b.test", 80)] == ["127.0.0.3", "::1"]
+    with pytest.raises(OSError, match=r"'c\.test' is not in the static table"):
+        await r.resolve("c.test", 80)
+    with pytest.raises(ConfigError, match="must be an IP or a list of IPs"):
+        StaticResolver({"a.test": 5})  # type: ignore[dict-item]

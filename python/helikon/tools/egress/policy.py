@@ -155,7 +155,15 @@ def _strings(items: Iterable[str] | None, field: str) -> tuple[str, ...]:
         return ()
     if isinstance(items, str):
         raise ConfigError(f"NetworkPolicy.{field} must be a list, not the string {items!r}")
-    return tuple(items)
+    if isinstance(items, Mapping) or not isinstance(items, Iterable):
+        raise ConfigError(
+            f"NetworkPolicy.{field} must be a list of strings, got {type(items).__name__}"
+        )
+    values = tuple(items)
+    for value in values:
+        if not isinstance(value, str):
+            raise ConfigError(f"NetworkPolicy.{field}: {value!r} is not a string")
+    return values
 
 
 class NetworkPolicy:
@@ -218,6 +226,11 @@ class NetworkPolicy:
             ) from None
         ports: tuple[int, ...] | None = None
         if allow_ports is not None:
+            if isinstance(allow_ports, str | Mapping) or not isinstance(allow_ports, Iterable):
+                raise ConfigError(
+                    "NetworkPolicy.allow_ports must be a list of ports (1-65535), got "
+                    f"{type(allow_ports).__name__}"
+                )
             ports = tuple(allow_ports)
             for port in ports:
                 if isinstance(port, bool) or not isinstance(port, int) or not 0 < port < 65536:
@@ -302,7 +315,8 @@ class NetworkPolicy:
 
         Raises:
             ConfigError: ``data`` is not a table, has an unknown key (named with ``where``
-                and the valid keys) or a bad value.
+                and the valid keys) or a bad value; every message starts with the field
+                as ``where.KEY`` (e.g. ``sandbox.network.allow_ports: 0 is not a port``).
 
         Example:
             >>> NetworkPolicy.from_dict({"allow_domains": ["pypi.org"]}).allow_domains
@@ -313,7 +327,13 @@ class NetworkPolicy:
         unknown = sorted(set(data) - set(_KEYS))
         if unknown:
             raise ConfigError(f"{where}: unknown key(s) {unknown}; valid keys are {list(_KEYS)}")
-        return cls(**data)
+        try:
+            return cls(**data)
+        except ConfigError as exc:
+            text = str(exc)
+            if text.startswith("NetworkPolicy."):
+                text = f"{where}.{text.removeprefix('NetworkPolicy.')}"
+            raise ConfigError(text) from None
 
     def to_dict(self) -> dict[str, list[str] | list[int] | None]:
         """The policy as plain data (the sidecar's ``[bash.network]`` shape)."""
