@@ -172,8 +172,7 @@ def sandbox() -> dict[str, Any]:
             "Landlock",
             False,
             str(caps.get("landlock_missing") or "unavailable"),
-            "use Linux 5.13+ (6.12+ for every default) with 'landlock' in the lsm= boot "
-            "parameter",
+            "use Linux 5.13+ (6.12+ for every default) with 'landlock' in the lsm= boot parameter",
         )
     checks = [
         landlock,
@@ -192,8 +191,10 @@ def sandbox() -> dict[str, Any]:
         _check(
             "cgroup v2 delegation",
             caps["cgroup_delegated"] is not None,
-            str(caps["cgroup_delegated"] or ("not delegated" if caps["cgroup_v2"] else
-                                             "no cgroup v2 hierarchy")),
+            str(
+                caps["cgroup_delegated"]
+                or ("not delegated" if caps["cgroup_v2"] else "no cgroup v2 hierarchy")
+            ),
             "run under `systemd-run --user --scope -p Delegate=yes` (or a container with a "
             "delegated cgroup)",
         ),
@@ -225,12 +226,22 @@ def _talk(host: str, port: int, hello: bytes) -> bytes:
 
 # (name, variable, default, port, what to send, how to start one)
 _REDIS = ("redis", "REDIS_URL", "redis://127.0.0.1:6379", 6379, b"PING\r\n", "redis-server")
-_POSTGRES = ("postgresql", "DATABASE_URL", "postgresql://127.0.0.1:5432", 5432,
-             struct.pack("!ii", 8, 80877103),  # SSLRequest: answered with one byte, S or N
-             "pg_ctl start")
-_TEMPORAL = ("temporal", "TEMPORAL_ADDRESS", "127.0.0.1:7233", 7233,
-             b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + bytes([0, 0, 0, 4, 0, 0, 0, 0, 0]),
-             "temporal server start-dev")
+_POSTGRES = (
+    "postgresql",
+    "DATABASE_URL",
+    "postgresql://127.0.0.1:5432",
+    5432,
+    struct.pack("!ii", 8, 80877103),  # SSLRequest: answered with one byte, S or N
+    "pg_ctl start",
+)
+_TEMPORAL = (
+    "temporal",
+    "TEMPORAL_ADDRESS",
+    "127.0.0.1:7233",
+    7233,
+    b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + bytes([0, 0, 0, 4, 0, 0, 0, 0, 0]),
+    "temporal server start-dev",
+)
 
 
 def _answered(name: str, reply: bytes) -> bool:
@@ -251,12 +262,24 @@ def services() -> list[Check]:
         try:
             reply = _talk(host, real_port, hello)
         except OSError as exc:
-            checks.append(_check(name, False, f"{where}: {exc}",
-                                 f"start {name} there ({start}), or set {env} to where it runs"))
+            checks.append(
+                _check(
+                    name,
+                    False,
+                    f"{where}: {exc}",
+                    f"start {name} there ({start}), or set {env} to where it runs",
+                )
+            )
             continue
         ok = _answered(name, reply)
-        checks.append(_check(name, ok, f"{where}: {'answers' if ok else 'not ' + name}",
-                             f"point {env} at a {name} server"))
+        checks.append(
+            _check(
+                name,
+                ok,
+                f"{where}: {'answers' if ok else 'not ' + name}",
+                f"point {env} at a {name} server",
+            )
+        )
     return checks
 
 

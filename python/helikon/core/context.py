@@ -34,6 +34,7 @@ C = TypeVar("C")
 
 _log = logging.getLogger("helikon.redaction")
 
+
 def _unusable_reason(value: str) -> str | None:
     """Why the scanner would ignore ``value`` (checked as given and trimmed), or ``None``.
 

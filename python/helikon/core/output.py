@@ -27,6 +27,13 @@ class OutputType(Generic[T]):
     schema must be expressible in OpenAI strict mode; construction fails otherwise, naming the
     field, so nothing is silently loosened. Pass ``strict=False`` to send the schema as-is.
 
+    A type whose schema is not an object (a list, a union, a ``Literal``, a scalar) is sent
+    wrapped, in strict mode only: the schema becomes ``{"value": <the type's schema>}`` (one
+    required property; ``$defs`` kept at the root), because OpenAI strict mode and tool
+    parameters need an object at the root. The answer ``{"value": ...}`` is unwrapped before
+    validation, so ``final_output`` is the list or union member itself; a bare value (a model
+    that ignored the wrapper) is accepted too. :attr:`wrapped` says whether this happened.
+
     A derived name has every character outside ``[a-zA-Z0-9_-]`` replaced by ``_`` and is cut
     to 64 characters (a generic model's title ``Page[int]`` becomes ``Page_int``), because
     providers reject other response-format names.
@@ -55,6 +62,7 @@ class OutputType(Generic[T]):
     strict: bool = True
     name: str = ""
     schema: dict[str, Any] = field(default_factory=dict, init=False)
+    wrapped: bool = field(default=False, init=False)
     _adapter: TypeAdapter[Any] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -70,6 +78,9 @@ class OutputType(Generic[T]):
         except pydantic.PydanticUserError as exc:
             raise ConfigError(f"output_type {self.type_!r} has no JSON Schema: {exc}") from exc
         name = self.name or _derived_name(schema.get("title"))
+        if self.strict and not _is_object_schema(schema):
+            schema = _wrapped_schema(schema)
+            object.__setattr__(self, "wrapped", True)
         object.__setattr__(self, "_adapter", adapter)
         object.__setattr__(self, "schema", schema)
         object.__setattr__(self, "name", name)
@@ -122,6 +133,9 @@ class OutputType(Generic[T]):
         as the block's content: models answering in plain text (no native structured output)
         often fence their JSON, and a repair turn for that would be wasted.
 
+        A :attr:`wrapped` type's answer ``{"value": X}`` is validated as ``X``; error paths
+        then start at ``value``.
+
         Returns:
             ``(value, [])`` on success, ``(None, errors)`` on failure; a non-JSON answer gives
             one error containing ``"not valid JSON"``.
@@ -130,6 +144,19 @@ class OutputType(Generic[T]):
             data = json.loads(answer_json(text))
         except json.JSONDecodeError as exc:
             return None, [f"response was not valid JSON: {exc.msg} at position {exc.pos}"]
+        if not self.wrapped:
+            return self._validate(data)
+        if isinstance(data, dict) and set(data) == {_WRAP_KEY}:
+            value, errors = self._validate(data[_WRAP_KEY])
+            if not errors:
+                return value, errors
+            bare, bare_errors = self._validate(data)  # a type whose own object has `value`
+            if not bare_errors:
+                return bare, bare_errors
+            return None, [_under_wrap_key(e) for e in errors]
+        return self._validate(data)
+
+    def _validate(self, data: Any) -> tuple[Any, list[str]]:
         dropped: dict[tuple[Any, ...], Any] = {}
         errors: list[Any] = []
         for _ in range(_MAX_NULL_PASSES):
@@ -147,6 +174,34 @@ class OutputType(Generic[T]):
 
 
 _MAX_NULL_PASSES = 8
+_WRAP_KEY = "value"
+
+
+def _under_wrap_key(error: str) -> str:
+    """An error on the unwrapped value, its path under the wrapper's key."""
+    root = "<root>"
+    return _WRAP_KEY + error[len(root) :] if error.startswith(root) else f"{_WRAP_KEY}.{error}"
+
+
+def _is_object_schema(schema: dict[str, Any]) -> bool:
+    """True when ``schema``'s root is an object (what strict mode and tool parameters need)."""
+    return schema.get("type") == "object"
+
+
+def _wrapped_schema(schema: dict[str, Any]) -> dict[str, Any]:
+    """``{"value": schema}`` as a strict object, ``$defs`` hoisted so ``#/$defs/..`` refs
+    still resolve from the root."""
+    inner = {k: v for k, v in schema.items() if k != "$defs"}
+    wrapper: dict[str, Any] = {
+        "type": "object",
+        "properties": {_WRAP_KEY: inner},
+        "required": [_WRAP_KEY],
+        "additionalProperties": False,
+    }
+    if "$defs" in schema:
+        wrapper["$defs"] = schema["$defs"]
+    return wrapper
+
 
 _NAME = re.compile(r"[a-zA-Z0-9_-]{1,64}")
 # one Markdown code block, optionally tagged (```json), holding the whole answer

@@ -66,6 +66,7 @@ def _utf8_header(raw: str) -> str:
     except (UnicodeEncodeError, UnicodeDecodeError):
         raise _BadRequest(f"{SESSION_HEADER} must be UTF-8 text") from None
 
+
 log = logging.getLogger("helikon.runtimes")
 
 HTTP_PORT = 8080
