@@ -14,7 +14,7 @@ Example:
     ('deny', 'deny_rule', "DenyRule.bash_command('curl')")
 """
 
-from helikon.core.authorize import Explanation, authorize, explain
+from helikon.core.authorize import Containment, Explanation, authorize, explain
 from helikon.core.permissions import (
     AllowRule,
     ApprovalAllow,
@@ -40,6 +40,7 @@ __all__ = [
     "ApprovalHandler",
     "ApprovalOutcome",
     "AskUser",
+    "Containment",
     "DenyRule",
     "Explanation",
     "GuardRule",

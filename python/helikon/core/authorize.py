@@ -12,9 +12,9 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any, TypeAlias
+from typing import TYPE_CHECKING, Any, Protocol, TypeAlias
 
 from helikon.core.permissions import (
     AllowRule,
@@ -35,7 +35,7 @@ from helikon.shell import CommandPolicy, path_rule_matches
 if TYPE_CHECKING:
     from helikon.core.context import RunContext
 
-__all__ = ["AskAnswer", "Deferred", "Explanation", "authorize", "explain"]
+__all__ = ["AskAnswer", "Containment", "Deferred", "Explanation", "authorize", "explain"]
 
 _log = logging.getLogger("helikon.permissions")
 
@@ -73,6 +73,11 @@ class Explanation:
         uncovered: for Bash when ``AllowRule.bash_command`` rules exist but together do not
             cover the command: the first part no allow rule covers and why (``command `rm`
             is not in the allow list, in sub-command `rm -rf x` on line 1``).
+        containment: when :func:`explain` was given a ``sandbox``: what it enforces for this
+            call whatever the decision, one sentence each (the network: denied, open, or the
+            egress policy with a verdict per URL in the command; deletion refused by the
+            kernel under ``deny_delete``; no executing from the workspace under
+            ``no_exec_in_workspace``; or that the command is not contained at all).
     """
 
     decision: str
@@ -82,6 +87,16 @@ class Explanation:
     command: str | None = None
     line: int | None = None
     uncovered: str | None = None
+    containment: tuple[str, ...] = ()
+
+
+class Containment(Protocol):
+    """What :func:`explain`'s ``sandbox`` must offer (an ``OsSandboxBackend`` or a
+    ``BashTool`` does)."""
+
+    def containment_notes(self, tool: str, args: Any) -> tuple[str, ...]:
+        """Sentences on what is enforced for ``tool`` called with ``args``."""
+        ...
 
 
 def _command(args: Any) -> str | None:
@@ -209,12 +224,18 @@ async def explain(
     tool: str,
     args: Any,
     effect: ToolEffect = ToolEffect.SIDE_EFFECT,
+    *,
+    sandbox: Containment | None = None,
 ) -> Explanation:
     """The decision for a call and the rule that made it, without asking anyone.
 
     Approval handlers are not consulted: an ``ask`` here is what a handler would be asked
     (and what resolves to deny without one). The policy IS consulted when the pipeline
     reaches it.
+
+    ``sandbox`` (the ``OsSandboxBackend`` or the ``BashTool`` the call would run on) adds
+    :attr:`Explanation.containment`: what the kernel and the egress proxy refuse for this
+    call whatever the decision.
 
     Example:
         >>> import asyncio
@@ -223,6 +244,15 @@ async def explain(
         >>> (e.decision, e.stage)
         ('ask', 'guard')
     """
+    decided = await _explain(ctx, tool, args, effect)
+    if sandbox is None:
+        return decided
+    return replace(decided, containment=tuple(sandbox.containment_notes(tool, args)))
+
+
+async def _explain(
+    ctx: RunContext[Any], tool: str, args: Any, effect: ToolEffect
+) -> Explanation:
     p = ctx.permissions
     for rule in p.deny_rules:
         if _rule_matches(rule, tool, args, allow=False):

@@ -169,6 +169,21 @@ class BashTool:
     def __repr__(self) -> str:
         return f"BashTool({self.backend!r})"
 
+    def containment_notes(self, tool: str, args: Any) -> tuple[str, ...]:
+        """What the backend enforces for this call whatever the permission decision (see
+        :func:`helikon.permissions.explain`'s ``sandbox``); ``()`` for other tools."""
+        if tool != self.name:
+            return ()
+        notes = getattr(self.backend, "containment_notes", None)
+        if callable(notes):
+            return tuple(notes(tool, args))
+        if not self.backend.guarantees().contained:
+            return (
+                f"not contained ({type(self.backend).__name__}): the command can read, write "
+                "and reach whatever this process can; only the permission rules stand in its way",
+            )
+        return ()
+
     async def invoke(self, ctx: ToolContext[Any], args: Any) -> ToolOutput:
         """Validate ``args``, check the command lists, run it, format the result.
 

@@ -9,6 +9,7 @@ from typing import Any, Literal
 
 from helikon.core.cancel import CancellationToken
 from helikon.errors import ConfigError
+from helikon.tools._containment import containment_notes
 from helikon.tools._policy_backend import DEFAULT_TIMEOUT_S, PolicyBackend, base_config
 from helikon.tools._workspace_rules import relative_paths, workspace_rules
 from helikon.tools.backend import ExecResult, ResourceLimits
@@ -207,6 +208,12 @@ class OsSandboxBackend(PolicyBackend):
         command's ``network_access`` events and a note per refused destination."""
         run = super().run(command, timeout=timeout, cancel=cancel)
         return await (run if self._egress is None else self._egress.attach(run))
+
+    def containment_notes(self, tool: str, args: Any) -> tuple[str, ...]:
+        """What the kernel and the egress proxy refuse for this call whatever the permission
+        decision (network, ``deny_delete``, ``no_exec_in_workspace``); ``()`` for tools
+        other than ``Bash``. :func:`helikon.permissions.explain` shows them."""
+        return containment_notes(self, tool, args)
 
     def close(self) -> None:
         """Stop the egress proxy, if any (the backend cannot reach the network after)."""
