@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from helikon import Agent, RunContext, tool
+from helikon import Agent, ParallelAgent, RunContext, SequentialAgent, tool
 from helikon.core.permissions import AskUser, PermissionAllow, PermissionDecision
 from helikon.testing import Call, MockModel, Text
 
@@ -53,3 +53,21 @@ def agent(scripts: list[list[Any]]) -> Agent:
 
 def ctx() -> RunContext[None]:
     return RunContext.ephemeral().with_permission_policy(AsksForRefunds())
+
+
+def pipeline(check: list[list[Any]], support: list[list[Any]], audit: list[list[Any]]) -> Any:
+    """A sequential pattern whose second step is a parallel fan-out: ``check`` looks the
+    order up, then ``support`` (asks for a refund) and ``audit`` (answers) run together."""
+    return SequentialAgent(
+        "pipe",
+        steps=[
+            Agent(name="check", model=MockModel(check), tools=[lookup]),
+            ParallelAgent(
+                "fan",
+                branches=[
+                    agent(support),
+                    Agent(name="audit", model=MockModel(audit), tools=[lookup]),
+                ],
+            ),
+        ],
+    )

@@ -1,6 +1,7 @@
 """A child process that pauses a run or resumes one (the cross-process approval tests).
 
-``python -m tests.approvals.proc pause|resume`` with the environment:
+``python -m tests.approvals.proc pause|resume|pause-pattern|resume-pattern`` with the
+environment (the ``-pattern`` modes run :func:`tests.approvals._support.pipeline`):
 
 * ``APPROVAL_BACKEND``: ``sqlite`` (``HELIKON_TEST_SQLITE_PATH``) or ``postgres``
   (``HELIKON_TEST_POSTGRES_DSN``, ``HELIKON_TEST_POSTGRES_SCHEMA``);
@@ -25,7 +26,7 @@ from typing import Any
 from helikon import Approve, Deny, Edit, RunConfig, RunState
 from helikon.errors import ResumeRefused, RunInterruptedError
 from helikon.runtimes.runner import Runner
-from helikon.testing import Text
+from helikon.testing import Call, Text
 from tests.approvals import _support as s
 from tests.sessions import backends
 
@@ -54,6 +55,40 @@ def _decision(value: Any) -> Any:
 async def main(mode: str) -> int:
     session = await _session()
     state_file = Path(os.environ["APPROVAL_STATE"])
+    if mode == "pause-pattern":
+        pipe = s.pipeline(
+            [[Call("k1", "lookup", {"order": "A7"})], [Text("A7 exists")]],
+            [[Call("c2", "refund", {"order": "A7", "amount": 40})]],
+            [[Text("audit ok")]],
+        )
+        try:
+            await Runner().run(
+                pipe,
+                "refund A7",
+                session=session,
+                ctx=s.ctx(),
+                run_config=RunConfig(approval="defer"),
+            )
+        except RunInterruptedError as err:
+            state_file.write_text(err.state.to_json(), encoding="utf-8")
+            return 2
+        return 1
+    if mode == "resume-pattern":
+        state = RunState.from_json(state_file.read_text(encoding="utf-8"))
+        decisions = {
+            k: _decision(v) for k, v in json.loads(os.environ["APPROVAL_DECISIONS"]).items()
+        }
+        pipe = s.pipeline([], [[Text("Refunded.")]], [])  # check and audit must not run again
+        ctx = s.ctx()
+        try:
+            result = await Runner().resume(
+                pipe, state, decisions=decisions, session=session, ctx=ctx
+            )
+        except ResumeRefused as exc:
+            print(f"refused: {exc}")
+            return 3
+        print(json.dumps({"output": result.final_output, "state": dict(ctx.state)}))
+        return 0
     if mode == "pause":
         agent = s.agent([s.first_turn(), [Text("unused")]])
         try:

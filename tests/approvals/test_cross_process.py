@@ -109,3 +109,31 @@ def test_deny_and_edit_in_another_process(backend_env: dict[str, str], tmp_path:
     assert last["is_error"] is True
     assert last["content"][0]["text"] == "approval denied: not today"
     assert [r[0] for r in _ran(tmp_path)].count("refund") == 1
+
+
+def test_a_pattern_paused_in_one_process_resumes_inside_its_step_in_another(
+    backend_env: dict[str, str], tmp_path: Path
+) -> None:
+    code, _ = _run("pause-pattern", backend_env, tmp_path)
+    assert code == 2
+    state = json.loads((tmp_path / "state.json").read_text())
+    assert state["agent_path"] == ["pipe", "fan", "support"]
+    assert state["pattern"]["done"] == {"check": "A7 exists"}
+    assert state["steps"]["fan"]["pattern"]["done"] == {"audit": "audit ok"}
+    assert [p["call_id"] for p in state["pending"]] == ["c2"]
+    assert _ran(tmp_path) == [["lookup", "A7"]]
+    code, out = _run("resume-pattern", backend_env, tmp_path, {"c2": "approve"})
+    assert code == 0, out
+    done = json.loads(out)
+    assert done["output"] == '{"audit":"audit ok","support":"Refunded."}'
+    assert done["state"] == {
+        "check": "A7 exists",
+        "audit": "audit ok",
+        "support": "Refunded.",
+        "fan": '{"audit":"audit ok","support":"Refunded."}',
+    }
+    assert _ran(tmp_path) == [["lookup", "A7"], ["refund", {"order": "A7", "amount": 40}]]
+    code, out = _run("resume-pattern", backend_env, tmp_path, {"c2": "approve"})
+    assert code == 3
+    assert "already resumed" in out
+    assert len(_ran(tmp_path)) == 2

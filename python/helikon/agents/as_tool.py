@@ -26,10 +26,11 @@ import unicodedata
 from dataclasses import replace
 from typing import Any
 
+from helikon.agents.pause import prepare_resume
 from helikon.core.context import RunConfig, RunContext, ToolContext
-from helikon.core.driver import calling_run_context, resume_agent
+from helikon.core.driver import calling_run_context
 from helikon.core.hooks import HookRegistry
-from helikon.core.pause import CALLING_APPROVALS, plan_resume
+from helikon.core.pause import CALLING_APPROVALS
 from helikon.core.permissions import Permissions
 from helikon.core.result import RunResultStreaming
 from helikon.core.runnable import Runnable, check_runnable
@@ -192,11 +193,8 @@ class AgentAsTool:
             config = replace(config, approval="defer")  # an ask inside pauses the caller
         paused = approvals.nested.pop(ctx.call_id, None) if approvals is not None else None
         sub_ctx = self._sub_context(ctx)
-        from helikon.core.agent import Agent  # a pattern has no machine to resume
-
-        if paused is not None and isinstance(self.agent, Agent):
-            plan = plan_resume(self.agent, paused[0], paused[1], config.max_turns)
-            stream = resume_agent(self.agent, plan, sub_ctx, config)
+        if paused is not None:  # continue the sub-run (an agent's or a pattern's) where it asked
+            stream = prepare_resume(self.agent, paused[0], paused[1], config)(sub_ctx)
         else:
             stream = self.agent.stream(text, sub_ctx, run_config=config)
         try:

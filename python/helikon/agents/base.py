@@ -20,12 +20,23 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from helikon.agents.pause import (
+    PatternPaused,
+    Resuming,
+    Starter,
+    check_pattern_state,
+    child_run_config,
+    pattern_state,
+    prepare_resume,
+    share_decisions,
+)
 from helikon.core.cancel import CancellationToken
 from helikon.core.context import RunConfig, RunContext
+from helikon.core.decisions import Decision
 from helikon.core.events import (
     AgentEvent,
     AgentUpdated,
@@ -37,6 +48,7 @@ from helikon.core.events import (
 )
 from helikon.core.items import AssistantMessage, Item, TextPart, text_of
 from helikon.core.result import RunResult
+from helikon.core.run_state import RunState
 from helikon.core.runnable import (
     AgentInput,
     Runnable,
@@ -53,6 +65,7 @@ from helikon.errors import (
     Cancelled,
     ConfigError,
     MaxAgentDepthExceeded,
+    ResumeRefused,
     RunError,
     RunTimeout,
 )
@@ -87,6 +100,8 @@ class ChildOutcome:
     usage: Usage = field(default_factory=Usage)
     error: dict[str, Any] | None = None
     done: bool = False
+    paused: RunState | None = None
+    """The child's state when it paused for approval (``error`` stays ``None``)."""
 
     @property
     def failed(self) -> bool:
@@ -108,10 +123,23 @@ class PatternRun:
     child_config: RunConfig | None
     token: CancellationToken
     usage: Usage = field(default_factory=Usage)
+    resuming: Resuming | None = None
+    """Set when the run resumes a pause: the progress then, the paused steps' starters."""
 
     @property
     def state(self) -> dict[str, Any]:
         return self.ctx.state
+
+    def config_for(self, agent: Any) -> RunConfig | None:
+        """The run config ``agent`` runs under as a step (see
+        :func:`helikon.agents.pause.child_run_config`)."""
+        return child_run_config(self.config, self.child_config, agent)
+
+    def restore_done(self) -> dict[str, str]:
+        """On a resume: the finished steps' answers, written back to ``state``."""
+        done = self.resuming.done if self.resuming is not None else {}
+        self.state.update(done)
+        return dict(done)
 
     def cancel_error(self) -> AgentError:
         """``RunTimeout`` when the pattern's deadline fired, else ``Cancelled``."""
@@ -124,15 +152,6 @@ class PatternRun:
             raise PatternFailed(self.cancel_error())
 
 
-def paused_in_pattern(agent: str) -> str:
-    """Why a pattern fails when one of its agents pauses for approval."""
-    return (
-        f"agent {agent!r} paused for approval inside a pattern; pauses inside patterns are not "
-        "supported yet (nothing that waits ran): run that agent directly, or answer asks "
-        "inline (RunConfig(approval='inline') with an approval handler)"
-    )
-
-
 async def run_child(
     run: PatternRun, key: str, agent: Runnable, items: list[Item], outcome: ChildOutcome
 ) -> AsyncIterator[AgentEvent]:
@@ -140,9 +159,15 @@ async def run_child(
 
     The child's ``RunStarted`` becomes ``AgentUpdated(agent=name)`` (the active agent
     changed); its terminal event is not forwarded: its usage is added to ``run.usage`` and
-    its error, if any, lands in ``outcome``. A child stream that raises is a failure too.
+    its error, if any, lands in ``outcome``; a child that paused for approval leaves its
+    state in ``outcome.paused``. A child stream that raises is a failure too. On a resume, a
+    step that paused continues from its pause (once) instead of starting again.
     """
-    stream = agent.stream(list(items), run.ctx, run_config=run.child_config)
+    start = run.resuming.steps.pop(key, None) if run.resuming is not None else None
+    if start is not None:
+        stream = start(run.ctx)
+    else:
+        stream = agent.stream(list(items), run.ctx, run_config=run.config_for(agent))
     try:
         async with contextlib.aclosing(stream):  # type: ignore[type-var]
             async for ev in stream:
@@ -155,9 +180,9 @@ async def run_child(
                     outcome.usage = ev.usage
                     outcome.error = dict(ev.error)
                     break
-                elif isinstance(ev, RunInterrupted):  # fail closed: the waiting calls never ran
+                elif isinstance(ev, RunInterrupted):  # the waiting calls never ran
                     outcome.usage = ev.usage
-                    outcome.error = AgentOther(paused_in_pattern(agent.name)).to_dict()
+                    outcome.paused = ev.state
                     break
                 else:
                     if isinstance(ev, MessageOutput):
@@ -202,6 +227,8 @@ class PatternAgent:
     name: str
     description: str
     run_config: RunConfig
+    kind: str = "pattern"
+    """The pattern's kind in a paused :class:`~helikon.RunState` (``state.pattern["kind"]``)."""
 
     def _init_base(self, name: str, description: str, run_config: RunConfig | None) -> None:
         kind = type(self).__name__
@@ -228,6 +255,52 @@ class PatternAgent:
         """A problem that fails the run before any child starts (``None``: none)."""
         return None
 
+    def _children(self) -> list[tuple[str, Runnable]]:
+        """The steps as ``(key, agent)`` pairs (a paused state names steps by key)."""
+        raise NotImplementedError
+
+    def _shape(self) -> Any:
+        """What a resume must find unchanged: the steps' keys and names (and the kind's
+        own structure, e.g. a graph's edges)."""
+        return [[key, agent.name] for key, agent in self._children()]
+
+    # ------------------------------------------------------------------ resuming
+
+    def prepare_resume(
+        self,
+        state: RunState,
+        decisions: Mapping[str, Decision],
+        run_config: RunConfig | None = None,
+    ) -> Starter:
+        """Check a paused state of this pattern and ``decisions`` (down through every paused
+        step; nothing runs); return the function that starts the resumed run on a context.
+        ``Runner.resume(pattern, state, decisions=...)`` calls it.
+
+        Raises:
+            ResumeRefused: not this pattern's pause, its steps changed, a paused step's
+                agent cannot resume it, or the decisions do not answer exactly the calls.
+        """
+        check_pattern_state(self.kind, self.name, self._shape(), state)
+        config = run_config or replace(self.run_config, approval="defer")
+        child_config = None if run_config is None else replace(run_config, timeout=None)
+        children = dict(self._children())
+        starters: dict[str, Starter] = {}
+        for key, share in share_decisions(state, decisions).items():
+            child = children.get(key)
+            if child is None:
+                raise ResumeRefused(f"{self.kind} pattern {self.name!r} has no step {key!r}")
+            sub = state.steps[key]
+            starters[key] = prepare_resume(
+                child, sub, share, child_run_config(config, child_config, child)
+            )
+        resuming = Resuming(dict(state.pattern or {}), starters)
+        items = list(state.conversation or [])
+
+        def start(ctx: RunContext[Any]) -> AsyncIterator[AgentEvent]:
+            return self._frame(items, ctx, config, resuming, explicit=run_config is not None)
+
+        return start
+
     # ------------------------------------------------------------------ running
 
     def stream(
@@ -251,18 +324,28 @@ class PatternAgent:
         return self._frame(input, ctx, run_config)
 
     async def _frame(
-        self, input: AgentInput, ctx: RunContext[Any], run_config: RunConfig | None
+        self,
+        input: AgentInput,
+        ctx: RunContext[Any],
+        run_config: RunConfig | None,
+        resuming: Resuming | None = None,
+        *,
+        explicit: bool = True,
     ) -> AsyncIterator[AgentEvent]:
         items = input_items(input)
         config = run_config or self.run_config
-        child_config = None if run_config is None else replace(run_config, timeout=None)
+        child_config = (
+            None if run_config is None or not explicit else replace(run_config, timeout=None)
+        )
         yield RunStarted(agent=self.name)
         token = ctx.cancel.child()
         timer: asyncio.TimerHandle | None = None
         if config.timeout is not None:
             timer = asyncio.get_running_loop().call_later(config.timeout, token.cancel, "timeout")
         sub = replace(ctx, cancel=token, agent_depth=ctx.agent_depth + 1)
-        run = PatternRun(sub, config, child_config, token)
+        run = PatternRun(sub, config, child_config, token, resuming=resuming)
+        if resuming is not None:
+            run.usage = Usage.model_validate(resuming.progress.get("usage") or {})
         finished = False
         try:
             problem = self._precheck()
@@ -274,6 +357,21 @@ class PatternAgent:
                 yield ev
             finished = True
             yield RunCompleted(usage=run.usage)
+        except PatternPaused as paused:
+            finished = True
+            try:
+                state = pattern_state(
+                    kind=self.kind,
+                    name=self.name,
+                    shape=self._shape(),
+                    items=items,
+                    usage=run.usage,
+                    paused=paused,
+                )
+            except ResumeRefused as exc:
+                yield RunFailed(error=AgentOther(str(exc)).to_dict(), usage=run.usage)
+            else:
+                yield RunInterrupted(state=state, usage=run.usage)
         except PatternFailed as exc:
             finished = True
             yield RunFailed(error=exc.error, usage=run.usage)
@@ -386,6 +484,9 @@ class StepsPattern(PatternAgent):
         self._check_new_key(key, "then_keyed")
         self.steps.append((key, checked))
         return self
+
+    def _children(self) -> list[tuple[str, Runnable]]:
+        return list(self.steps)
 
     def _precheck(self) -> AgentError | None:
         if not self.steps:

@@ -13,6 +13,11 @@ Termination is deterministic: once every node ran, the graph emits one final ass
 message built from the sink nodes (no outgoing edge): a single sink's text verbatim, several
 as a sorted-key JSON object keyed by node name (as :class:`ParallelAgent`).
 
+With ``RunConfig(approval="defer")`` a node that asks pauses the graph once nothing else
+can run (its descendants wait; independent nodes finish): finished nodes keep their answers
+(not run again on resume), paused nodes continue where they asked, then their successors
+run. A failed node fails the graph.
+
 Failure is collect-all: a failed node's transitive descendants are skipped (independent
 branches still finish), then one ``RunFailed`` names the failed and the skipped nodes.
 """
@@ -32,9 +37,11 @@ from helikon.agents.base import (
     final_message,
 )
 from helikon.agents.parallel import sorted_json
+from helikon.agents.pause import PatternPaused
 from helikon.core.context import RunConfig
 from helikon.core.events import AgentEvent
 from helikon.core.items import Item, TextPart, UserMessage
+from helikon.core.run_state import RunState
 from helikon.errors import AgentOther, ConfigError
 
 __all__ = ["GraphAgent"]
@@ -118,6 +125,8 @@ class GraphAgent(PatternAgent):
         'B'
     """
 
+    kind = "graph"
+
     def __init__(
         self,
         name: str,
@@ -168,6 +177,13 @@ class GraphAgent(PatternAgent):
             )
         self.sinks = [n for n in names if not self.succ[n]]
 
+    def _children(self) -> list[tuple[str, Runnable]]:
+        return list(self.nodes.items())
+
+    def _shape(self) -> object:
+        edges = sorted([a, b] for a in self.order for b in self.succ[a])
+        return {"nodes": super()._shape(), "edges": edges}
+
     def _descendants(self, node: str) -> set[str]:
         out: set[str] = set()
         todo = list(self.succ[node])
@@ -185,15 +201,16 @@ class GraphAgent(PatternAgent):
         return [*items, *extra]
 
     async def _drive(self, items: list[Item], run: PatternRun) -> AsyncIterator[AgentEvent]:
-        waiting = {n: len(self.pred[n]) for n in self.order}
-        texts: dict[str, str] = {}
+        texts = run.restore_done()  # nodes that finished before a pause: not run again
+        waiting = {n: sum(1 for p in self.pred[n] if p not in texts) for n in self.order}
+        paused: dict[str, RunState] = {}
         failed: dict[str, str] = {}
         skipped: set[str] = set()
         group = Concurrent(run)
         try:
             for n in self.order:
-                if waiting[n] == 0:
-                    group.start(n, self.nodes[n], list(items))
+                if waiting[n] == 0 and n not in texts:
+                    group.start(n, self.nodes[n], self._input(items, n, texts))
             async for ev in group.events():
                 if not isinstance(ev, ChildDone):
                     yield ev
@@ -202,6 +219,9 @@ class GraphAgent(PatternAgent):
                 if ev.outcome.failed:
                     failed[node] = ev.outcome.describe_error()
                     skipped |= self._descendants(node)
+                    continue
+                if ev.outcome.paused is not None:  # its successors wait for the resume
+                    paused[node] = ev.outcome.paused
                     continue
                 texts[node] = ev.outcome.final_text
                 run.state[node] = ev.outcome.final_text
@@ -217,6 +237,10 @@ class GraphAgent(PatternAgent):
             skip = [n for n in self.order if n in skipped]
             msg = f"GraphAgent {self.name!r}: node(s) failed: {parts}"
             raise PatternFailed(AgentOther(f"{msg}; skipped: {', '.join(skip) or 'none'}"))
+        if paused:
+            order = {n: i for i, n in enumerate(self.order)}
+            steps = dict(sorted(paused.items(), key=lambda kv: order[kv[0]]))
+            raise PatternPaused({"done": dict(texts)}, steps)
         if len(self.sinks) == 1:
             answer = texts[self.sinks[0]]
         else:

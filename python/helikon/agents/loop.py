@@ -14,6 +14,11 @@ The escalation is recorded in the run's shared ``state`` under :data:`ESCALATE_K
 innermost enclosing loop consumes it; each loop clears it before every sub-agent), so it
 reaches the loop from any depth of nesting inside it, but not from inside an
 :class:`~helikon.agents.AgentAsTool` sub-run, whose state is its own.
+
+With ``RunConfig(approval="defer")`` a sub-agent that asks pauses the loop; the paused
+state keeps the pass (``iteration``), the sub-agent's position in it (``index``), the
+answers written so far and a pending escalation, so ``Runner.resume`` continues inside that
+sub-agent and the loop's count goes on from there.
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
 from helikon.agents.base import ChildOutcome, PatternFailed, PatternRun, StepsPattern, run_child
+from helikon.agents.pause import PatternPaused
 from helikon.core.context import RunConfig
 from helikon.core.events import AgentEvent
 from helikon.core.items import Item
@@ -63,6 +69,8 @@ class LoopAgent(StepsPattern):
         ConfigError: an empty name, ``max_iterations`` < 1, or a step that is not an agent.
     """
 
+    kind = "loop"
+
     def __init__(
         self,
         name: str,
@@ -82,15 +90,37 @@ class LoopAgent(StepsPattern):
         self.max_iterations = max_iterations
         self._init_steps(steps)
 
+    def _shape(self) -> object:
+        return {"steps": super()._shape(), "max_iterations": self.max_iterations}
+
     async def _drive(self, items: list[Item], run: PatternRun) -> AsyncIterator[AgentEvent]:
         state = run.state
-        for _ in range(self.max_iterations):
-            for key, agent in self.steps:
+        keys = [k for k, _ in self.steps]
+        progress = run.resuming.progress if run.resuming is not None else {}
+        run.restore_done()
+        first, at = int(progress.get("iteration", 0)), int(progress.get("index", 0))
+        for iteration in range(first, self.max_iterations):
+            for index, (key, agent) in enumerate(self.steps):
+                if iteration == first and index < at:  # ran before the pause
+                    continue
                 run.fail_if_cancelled()
+                resumed = iteration == first and index == at and run.resuming is not None
                 state.pop(ESCALATE_KEY, None)
+                if resumed and progress.get("escalated"):
+                    state[ESCALATE_KEY] = True  # a tool escalated before the step paused
                 outcome = ChildOutcome(key, agent.name)
                 async for ev in run_child(run, key, agent, items, outcome):
                     yield ev
+                if outcome.paused is not None:
+                    raise PatternPaused(
+                        {
+                            "iteration": iteration,
+                            "index": index,
+                            "escalated": bool(state.pop(ESCALATE_KEY, False)),
+                            "done": {k: state[k] for k in keys if isinstance(state.get(k), str)},
+                        },
+                        {key: outcome.paused},
+                    )
                 escalated = bool(state.pop(ESCALATE_KEY, False))
                 if outcome.error is not None:
                     raise PatternFailed(outcome.error)

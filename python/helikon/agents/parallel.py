@@ -11,6 +11,10 @@ names every failed branch (``AgentOther``). Cancellation and ``RunConfig.timeout
 branch (their tokens are children of the pattern's) and fail with ``Cancelled`` / ``Timeout``.
 Branch keys must be unique: a duplicate fails the run before any branch starts.
 
+With ``RunConfig(approval="defer")`` a branch that asks pauses the pattern once every
+branch has ended: finished branches keep their answers (in the paused state, not run again
+on resume), paused ones continue where they asked; a failed branch fails the pattern.
+
 Events: each branch's events form one contiguous block after ``AgentUpdated(branch)`` (see
 :mod:`helikon.agents._concurrent`); the final message follows ``AgentUpdated(pattern)``.
 """
@@ -31,6 +35,7 @@ from helikon.agents.base import (
     check_runnable,
     final_message,
 )
+from helikon.agents.pause import PatternPaused
 from helikon.core.context import RunConfig
 from helikon.core.events import AgentEvent
 from helikon.core.items import Item
@@ -77,6 +82,8 @@ class ParallelAgent(PatternAgent):
         '{"x":"1","y":"2"}'
     """
 
+    kind = "parallel"
+
     def __init__(
         self,
         name: str,
@@ -117,6 +124,9 @@ class ParallelAgent(PatternAgent):
         self.branches.append((key, checked))
         return self
 
+    def _children(self) -> list[tuple[str, Runnable]]:
+        return list(self.branches)
+
     def _precheck(self) -> AgentError | None:
         if not self.branches:
             return AgentOther(f"ParallelAgent {self.name!r} has no branches; add one with .add")
@@ -132,14 +142,20 @@ class ParallelAgent(PatternAgent):
 
     async def _drive(self, items: list[Item], run: PatternRun) -> AsyncIterator[AgentEvent]:
         group = Concurrent(run)
+        done = run.restore_done()
+        outcomes: list[ChildOutcome] = [
+            ChildOutcome(key, agent.name, final_text=done[key], done=True)
+            for key, agent in self.branches
+            if key in done
+        ]
         try:
             for key, agent in self.branches:
-                group.start(key, agent, items)
-            outcomes: list[ChildOutcome] = []
+                if key not in done:  # a branch that finished before a pause is not run again
+                    group.start(key, agent, items)
             async for ev in group.events():
                 if isinstance(ev, ChildDone):
                     outcomes.append(ev.outcome)
-                    if not ev.outcome.failed:
+                    if not ev.outcome.failed and ev.outcome.paused is None:
                         run.state[ev.outcome.key] = ev.outcome.final_text
                 else:
                     yield ev
@@ -151,6 +167,10 @@ class ParallelAgent(PatternAgent):
             raise PatternFailed(
                 aggregate_failure("ParallelAgent", self.name, failed, len(self.branches))
             )
+        paused = {o.key: o.paused for o in outcomes if o.paused is not None}
+        if paused:
+            finished = {o.key: o.final_text for o in outcomes if o.paused is None}
+            raise PatternPaused({"done": finished}, dict(sorted(paused.items())))
         answer = sorted_json({o.key: o.final_text for o in outcomes})
         for ev in final_message(self.name, answer):
             yield ev

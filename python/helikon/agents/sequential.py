@@ -8,6 +8,10 @@ step that fails ends the run with that step's error; later steps do not run.
 Events: ``RunStarted(pattern)``, then per step ``AgentUpdated(step)`` and the step's events
 (its own ``RunStarted`` and terminal event are folded in), then one ``RunCompleted`` whose
 usage sums every step.
+
+With ``RunConfig(approval="defer")`` a step that asks pauses the pattern
+(``RunInterrupted``); ``Runner.resume(pattern, state, decisions=...)`` continues inside that
+step, without running the earlier steps again (their answers are back in ``ctx.state``).
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
 from helikon.agents.base import ChildOutcome, PatternFailed, PatternRun, StepsPattern, run_child
+from helikon.agents.pause import PatternPaused
 from helikon.core.context import RunConfig
 from helikon.core.events import AgentEvent
 from helikon.core.items import Item
@@ -46,6 +51,8 @@ class SequentialAgent(StepsPattern):
         'two'
     """
 
+    kind = "sequential"
+
     def __init__(
         self,
         name: str,
@@ -58,11 +65,16 @@ class SequentialAgent(StepsPattern):
         self._init_steps(steps)
 
     async def _drive(self, items: list[Item], run: PatternRun) -> AsyncIterator[AgentEvent]:
+        done = run.restore_done()
         for key, agent in self.steps:
+            if key in done:  # finished before a pause: not run again
+                continue
             run.fail_if_cancelled()
             outcome = ChildOutcome(key, agent.name)
             async for ev in run_child(run, key, agent, items, outcome):
                 yield ev
+            if outcome.paused is not None:
+                raise PatternPaused({"done": done}, {key: outcome.paused})
             if outcome.error is not None:
                 raise PatternFailed(outcome.error)
-            run.state[key] = outcome.final_text
+            run.state[key] = done[key] = outcome.final_text

@@ -11,6 +11,11 @@ Bounding: every handoff nests one level deeper, so a swarm that never converges 
 adds a budget: the swarm counts ``HandoffItem`` events on its stream and, on the ``n + 1``-th,
 cancels the run and fails with ``MaxHandoffsExceeded(n)`` (usage summed up to that point).
 
+With ``RunConfig(approval="defer")`` a member that asks pauses the swarm: the paused state
+holds the handoff chain's own state (``steps[<entry>]``, its ``agent_path`` naming the
+member that asked) and the handoffs counted so far, so ``Runner.resume(swarm, state, ...)``
+continues inside that member with the ``max_handoffs`` budget as it was.
+
 Events: ``RunStarted(swarm)``, ``AgentUpdated(entry)``, then the handoff loop's events
 (``HandoffItem`` + ``AgentUpdated`` at every handoff), one terminal event.
 """
@@ -21,13 +26,22 @@ import contextlib
 import copy
 import hashlib
 import unicodedata
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from helikon.agents.base import PatternAgent, paused_in_pattern
+from helikon.agents.base import PatternAgent
+from helikon.agents.pause import (
+    PatternPaused,
+    Starter,
+    check_pattern_state,
+    pattern_state,
+    prepare_resume,
+    share_decisions,
+)
 from helikon.core.agent import Agent
 from helikon.core.context import RunConfig, RunContext
+from helikon.core.decisions import Decision
 from helikon.core.events import (
     AgentEvent,
     AgentUpdated,
@@ -38,9 +52,10 @@ from helikon.core.events import (
     RunStarted,
 )
 from helikon.core.handoff import HandoffSpec, handoff_tool_name, slug
+from helikon.core.run_state import RunState
 from helikon.core.runnable import AgentInput, check_run_args, input_items
 from helikon.core.usage import Usage
-from helikon.errors import AgentOther, ConfigError, MaxHandoffsExceeded
+from helikon.errors import AgentOther, ConfigError, MaxHandoffsExceeded, ResumeRefused
 
 __all__ = ["SwarmAgent"]
 
@@ -63,6 +78,8 @@ class SwarmAgent(PatternAgent):
             unknown ``entry``, ``max_handoffs`` < 0, or two members whose transfer tools
             collide (with each other or a member's own tool).
     """
+
+    kind = "swarm"
 
     def __init__(
         self,
@@ -133,24 +150,71 @@ class SwarmAgent(PatternAgent):
         config = run_config or self._explicit_config or self.entry.run_config
         return self._swarm(input, ctx, config)
 
+    def _children(self) -> list[tuple[str, Any]]:
+        return [(m.name, m) for m in self.members]
+
+    def _shape(self) -> object:
+        return {
+            "members": super()._shape(),
+            "entry": self.entry.name,
+            "max_handoffs": self.max_handoffs,
+        }
+
+    def prepare_resume(
+        self,
+        state: RunState,
+        decisions: Mapping[str, Decision],
+        run_config: RunConfig | None = None,
+    ) -> Starter:
+        """Check a paused state of this swarm and ``decisions`` (nothing runs); return the
+        function that continues the handoff chain inside the member that asked.
+
+        Raises:
+            ResumeRefused: not this swarm's pause, its members changed, or the decisions do
+                not answer exactly the waiting calls.
+        """
+        check_pattern_state(self.kind, self.name, self._shape(), state)
+        config = run_config or replace(
+            self._explicit_config or self.entry.run_config, approval="defer"
+        )
+        shares = share_decisions(state, decisions)
+        if list(shares) != [self.entry.name]:
+            raise ResumeRefused(
+                f"the paused state of swarm {self.name!r} does not hold its entry member's "
+                f"run ({self.entry.name!r})"
+            )
+        inner = prepare_resume(
+            self.entry, state.steps[self.entry.name], shares[self.entry.name], config
+        )
+        handoffs = int((state.pattern or {}).get("handoffs", 0))
+        items = list(state.conversation or [])
+
+        def start(ctx: RunContext[Any]) -> AsyncIterator[AgentEvent]:
+            return self._swarm(items, ctx, config, inner, handoffs)
+
+        return start
+
     async def _swarm(
-        self, input: AgentInput, ctx: RunContext[Any], config: RunConfig
+        self,
+        input: AgentInput,
+        ctx: RunContext[Any],
+        config: RunConfig,
+        resume: Starter | None = None,
+        handoffs: int = 0,
     ) -> AsyncIterator[AgentEvent]:
         items = input_items(input)
         yield RunStarted(agent=self.name)
         token = ctx.cancel.child()
-        stream = self.entry.stream(items, replace(ctx, cancel=token), run_config=config)
-        handoffs = 0
+        if resume is not None:
+            stream = resume(replace(ctx, cancel=token))
+        else:
+            stream = self.entry.stream(items, replace(ctx, cancel=token), run_config=config)
         exceeded = False
-        terminal: RunCompleted | RunFailed | None = None
+        terminal: RunCompleted | RunFailed | RunInterrupted | None = None
         async with contextlib.aclosing(stream):  # type: ignore[type-var]
             async for ev in stream:
-                if isinstance(ev, RunCompleted | RunFailed):
+                if isinstance(ev, RunCompleted | RunFailed | RunInterrupted):
                     terminal = ev
-                    break
-                if isinstance(ev, RunInterrupted):  # fail closed: the waiting calls never ran
-                    error = AgentOther(paused_in_pattern(self.entry.name))
-                    terminal = RunFailed(error=error.to_dict(), usage=ev.usage)
                     break
                 if exceeded:
                     continue  # the run is being cancelled: only its usage is still wanted
@@ -172,6 +236,17 @@ class SwarmAgent(PatternAgent):
             yield RunCompleted(usage=usage)
         elif isinstance(terminal, RunFailed):
             yield RunFailed(error=dict(terminal.error), usage=usage)
+        elif isinstance(terminal, RunInterrupted):
+            paused = PatternPaused({"handoffs": handoffs}, {self.entry.name: terminal.state})
+            state = pattern_state(
+                kind=self.kind,
+                name=self.name,
+                shape=self._shape(),
+                items=items,
+                usage=usage,
+                paused=paused,
+            )
+            yield RunInterrupted(state=state, usage=usage)
         else:
             yield RunFailed(
                 error=AgentOther("the swarm's run ended without a terminal event").to_dict()

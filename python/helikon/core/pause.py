@@ -209,6 +209,11 @@ def plan_resume(
             f"the RunState was paused by agent {path[0]!r}; resume it with that agent, not "
             f"{agent.name!r}"
         )
+    if state.pattern is not None:
+        raise ResumeRefused(
+            f"the RunState was paused by the {state.pattern.get('kind')} pattern "
+            f"{state.agent!r}; resume it with that pattern (Runner.resume(pattern, state, ...))"
+        )
     chain = [agent]
     for name in path[1:]:
         current = chain[-1]

@@ -13,7 +13,10 @@ A run that pauses for approval (``RunConfig(approval="defer")``) ends with a
   conversation instead;
 * ``usage`` — tokens spent so far; ``pending`` — the waiting calls with the arguments the
   model gave and the permission reason; ``remembered`` — per-tool answers kept for the run;
-  ``nested`` — the states of agent-as-tool sub-runs that paused inside a call.
+  ``nested`` — the states of agent-as-tool sub-runs that paused inside a call;
+* ``pattern`` / ``steps`` — for a multi-agent pattern (``SequentialAgent``, ``ParallelAgent``,
+  ``LoopAgent``, ``SwarmAgent``, ``GraphAgent``): how far it got (finished steps' answers,
+  loop iteration, handoff count) and, per step key, the state of each step that paused.
 
 Secrets are treated as in the session log: tool output in ``conversation`` was redacted
 before it was recorded, and the permission reasons are redacted here; call arguments are
@@ -92,6 +95,12 @@ class RunState(BaseModel):
     nested: dict[str, RunState] = Field(default_factory=dict)
     """Per call id of an agent-as-tool call: the state of its sub-run, which paused inside
     it (its waiting calls are listed in ``pending`` too)."""
+    pattern: dict[str, Any] | None = None
+    """For a paused pattern: its kind and progress (``{"kind": "sequential", "done":
+    {key: answer}, ...}``, see :mod:`helikon.agents.pause`); ``None`` for an agent."""
+    steps: dict[str, RunState] = Field(default_factory=dict)
+    """For a paused pattern: per step key (node, branch, member), the state of each step that
+    paused (their waiting calls are listed in ``pending`` too)."""
     paused_at: datetime = Field(default_factory=_now)
 
     @property

@@ -22,19 +22,17 @@ import contextlib
 import inspect
 import logging
 from collections.abc import AsyncGenerator, AsyncIterator, Mapping
-from dataclasses import replace
 from typing import Any
 
+from helikon.agents.pause import prepare_resume
 from helikon.core.agent import Agent
 from helikon.core.context import RunConfig, RunContext
 from helikon.core.decisions import Decision
-from helikon.core.driver import resume_agent
 from helikon.core.events import AgentEvent, RunCompleted, RunFailed, RunInterrupted
-from helikon.core.pause import plan_resume
 from helikon.core.result import RunResult, RunResultStreaming
 from helikon.core.run_state import RunState
 from helikon.core.runnable import AgentInput, Runnable, check_run_args, input_items
-from helikon.errors import AgentOther, ConfigError, ResumeRefused
+from helikon.errors import AgentOther, ConfigError
 from helikon.runtimes.resume import claim_resume, session_position
 from helikon.sessions import MemorySession, Session, SessionRecorder, load_conversation
 from helikon.sessions.shield import complete
@@ -190,20 +188,12 @@ class Runner:
                 iteration, before any event).
         """
         _check_args("Runner.resume_streamed", session, ctx, run_config)
-        if not isinstance(agent, Agent):
-            raise ResumeRefused(
-                f"only an Agent resumes a paused run, got {type(agent).__name__}; a pattern's "
-                "pause is resumed through the Agent that asked"
-            )
-        config = (
-            run_config if run_config is not None else replace(agent.run_config, approval="defer")
-        )
-        plan = plan_resume(agent, state, decisions or {}, config.max_turns)
+        start = prepare_resume(agent, state, decisions or {}, run_config)
         await claim_resume(session, state, decisions or {})
         durable = session is not None
         session = session if session is not None else MemorySession()
         ctx = ctx if ctx is not None else RunContext.ephemeral(None)
-        stream = resume_agent(agent, plan, ctx, config)
+        stream = start(ctx)
         async with contextlib.aclosing(
             self._drive(stream, SessionRecorder(agent.name), session, durable)
         ) as events:
