@@ -46,24 +46,18 @@ Limitations:
 from __future__ import annotations
 
 import os
-from collections.abc import AsyncIterator
-from contextlib import suppress
-from typing import TYPE_CHECKING, Any, cast
+from typing import Any
 
 import anthropic
 
-from helikon.core.model import ModelCapabilities, ModelEvent, ModelRequest
-from helikon.errors import ConfigError
-from helikon.providers._clients import ClosingModel, LoopClient
-from helikon.providers._errors import guard
-from helikon.providers._stream import Cancelled, CancelRace, next_item
+from helikon.core.model import ModelCapabilities, ModelRequest
+from helikon.errors import ConfigError, ModelError
+from helikon.providers._base import Call, ProviderModel, require_api_key, require_retries
+from helikon.providers._stream import Cancelled
 from helikon.providers.anthropic._errors import map_anthropic_error
 from helikon.providers.anthropic._request import build_messages_body
 from helikon.providers.anthropic._response import MessageTurn
 from helikon.providers.anthropic.settings import CacheStrategy, ExtendedThinking
-
-if TYPE_CHECKING:
-    from helikon.core.cancel import CancellationToken
 
 __all__ = ["DEFAULT_MAX_TOKENS", "AnthropicModel"]
 
@@ -71,7 +65,7 @@ DEFAULT_MAX_TOKENS = 8192
 """``max_tokens`` when neither the model nor ``ModelSettings.max_output_tokens`` sets one."""
 
 
-class AnthropicModel(ClosingModel):
+class AnthropicModel(ProviderModel):
     """A Claude model on the Anthropic Messages API. Build it with :meth:`messages`.
 
     Example:
@@ -94,33 +88,28 @@ class AnthropicModel(ClosingModel):
         timeout: float | None = None,
         stream: bool = True,
     ) -> None:
-        if not model_id:
-            raise ConfigError("AnthropicModel.messages: model_id must be a non-empty model name")
-        key = api_key or os.environ.get("ANTHROPIC_API_KEY") or None
-        if client is None and key is None:
-            raise ConfigError(
-                "AnthropicModel.messages: no API key. Set the ANTHROPIC_API_KEY environment "
-                "variable or pass api_key=... (or client=AsyncAnthropic(...))."
-            )
+        label = "AnthropicModel.messages"
+        super().__init__(model_id, label=label, stream=stream, client=client)
+        self._api_key = require_api_key(
+            label,
+            api_key,
+            ("ANTHROPIC_API_KEY",),
+            client_given=client is not None,
+            client_hint="client=AsyncAnthropic(...)",
+        )
         if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 1:
-            raise ConfigError("AnthropicModel.messages: max_tokens must be a positive int")
+            raise ConfigError(f"{label}: max_tokens must be a positive int")
         if thinking is not None and thinking.budget_tokens >= max_tokens:
             raise ConfigError(
-                f"AnthropicModel.messages: ExtendedThinking.budget_tokens "
+                f"{label}: ExtendedThinking.budget_tokens "
                 f"({thinking.budget_tokens}) must be below max_tokens ({max_tokens})"
             )
-        if max_retries < 0:
-            raise ConfigError("AnthropicModel.messages: max_retries must be >= 0")
-        self._model_id = model_id
-        self._api_key = key
+        self._max_retries = require_retries(label, max_retries)
         self._base_url = base_url or os.environ.get("ANTHROPIC_BASE_URL") or None
         self._max_tokens = max_tokens
         self._thinking = thinking
         self._cache = cache
-        self._max_retries = max_retries
         self._timeout = timeout
-        self._stream = stream
-        self._clients = LoopClient(self._new_client, lambda c: c.close(), client)
 
     @classmethod
     def messages(
@@ -184,11 +173,6 @@ class AnthropicModel(ClosingModel):
         return "anthropic"
 
     @property
-    def model(self) -> str:
-        """The model id requested."""
-        return self._model_id
-
-    @property
     def thinking(self) -> ExtendedThinking | None:
         """The extended-thinking setting, if on."""
         return self._thinking
@@ -234,65 +218,7 @@ class AnthropicModel(ClosingModel):
             stream=self._stream,
         )
 
-    async def invoke(
-        self, request: ModelRequest, cancel: CancellationToken
-    ) -> AsyncIterator[ModelEvent]:
-        """Call the model and stream its answer as model events.
-
-        Args:
-            request: the conversation, tools and settings.
-            cancel: stops the call promptly when fired (the iterator just ends).
-
-        Yields:
-            ``ReasoningDelta`` / ``TokenDelta`` / ``ToolCallDelta`` as they arrive, then
-            ``ProviderMetadata`` (several thinking blocks, refusal details), one
-            ``UsageReported`` and one ``Finish``.
-
-        Raises:
-            ModelError: a subclass per the mapping in
-                ``helikon.providers.anthropic._errors``.
-        """
-        if cancel.cancelled:
-            return
-        body = self.request_body(request)
-        client = self._clients.get()
-        calls = CancelRace(cancel)
-        stream: Any = None
-        try:
-            # SDK errors, HTTP-library errors below it, SDK-side checks: all mapped
-            started = await calls.step(guard(self._send(client, body), map_anthropic_error))
-            if isinstance(started, Cancelled):
-                return
-            turn = MessageTurn()
-            if not self._stream:
-                for event in turn.whole(started):
-                    yield event
-            else:
-                stream = started
-                iterator = cast("AsyncIterator[Any]", stream.__aiter__())
-                async for raw in calls.items(
-                    lambda: guard(next_item(iterator), map_anthropic_error)
-                ):
-                    for event in turn.chunk(raw):
-                        yield event
-            if cancel.cancelled:
-                return
-            for event in turn.ending():
-                yield event
-        finally:
-            await calls.close()
-            if stream is not None:
-                with suppress(Exception):
-                    await stream.close()
-
-    async def aclose(self) -> None:
-        """Close the SDK client this model created (a client passed in is left open)."""
-        await self._clients.aclose()
-
-    def __repr__(self) -> str:
-        return f"AnthropicModel.messages({self._model_id!r}, stream={self._stream})"
-
-    # ------------------------------------------------------------------ internals
+    # ------------------------------------------------------------------ skeleton hooks
 
     def _new_client(self) -> anthropic.AsyncAnthropic:
         options: dict[str, Any] = {"max_retries": self._max_retries}
@@ -302,7 +228,26 @@ class AnthropicModel(ClosingModel):
             options["base_url"] = self._base_url
         return anthropic.AsyncAnthropic(api_key=self._api_key, **options)
 
-    async def _send(self, client: anthropic.AsyncAnthropic, body: dict[str, Any]) -> Any:
+    def _build_body(self, request: ModelRequest) -> dict[str, Any]:
+        return self.request_body(request)
+
+    async def _send(self, body: dict[str, Any], call: Call) -> Any:
+        sent = await call.step(self._create(self._clients.get(), body))
+        if self._stream and not isinstance(sent, Cancelled):
+            call.on_close(sent.close)
+        return sent
+
+    def _new_turn(self, body: Any, sent: Any) -> MessageTurn:
+        return MessageTurn()
+
+    def _map_error(self, exc: BaseException) -> ModelError:
+        # SDK errors, HTTP-library errors below it, SDK-side checks: all mapped
+        return map_anthropic_error(exc)
+
+    async def _close_client(self, client: Any) -> None:
+        await client.close()
+
+    async def _create(self, client: anthropic.AsyncAnthropic, body: dict[str, Any]) -> Any:
         payload = dict(body)
         model = payload.pop("model")
         max_tokens = payload.pop("max_tokens")

@@ -33,15 +33,13 @@ Limitations:
 from __future__ import annotations
 
 import os
-from collections.abc import AsyncIterator
 from contextlib import suppress
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from helikon.core.model import ModelCapabilities, ModelEvent, ModelRequest
-from helikon.errors import ConfigError
-from helikon.providers._clients import ClosingModel
-from helikon.providers._errors import guard
-from helikon.providers._stream import Cancelled, CancelRace
+from helikon.core.model import ModelCapabilities, ModelRequest
+from helikon.errors import ConfigError, ModelError
+from helikon.providers._base import Call, ProviderModel, Pull, require_retries
+from helikon.providers._stream import Cancelled
 from helikon.providers.bedrock._errors import map_bedrock_error
 from helikon.providers.bedrock._family import FORCED_TOOL_FAMILIES, ModelFamily, detect_family
 from helikon.providers.bedrock._request import ConverseParams, build_converse_params
@@ -49,9 +47,6 @@ from helikon.providers.bedrock._response import ConverseTurn
 from helikon.providers.bedrock._sdk import boto3, botocore_config, botocore_exceptions
 from helikon.providers.bedrock._thread import BlockingCall, EventPump, close_event_stream
 from helikon.providers.bedrock.settings import CachePoints
-
-if TYPE_CHECKING:
-    from helikon.core.cancel import CancellationToken
 
 __all__ = ["DEFAULT_READ_TIMEOUT", "BedrockModel"]
 
@@ -69,7 +64,7 @@ def _close_response(response: Any) -> None:
         close_event_stream(stream)
 
 
-class BedrockModel(ClosingModel):
+class BedrockModel(ProviderModel):
     """A model on Amazon Bedrock's Converse API. Build it with :meth:`converse` or
     :meth:`from_env`.
 
@@ -94,14 +89,13 @@ class BedrockModel(ClosingModel):
         max_retries: int = 0,
         timeout: float | None = None,
     ) -> None:
-        if not model_id or not model_id.strip():
-            raise ConfigError("BedrockModel.converse: model_id must be a non-empty model id")
+        label = "BedrockModel.converse"
+        super().__init__(model_id, label=label, stream=stream)
         if max_tokens is not None and (
             isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 1
         ):
             raise ConfigError("BedrockModel.converse: max_tokens must be a positive int or None")
-        if isinstance(max_retries, bool) or not isinstance(max_retries, int) or max_retries < 0:
-            raise ConfigError("BedrockModel.converse: max_retries must be an int >= 0")
+        require_retries(label, max_retries)
         if client is not None and (
             region is not None or session is not None or endpoint_url is not None
         ):
@@ -109,9 +103,7 @@ class BedrockModel(ClosingModel):
                 "BedrockModel.converse: pass either client= or region=/session=/endpoint_url=, "
                 "not both (a ready client already has its region and endpoint)"
             )
-        self._model_id = model_id
         self._family = detect_family(model_id)
-        self._stream = stream
         self._max_tokens = max_tokens
         self._cache = cache
         self._owns_client = client is None
@@ -229,11 +221,6 @@ class BedrockModel(ClosingModel):
         return "aws.bedrock"
 
     @property
-    def model(self) -> str:
-        """The model id requested."""
-        return self._model_id
-
-    @property
     def family(self) -> ModelFamily:
         """The model family detected from the id."""
         return self._family
@@ -279,60 +266,6 @@ class BedrockModel(ClosingModel):
         """  # noqa: E501
         return {"modelId": self._model_id, **self.converse_params(request).params}
 
-    async def invoke(
-        self, request: ModelRequest, cancel: CancellationToken
-    ) -> AsyncIterator[ModelEvent]:
-        """Call the model and stream its answer as model events.
-
-        Args:
-            request: the conversation, tools and settings.
-            cancel: stops the call promptly when fired (the iterator just ends).
-
-        Yields:
-            ``ReasoningDelta`` / ``TokenDelta`` / ``ToolCallDelta`` as they arrive, then
-            ``ProviderMetadata`` (several reasoning blocks), one ``UsageReported`` and one
-            ``Finish``.
-
-        Raises:
-            ModelError: a subclass per the mapping in ``helikon.providers.bedrock._errors``.
-        """
-        if cancel.cancelled:
-            return
-        built = self.converse_params(request)
-        kwargs = {"modelId": self._model_id, **built.params}
-        method = self._client.converse_stream if self._stream else self._client.converse
-        turn = ConverseTurn(built.structured, model=self._model_id)
-        calls = CancelRace(cancel)
-        pump: EventPump | None = None
-        call: BlockingCall[Any] = BlockingCall(lambda: method(**kwargs), _close_response)
-        taken = False
-        try:
-            # SDK errors, raised in the worker thread, are mapped to ModelErrors
-            response = await guard(calls.step(call.future), map_bedrock_error)
-            if isinstance(response, Cancelled):
-                return
-            taken = True
-            turn.metadata(response)
-            if not self._stream:
-                for event in turn.whole(response):
-                    yield event
-            else:
-                events = EventPump(response["stream"])
-                pump = events
-                async for raw in calls.items(lambda: guard(events.next(), map_bedrock_error)):
-                    for event in turn.chunk(raw):
-                        yield event
-            if cancel.cancelled:
-                return
-            for event in turn.ending():
-                yield event
-        finally:
-            if not taken:
-                call.abandon()
-            await calls.close()
-            if pump is not None:
-                pump.close()
-
     async def aclose(self) -> None:
         """Close the HTTP connections of a client this model created (a client passed in is
         left open)."""
@@ -340,5 +273,38 @@ class BedrockModel(ClosingModel):
             with suppress(Exception):
                 self._client.close()
 
-    def __repr__(self) -> str:
-        return f"BedrockModel.converse({self._model_id!r}, stream={self._stream})"
+    # ------------------------------------------------------------------ skeleton hooks
+    # boto3 is blocking: the call runs in a worker thread (BlockingCall), a streamed answer is
+    # pumped from another (EventPump); one boto3 client serves every event loop.
+
+    def _build_body(self, request: ModelRequest) -> ConverseParams:
+        return self.converse_params(request)
+
+    async def _send(self, body: ConverseParams, call: Call) -> Any:
+        kwargs = {"modelId": self._model_id, **body.params}
+        method = self._client.converse_stream if self._stream else self._client.converse
+        blocking: BlockingCall[Any] = BlockingCall(lambda: method(**kwargs), _close_response)
+        taken = False
+
+        def release() -> None:
+            if not taken:
+                blocking.abandon()
+
+        call.on_close(release)
+        response = await call.step(blocking.future)
+        taken = not isinstance(response, Cancelled)
+        return response
+
+    def _new_turn(self, body: ConverseParams, sent: Any) -> ConverseTurn:
+        turn = ConverseTurn(body.structured, model=self._model_id)
+        turn.metadata(sent)
+        return turn
+
+    def _pull(self, sent: Any, call: Call) -> Pull:
+        pump = EventPump(sent["stream"])
+        call.on_close(pump.close)
+        return pump.next
+
+    def _map_error(self, exc: BaseException) -> ModelError:
+        # SDK errors, raised in the worker thread
+        return map_bedrock_error(exc)

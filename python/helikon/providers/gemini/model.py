@@ -45,36 +45,29 @@ from __future__ import annotations
 
 import inspect
 import os
-from collections.abc import AsyncIterator, Awaitable, Callable
-from contextlib import suppress
-from typing import TYPE_CHECKING, Any, Literal, TypeAlias, TypeVar
+from collections.abc import Awaitable, Callable
+from typing import Any, ClassVar, Literal, TypeAlias
 
 import httpx
 
-from helikon.core.model import ModelCapabilities, ModelEvent, ModelRequest
+from helikon.core.model import ModelCapabilities, ModelRequest
 from helikon.errors import ConfigError, ModelError, ModelOther
-from helikon.providers._clients import ClosingModel, LoopClient
-from helikon.providers._errors import guard
-from helikon.providers._stream import Cancelled, CancelRace
+from helikon.providers._base import Call, ProviderModel, Pull, require_api_key
+from helikon.providers._stream import Cancelled
 from helikon.providers.gemini._errors import map_http_error, map_transport_error
 from helikon.providers.gemini._request import SchemaMode, build_gemini_body
 from helikon.providers.gemini._response import GeminiTurn
 from helikon.providers.gemini._sse import SseReader, parse_json
 
-if TYPE_CHECKING:
-    from helikon.core.cancel import CancellationToken
-
 __all__ = ["GeminiModel", "TokenProvider"]
 
 TokenProvider: TypeAlias = Callable[[], str | Awaitable[str]]
 """Returns a current OAuth access token for Vertex AI (sync or async); called per request."""
-
-_T = TypeVar("_T")
 _DEVELOPER_URL = "https://generativelanguage.googleapis.com"
 _DEVELOPER_KEYS = ("GEMINI_API_KEY", "GOOGLE_API_KEY")
 
 
-class GeminiModel(ClosingModel):
+class GeminiModel(ProviderModel):
     """A Gemini model on the Developer API or Vertex AI.
 
     Build it with :meth:`developer`, :meth:`from_env` or :meth:`vertex`.
@@ -84,6 +77,12 @@ class GeminiModel(ClosingModel):
         >>> (model.provider, model.model)
         ('gcp.gemini', 'gemini-2.5-flash')
     """
+
+    _error_types: ClassVar[tuple[type[BaseException], ...]] = (
+        httpx.TransportError,
+        httpx.StreamError,
+    )
+    """Network failures (mapped to ``TransportError``); HTTP errors are read from the status."""
 
     def __init__(
         self,
@@ -101,22 +100,20 @@ class GeminiModel(ClosingModel):
         http_client: httpx.AsyncClient | None = None,
         headers: dict[str, str] | None = None,
     ) -> None:
-        if not model_id:
-            raise ConfigError("GeminiModel: model_id must be a non-empty model name")
+        super().__init__(
+            model_id, label=f"GeminiModel.{platform}", stream=stream, client=http_client
+        )
         if schema_mode not in ("openapi", "json_schema"):
             raise ConfigError("GeminiModel: schema_mode must be 'openapi' or 'json_schema'")
-        self._model_id = model_id
         self._platform = platform
         self._base_url = base_url.rstrip("/") if base_url else None
         self._url_prefix = url_prefix
         self._api_key = api_key
         self._bearer_token = bearer_token
         self._token_provider = token_provider
-        self._stream = stream
         self._timeout = timeout
         self._schema_mode: SchemaMode = schema_mode
         self._headers = dict(headers or {})
-        self._clients = LoopClient(self._new_client, lambda c: c.aclose(), http_client)
 
     # ------------------------------------------------------------------ constructors
 
@@ -156,12 +153,7 @@ class GeminiModel(ClosingModel):
         Raises:
             ConfigError: no API key, or a bad argument.
         """
-        key = api_key or next((os.environ[k] for k in _DEVELOPER_KEYS if os.environ.get(k)), None)
-        if not key:
-            raise ConfigError(
-                "GeminiModel.developer: no API key. Set GEMINI_API_KEY (or GOOGLE_API_KEY) or "
-                "pass api_key=..."
-            )
+        key = require_api_key("GeminiModel.developer", api_key, _DEVELOPER_KEYS)
         name = (
             model_id if model_id.startswith(("models/", "tunedModels/")) else f"models/{model_id}"
         )
@@ -278,11 +270,6 @@ class GeminiModel(ClosingModel):
         return "gcp.vertex_ai" if self._platform == "vertex" else "gcp.gemini"
 
     @property
-    def model(self) -> str:
-        """The model id requested."""
-        return self._model_id
-
-    @property
     def platform(self) -> Literal["developer", "vertex"]:
         """Which Gemini endpoint family this instance calls."""
         return self._platform
@@ -322,80 +309,42 @@ class GeminiModel(ClosingModel):
             return f"{prefix}:streamGenerateContent?alt=sse"
         return f"{prefix}:generateContent"
 
-    async def invoke(
-        self, request: ModelRequest, cancel: CancellationToken
-    ) -> AsyncIterator[ModelEvent]:
-        """Call the model and stream its answer as model events.
+    # ------------------------------------------------------------------ skeleton hooks
 
-        Args:
-            request: the conversation, tools and settings.
-            cancel: stops the call promptly when fired (the iterator just ends).
+    def _build_body(self, request: ModelRequest) -> dict[str, Any]:
+        return self.request_body(request)
 
-        Yields:
-            ``ReasoningDelta`` / ``TokenDelta`` / ``ToolCallDelta`` / ``ProviderMetadata`` as
-            they arrive, then one ``UsageReported`` (when reported) and one ``Finish``.
+    async def _send(self, body: dict[str, Any], call: Call) -> Any:
+        headers = await call.step(self._auth_headers())
+        if isinstance(headers, Cancelled):
+            return headers
+        client = self._clients.get()
+        http_request = client.build_request("POST", self.url(), json=body, headers=headers)
+        response = await call.step(client.send(http_request, stream=True))
+        if isinstance(response, Cancelled):
+            return response
+        call.on_close(response.aclose)
+        if response.status_code >= 400:
+            raw = await call.step(response.aread())
+            if isinstance(raw, Cancelled):
+                return raw
+            raise map_http_error(
+                response.status_code, raw, response.headers, credential_hint=self._credential_hint()
+            )
+        return response
 
-        Raises:
-            ModelError: a subclass per ``helikon.providers.gemini._errors``;
-                :class:`~helikon.errors.Refused` for a blocked prompt;
-                :class:`~helikon.errors.ModelOther` for structured output combined with tools
-                (raised before anything is sent).
-        """
-        if cancel.cancelled:
-            return
-        body = self.request_body(request)
-        calls = CancelRace(cancel)
-        response: httpx.Response | None = None
-        try:
-            headers = await calls.step(self._auth_headers())
-            if isinstance(headers, Cancelled):
-                return
-            client = self._clients.get()
-            http_request = client.build_request("POST", self.url(), json=body, headers=headers)
-            sent = await calls.step(self._guard(client.send(http_request, stream=True)))
-            if isinstance(sent, Cancelled):
-                return
-            response = sent
-            if response.status_code >= 400:
-                raw = await calls.step(self._guard(response.aread()))
-                if isinstance(raw, Cancelled):
-                    return
-                raise map_http_error(
-                    response.status_code,
-                    raw,
-                    response.headers,
-                    credential_hint=self._credential_hint(),
-                )
-            turn = GeminiTurn(streamed=self._stream, credential_hint=self._credential_hint())
-            if not self._stream:
-                raw = await calls.step(self._guard(response.aread()))
-                if isinstance(raw, Cancelled):
-                    return
-                for event in turn.whole(parse_json(raw.decode("utf-8", errors="replace"))):
-                    yield event
-            else:
-                reader = SseReader(response.aiter_lines())
-                async for chunk in calls.items(lambda: self._guard(reader.next())):
-                    for event in turn.chunk(chunk):
-                        yield event
-            if cancel.cancelled:
-                return
-            for event in turn.ending():
-                yield event
-        finally:
-            await calls.close()
-            if response is not None:
-                with suppress(Exception):
-                    await response.aclose()
+    def _new_turn(self, body: Any, sent: Any) -> GeminiTurn:
+        return GeminiTurn(streamed=self._stream, credential_hint=self._credential_hint())
 
-    async def aclose(self) -> None:
-        """Close the HTTP client this model created (a client passed in is left open)."""
-        await self._clients.aclose()
+    async def _read_whole(self, sent: httpx.Response) -> Any:
+        raw = await sent.aread()
+        return parse_json(raw.decode("utf-8", errors="replace"))
 
-    def __repr__(self) -> str:
-        return f"GeminiModel.{self._platform}({self._model_id!r}, stream={self._stream})"
+    def _pull(self, sent: httpx.Response, call: Call) -> Pull:
+        return SseReader(sent.aiter_lines()).next
 
-    # ------------------------------------------------------------------ internals
+    def _map_error(self, exc: BaseException) -> ModelError:
+        return map_transport_error(exc)
 
     def _credential_hint(self) -> str:
         if self._platform == "vertex":
@@ -426,7 +375,3 @@ class GeminiModel(ClosingModel):
 
     def _new_client(self) -> httpx.AsyncClient:
         return httpx.AsyncClient(timeout=httpx.Timeout(self._timeout))
-
-    def _guard(self, awaitable: Awaitable[_T]) -> Awaitable[_T]:
-        """``awaitable`` with network failures translated into ``TransportError``."""
-        return guard(awaitable, map_transport_error, (httpx.TransportError, httpx.StreamError))

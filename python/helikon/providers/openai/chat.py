@@ -4,8 +4,9 @@
 SDK (``AsyncOpenAI``) and turns the answer into model events: a :class:`TokenDelta` per
 content fragment, a :class:`ToolCallDelta` per tool-call fragment, one
 :class:`UsageReported` and one terminal :class:`Finish`. It works against any
-OpenAI-compatible server (``base_url``). It is also the base of the Responses adapter
-(``helikon.providers.openai.responses``), which shares its client handling and call loop.
+OpenAI-compatible server (``base_url``). Client handling is shared with the Responses adapter
+(``helikon.providers.openai._client``); the call loop, cancellation and error wrapping are the
+provider skeleton's (``helikon.providers._base``).
 
 How the request is built is documented in ``helikon.providers.openai._chat_request``, how the
 answer is read in ``helikon.providers.openai._chat_events`` and how errors map in
@@ -27,33 +28,31 @@ Limitations:
 
 from __future__ import annotations
 
-import os
-from collections.abc import AsyncIterator, Mapping, Sequence
-from contextlib import suppress
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal, cast
 
 import openai
 
-from helikon.core.model import ModelCapabilities, ModelEvent, ModelRequest
-from helikon.errors import ConfigError
-from helikon.providers._clients import ClosingModel, LoopClient
+from helikon.core.model import ModelCapabilities, ModelRequest
 from helikon.providers._decoder import TurnDecoder
-from helikon.providers._stream import Cancelled, CancelRace, next_item
 from helikon.providers.openai._chat_events import ChatTurn
 from helikon.providers.openai._chat_request import build_chat_body
-from helikon.providers.openai._errors import guarded
+from helikon.providers.openai._client import OpenAIClientModel
+from helikon.providers.openai.responses import OpenAIResponsesModel
 
 if TYPE_CHECKING:
     from openai.types.chat import ChatCompletionMessageParam
 
-    from helikon.core.cancel import CancellationToken
-    from helikon.providers.openai.responses import OpenAIResponsesModel
-
 __all__ = ["OpenAIModel", "build_chat_body"]
 
 
-class OpenAIModel(ClosingModel):
-    """An OpenAI (or OpenAI-compatible) chat model. Build it with :meth:`chat`.
+class OpenAIModel(OpenAIClientModel):
+    """An OpenAI (or OpenAI-compatible) model. Build it with :meth:`chat` or :meth:`responses`.
+
+    An instance built with :meth:`chat` is this class; :meth:`responses` builds an
+    :class:`~helikon.providers.openai.responses.OpenAIResponsesModel`, which shares this
+    class's base (``OpenAIClientModel``) and is registered as a virtual subclass, so
+    ``isinstance(model, OpenAIModel)`` holds for a model on either API.
 
     Example:
         >>> model = OpenAIModel.chat("gpt-5-mini", api_key="sk-test")
@@ -73,24 +72,17 @@ class OpenAIModel(ClosingModel):
         timeout: float | None = None,
         stream: bool = True,
     ) -> None:
-        if not model_id:
-            raise ConfigError("OpenAIModel.chat: model_id must be a non-empty model name")
-        key = api_key or os.environ.get("OPENAI_API_KEY") or None
-        if client is None and key is None:
-            raise ConfigError(
-                "OpenAIModel.chat: no API key. Set the OPENAI_API_KEY environment variable "
-                "or pass api_key=... (or client=AsyncOpenAI(...))."
-            )
-        if max_retries < 0:
-            raise ConfigError("OpenAIModel.chat: max_retries must be >= 0")
-        self._model_id = model_id
-        self._api_key = key
-        self._base_url = base_url or os.environ.get("OPENAI_BASE_URL") or None
-        self._organization = organization
-        self._max_retries = max_retries
-        self._timeout = timeout
-        self._stream = stream
-        self._clients = LoopClient(self._new_client, lambda c: c.close(), client)
+        super().__init__(
+            model_id,
+            label="OpenAIModel.chat",
+            api_key=api_key,
+            base_url=base_url,
+            organization=organization,
+            client=client,
+            max_retries=max_retries,
+            timeout=timeout,
+            stream=stream,
+        )
 
     @classmethod
     def chat(
@@ -173,8 +165,6 @@ class OpenAIModel(ClosingModel):
             ConfigError: no API key, ``server_state=True`` with ``store=False``, or a bad
                 argument.
         """
-        from helikon.providers.openai.responses import OpenAIResponsesModel
-
         return OpenAIResponsesModel(
             model_id,
             api_key=api_key,
@@ -191,16 +181,6 @@ class OpenAIModel(ClosingModel):
         )
 
     # ------------------------------------------------------------------ Model protocol
-
-    @property
-    def provider(self) -> str:
-        """``"openai"``."""
-        return "openai"
-
-    @property
-    def model(self) -> str:
-        """The model id requested."""
-        return self._model_id
 
     @property
     def api(self) -> Literal["chat_completions", "responses"]:
@@ -226,90 +206,20 @@ class OpenAIModel(ClosingModel):
         """The JSON body this model sends for ``request`` (for inspection and tests)."""
         return build_chat_body(self._model_id, request, stream=self._stream)
 
-    async def invoke(
-        self, request: ModelRequest, cancel: CancellationToken
-    ) -> AsyncIterator[ModelEvent]:
-        """Call the model and stream its answer as model events.
+    # ------------------------------------------------------------------ skeleton hooks
 
-        Args:
-            request: the conversation, tools and settings.
-            cancel: stops the call promptly when fired (the iterator just ends).
-
-        Yields:
-            ``ReasoningDelta`` / ``TokenDelta`` / ``ToolCallDelta`` as they arrive, then one
-            ``UsageReported`` (when the provider reports usage), on the Responses API one
-            ``ProviderMetadata``, and one ``Finish``.
-
-        Raises:
-            ModelError: a subclass per the mapping in ``helikon.providers.openai._errors``;
-                :class:`~helikon.errors.Refused` for a bare refusal.
-        """
-        if cancel.cancelled:
-            return
-        body = self.request_body(request)
-        client = self._clients.get()
-        calls = CancelRace(cancel)
-        stream: Any = None
-        try:
-            started = await calls.step(self._send(client, body))
-            if isinstance(started, Cancelled):
-                return
-            turn = self._new_turn()
-            if not self._stream:
-                for event in turn.whole(started):
-                    yield event
-            else:
-                stream = started
-                iterator = cast("AsyncIterator[Any]", stream.__aiter__())
-                async for chunk in calls.items(lambda: guarded(next_item(iterator))):
-                    for event in turn.chunk(chunk):
-                        yield event
-                    if turn.finished:
-                        break
-            if cancel.cancelled:
-                return
-            for event in turn.ending():
-                yield event
-        finally:
-            await calls.close()
-            if stream is not None:
-                with suppress(Exception):
-                    await stream.close()
-
-    async def aclose(self) -> None:
-        """Close the SDK client this model created (a client passed in is left open)."""
-        await self._clients.aclose()
-
-    def __repr__(self) -> str:
-        return f"OpenAIModel.chat({self._model_id!r}, stream={self._stream})"
-
-    # ------------------------------------------------------------------ internals
-
-    def _new_client(self) -> openai.AsyncOpenAI:
-        options: dict[str, Any] = {"max_retries": self._max_retries}
-        if self._timeout is not None:
-            options["timeout"] = self._timeout
-        return openai.AsyncOpenAI(
-            api_key=self._api_key,
-            base_url=self._base_url,
-            organization=self._organization,
-            **options,
-        )
-
-    def _new_turn(self) -> TurnDecoder:
+    def _new_turn(self, body: Any, sent: Any) -> TurnDecoder:
         """The decoder of one answer of this API."""
         return ChatTurn()
 
-    async def _send(self, client: openai.AsyncOpenAI, body: dict[str, Any]) -> Any:
-        payload = dict(body)
-        model = payload.pop("model")
+    async def _create(
+        self, client: openai.AsyncOpenAI, model: str, payload: dict[str, Any], stream: bool
+    ) -> Any:
         messages = cast("list[ChatCompletionMessageParam]", payload.pop("messages"))
-        stream = bool(payload.pop("stream"))
         create = client.chat.completions.create
         if stream:
-            return await guarded(
-                create(model=model, messages=messages, stream=True, extra_body=payload)
-            )
-        return await guarded(
-            create(model=model, messages=messages, stream=False, extra_body=payload)
-        )
+            return await create(model=model, messages=messages, stream=True, extra_body=payload)
+        return await create(model=model, messages=messages, stream=False, extra_body=payload)
+
+
+OpenAIModel.register(OpenAIResponsesModel)

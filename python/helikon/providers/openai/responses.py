@@ -23,8 +23,9 @@ Limitations:
       search ...) go in ``ModelSettings.extra["tools"]``, which is appended to the function
       tools. Their output items are kept verbatim in ``provider_data`` and sent back.
     * Audio input needs base64 data; files are not supported as input parts.
-    * Cancellation, the call loop and client handling are as in :class:`OpenAIModel` (the
-      base class).
+    * Cancellation, the call loop and client handling are the provider skeleton's
+      (``helikon.providers._base``) and the shared OpenAI client module's
+      (``helikon.providers.openai._client``), as for the Chat Completions adapter.
 """
 
 from __future__ import annotations
@@ -36,19 +37,23 @@ import openai
 
 from helikon.core.model import ModelCapabilities, ModelRequest
 from helikon.errors import ConfigError
-from helikon.providers.openai._errors import guarded
+from helikon.providers._base import require_model_id
+from helikon.providers.openai._client import OpenAIClientModel
 from helikon.providers.openai._responses_events import ResponsesTurn
 from helikon.providers.openai._responses_replay import PROVIDER_DATA_KEY
 from helikon.providers.openai._responses_request import build_responses_body
-from helikon.providers.openai.chat import OpenAIModel
 
 __all__ = ["PROVIDER_DATA_KEY", "OpenAIResponsesModel", "build_responses_body"]
 
 
-class OpenAIResponsesModel(OpenAIModel):
+class OpenAIResponsesModel(OpenAIClientModel):
     """An OpenAI model on the Responses API. Build it with ``OpenAIModel.responses(...)``.
 
+    It shares ``OpenAIClientModel`` with the Chat Completions adapter and is registered as a
+    virtual subclass of :class:`~helikon.providers.openai.chat.OpenAIModel`.
+
     Example:
+        >>> from helikon.providers.openai import OpenAIModel
         >>> model = OpenAIModel.responses("gpt-5-mini", api_key="sk-test", server_state=True)
         >>> (model.provider, model.model, model.api, model.capabilities().server_managed_state)
         ('openai', 'gpt-5-mini', 'responses', True)
@@ -70,8 +75,8 @@ class OpenAIResponsesModel(OpenAIModel):
         include: Sequence[str] = (),
         reasoning: Mapping[str, Any] | None = None,
     ) -> None:
-        if not model_id:
-            raise ConfigError("OpenAIModel.responses: model_id must be a non-empty model name")
+        label = "OpenAIModel.responses"
+        require_model_id(label, model_id)
         if server_state and store is False:
             raise ConfigError(
                 "OpenAIModel.responses: server_state=True needs stored responses; "
@@ -84,6 +89,7 @@ class OpenAIResponsesModel(OpenAIModel):
             )
         super().__init__(
             model_id,
+            label=label,
             api_key=api_key,
             base_url=base_url,
             organization=organization,
@@ -140,15 +146,14 @@ class OpenAIResponsesModel(OpenAIModel):
             f"server_state={self._server_state})"
         )
 
-    def _new_turn(self) -> ResponsesTurn:
+    def _new_turn(self, body: Any, sent: Any) -> ResponsesTurn:
         return ResponsesTurn()
 
-    async def _send(self, client: openai.AsyncOpenAI, body: dict[str, Any]) -> Any:
-        payload = dict(body)
-        model = payload.pop("model")
+    async def _create(
+        self, client: openai.AsyncOpenAI, model: str, payload: dict[str, Any], stream: bool
+    ) -> Any:
         items = cast("Any", payload.pop("input"))
-        stream = bool(payload.pop("stream"))
         create = client.responses.create
         if stream:
-            return await guarded(create(model=model, input=items, stream=True, extra_body=payload))
-        return await guarded(create(model=model, input=items, stream=False, extra_body=payload))
+            return await create(model=model, input=items, stream=True, extra_body=payload)
+        return await create(model=model, input=items, stream=False, extra_body=payload)
