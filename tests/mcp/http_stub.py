@@ -1,8 +1,9 @@
-"""A loopback HTTP MCP server that answers ``initialize`` and ``tools/list``, then 503 (BR-24).
+"""A loopback HTTP MCP server that answers ``initialize`` and ``tools/list``, then fails.
 
 Plain ``http.server`` in a thread: JSON answers for the two requests, 202 for notifications,
-405 for GET/DELETE, and ``503 Service Unavailable`` with a plain-text body for everything
-else (``tools/call``).
+405 for GET/DELETE, and for everything else (``tools/call``) ``503 Service Unavailable``
+with a plain-text body (BR-24; :func:`serve_503`) or ``200 OK`` with an HTML page (a login
+wall in front of the endpoint; :func:`serve_html`).
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ import http.server
 import json
 import threading
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from typing import Any
 
 _TOOL = {
@@ -57,6 +58,9 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             }
         elif method == "tools/list":
             result = {"tools": [_TOOL]}
+        elif self.server.html:  # type: ignore[attr-defined]
+            self._send(200, b"<html><body>Please sign in</body></html>", "text/html")
+            return
         else:
             self._send(503, b"upstream overloaded, try later", "text/plain")
             return
@@ -64,11 +68,21 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         self._send(200, body, "application/json", {"Mcp-Session-Id": "s1"})
 
 
+def serve_503() -> AbstractContextManager[tuple[str, list[str]]]:
+    """Run the 503 stub on a free loopback port; yields its URL and the methods it saw."""
+    return _serve(html=False)
+
+
+def serve_html() -> AbstractContextManager[tuple[str, list[str]]]:
+    """Run the stub whose ``tools/call`` answer is an HTML page (status 200)."""
+    return _serve(html=True)
+
+
 @contextmanager
-def serve_503() -> Iterator[tuple[str, list[str]]]:
-    """Run the stub on a free loopback port; yields its URL and the methods it saw."""
+def _serve(*, html: bool) -> Iterator[tuple[str, list[str]]]:
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
     server.daemon_threads = True
+    server.html = html  # type: ignore[attr-defined]
     methods: list[str] = []
     server.methods = methods  # type: ignore[attr-defined]
     thread = threading.Thread(target=server.serve_forever, daemon=True)

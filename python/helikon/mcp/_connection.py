@@ -29,7 +29,7 @@ import mcp_types as types
 from mcp.client._transport import TransportStreams
 from mcp.client.session import ClientSession
 from mcp.shared.exceptions import MCPError
-from mcp_types import CONNECTION_CLOSED
+from mcp_types import CONNECTION_CLOSED, REQUEST_TIMEOUT
 
 from helikon.core.cancel import CancellationToken
 from helikon.errors import (
@@ -42,6 +42,7 @@ from helikon.errors import (
     ToolOther,
 )
 from helikon.mcp import _process
+from helikon.mcp._stdio import StdioState
 from helikon.mcp._transport import HttpErrorLog
 
 __all__ = ["Connection"]
@@ -51,6 +52,7 @@ _EXIT_POLL = 0.05
 _EXIT_WAIT = 1.0  # how long a closed pipe may precede the exit status
 _CLOSE_TIMEOUT = 10.0  # the package's own stdio shutdown needs at most ~6.5 s
 _KILL_GRACE = 1.0  # after a connect timeout: SIGTERM, this long, then SIGKILL
+_STDERR_SETTLE = 0.05
 
 
 def _client_info() -> types.Implementation:
@@ -80,7 +82,7 @@ class Connection:
         label: str,
         open_transport: Callable[[], AbstractAsyncContextManager[TransportStreams]],
         *,
-        stdio: bool,
+        stdio: StdioState | None,
         http_log: HttpErrorLog | None = None,
         call_timeout: float | None = None,
     ) -> None:
@@ -202,13 +204,12 @@ class Connection:
             with anyio.CancelScope() as scope:
                 self._scope = scope
                 async with AsyncExitStack() as stack:
-                    with _process.capture_spawns() as spawned:
-                        try:
-                            read, write = await stack.enter_async_context(self._open())
-                        except OSError as exc:
-                            failure = self._spawn_failure(exc)
-                    if spawned:
-                        self._process = spawned[0]
+                    try:
+                        read, write = await stack.enter_async_context(self._open())
+                    except OSError as exc:
+                        failure = self._spawn_failure(exc)
+                    if self._stdio is not None and self._stdio.process is not None:
+                        self._process = self._stdio.process
                         _process.track(self._process)
                     if failure is None:
                         session = ClientSession(read, write, client_info=_client_info())
@@ -231,7 +232,7 @@ class Connection:
                 )
 
     def _spawn_failure(self, exc: OSError) -> McpError:
-        if self._stdio:
+        if self._stdio is not None:
             return McpSpawnError(f"MCP server {self.label}: cannot start: {exc}")
         return McpConnectError(f"MCP server {self.label}: {exc}")
 
@@ -279,10 +280,17 @@ class Connection:
                 await asyncio.wait_for(self._closing.wait(), _EXIT_POLL)
 
     def _exit_reason(self) -> str | None:
+        """Why the stdio server is gone: a transport fault, or its exit status (with the
+        tail of its stderr); ``None`` while it runs."""
+        state = self._stdio
+        if state is not None and state.fault is not None:
+            return state.fault
         proc = self._process
         if proc is None or proc.returncode is None:
             return None
-        return f"MCP server {self.label} {_process.exit_description(proc.returncode)}"
+        reason = f"MCP server {self.label} {_process.exit_description(proc.returncode)}"
+        tail = state.stderr_tail() if state is not None else ""
+        return f"{reason} (stderr: {tail})" if tail else reason
 
     # ------------------------------------------------------------------ calls
 
@@ -326,7 +334,7 @@ class Connection:
         raise ToolOther(f"MCP tool {display!r} failed: {self._dead_reason}")
 
     async def _call_failure(self, exc: BaseException, wire_name: str) -> str:
-        if isinstance(exc, MCPError) and exc.code == CONNECTION_CLOSED and self._stdio:
+        if isinstance(exc, MCPError) and exc.code == CONNECTION_CLOSED and self._stdio is not None:
             reason = await self._await_exit()
             self._mark_dead(reason or f"MCP server {self.label} closed the connection")
             return self._dead_reason or "connection closed"
@@ -335,11 +343,12 @@ class Connection:
     async def _await_exit(self) -> str | None:
         """The exit reason, waiting briefly: the closed pipe may precede the exit status."""
         deadline = asyncio.get_running_loop().time() + _EXIT_WAIT
-        while (reason := self._exit_reason()) is None:
+        while self._exit_reason() is None:
             if self._process is None or asyncio.get_running_loop().time() >= deadline:
                 return None
             await asyncio.sleep(0.01)
-        return reason
+        await asyncio.sleep(_STDERR_SETTLE)  # the stderr reader may trail the exit status
+        return self._exit_reason()
 
     def _forget_http_failure(self, wire_name: str) -> None:
         if self._http_log is not None:
@@ -349,6 +358,8 @@ class Connection:
         http = self._http_log.pop(key) if self._http_log is not None else None
         if http is not None:
             return http.describe()
+        if isinstance(exc, MCPError) and exc.code == REQUEST_TIMEOUT and self._call_timeout:
+            return f"no answer within call_timeout={self._call_timeout:g}s (MCP error {exc.code})"
         if isinstance(exc, MCPError):
             return f"{exc.message} (MCP error {exc.code})"
         return f"{type(exc).__name__}: {_leaf(exc)}"

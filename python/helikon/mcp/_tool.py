@@ -13,7 +13,10 @@ from helikon.errors import ToolOther
 if TYPE_CHECKING:
     from helikon.mcp._connection import Connection
 
-__all__ = ["PLACEHOLDER_SCHEMA", "McpTool", "effect_of", "map_result"]
+__all__ = ["DEFAULT_MAX_RESULT_CHARS", "PLACEHOLDER_SCHEMA", "McpTool", "effect_of", "map_result"]
+
+DEFAULT_MAX_RESULT_CHARS = 100_000
+"""A tool result's text for the model is cut to this many characters by default."""
 
 PLACEHOLDER_SCHEMA: dict[str, Any] = {"type": "object", "additionalProperties": True}
 """The schema every tool advertises in lazy mode (the real one comes from ``search_tools``)."""
@@ -45,24 +48,48 @@ def _text_of(result: types.CallToolResult) -> str:
     return "(the server gave no error text)"
 
 
-def map_result(display: str, result: types.CallToolResult) -> ToolOutput:
+def truncate(text: str, limit: int) -> str:
+    r"""``text`` cut to ``limit`` characters plus a note naming the full length, or itself.
+
+    Example:
+        >>> truncate("abcdef", 3)
+        'abc\n[truncated: the MCP server returned 6 characters; the first 3 are shown]'
+    """
+    if len(text) <= limit:
+        return text
+    return (
+        f"{text[:limit]}\n[truncated: the MCP server returned {len(text)} characters; "
+        f"the first {limit} are shown]"
+    )
+
+
+def map_result(
+    display: str, result: types.CallToolResult, max_chars: int = DEFAULT_MAX_RESULT_CHARS
+) -> ToolOutput:
     """A ``tools/call`` result as a :class:`ToolOutput`.
 
     ``structuredContent`` is passed through as the value; otherwise a single text block
     becomes its text and any other content (several blocks, one non-text block, none) the
-    JSON array of the blocks.
+    JSON array of the blocks. When the text for the model is longer than ``max_chars``
+    characters, it is cut (see :func:`truncate`) and the value becomes that cut text, so
+    neither keeps the whole answer.
 
     Raises:
-        ToolOther: the server flagged the result ``isError``; the message is its text.
+        ToolOther: the server flagged the result ``isError``; the message is its text (cut
+            the same way).
     """
     if result.is_error:
-        raise ToolOther(f"MCP tool {display!r} failed: {_text_of(result)}")
+        raise ToolOther(f"MCP tool {display!r} failed: {truncate(_text_of(result), max_chars)}")
     if result.structured_content is not None:
-        return ToolOutput.from_value(result.structured_content)
-    content = result.content
-    if len(content) == 1 and isinstance(content[0], types.TextContent):
-        return ToolOutput.from_value(content[0].text)
-    return ToolOutput.from_value([_block_json(b) for b in content])
+        out = ToolOutput.from_value(result.structured_content)
+    elif len(result.content) == 1 and isinstance(result.content[0], types.TextContent):
+        out = ToolOutput.from_value(result.content[0].text)
+    else:
+        out = ToolOutput.from_value([_block_json(b) for b in result.content])
+    text = out.content[0].text  # type: ignore[union-attr]
+    if len(text) > max_chars:
+        return ToolOutput.from_value(truncate(text, max_chars))
+    return out
 
 
 class McpTool:
@@ -77,9 +104,16 @@ class McpTool:
     """
 
     def __init__(
-        self, connection: Connection, remote: types.Tool, display: str, *, lazy: bool
+        self,
+        connection: Connection,
+        remote: types.Tool,
+        display: str,
+        *,
+        lazy: bool,
+        max_result_chars: int = DEFAULT_MAX_RESULT_CHARS,
     ) -> None:
         self._connection = connection
+        self._max_chars = max_result_chars
         self.name = display
         self.wire_name = remote.name
         self.description = remote.description or ""
@@ -98,4 +132,4 @@ class McpTool:
                 answered HTTP 5xx, or the run was cancelled (the message says which).
         """
         result = await self._connection.call(self.wire_name, self.name, args, ctx.cancel)
-        return map_result(self.name, result)
+        return map_result(self.name, result, self._max_chars)

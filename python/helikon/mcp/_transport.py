@@ -1,6 +1,7 @@
 """The two client transports, built on the ``mcp`` package's own.
 
-stdio is ``mcp.client.stdio.stdio_client`` unchanged. Streamable HTTP is
+stdio on POSIX is helikon's own (:mod:`helikon.mcp._stdio`); on Windows it is
+``mcp.client.stdio.stdio_client`` unchanged (no exit codes, no line limit). Streamable HTTP is
 ``mcp.client.streamable_http.streamable_http_client`` over an ``httpx2`` client helikon
 builds, for two reasons: custom headers, and :class:`HttpErrorLog`. The package turns an
 HTTP 4xx/5xx answer without a JSON-RPC body into a generic "Server returned an error
@@ -28,22 +29,32 @@ _CONNECT_TIMEOUT = 30.0
 _READ_TIMEOUT = 300.0  # a streamed answer may stay open this long between events
 
 
+_MCP_TYPES = ("application/json", "text/event-stream")
+
+
 @dataclass(frozen=True, slots=True)
 class HttpFailure:
-    """An HTTP error answer: status, reason phrase and (the start of) the body text."""
+    """An HTTP answer the client cannot use: an error status, or a body that is neither
+    JSON nor an event stream (an HTML login page, a proxy's error page); its status, reason
+    phrase, content type and (the start of) its body text."""
 
     status: int
     reason: str
     body: str
+    content_type: str = ""
 
     def describe(self) -> str:
-        """``"HTTP 503 Service Unavailable: overloaded"``."""
+        """``"HTTP 503 Service Unavailable: overloaded"`` or, for a successful status with
+        a foreign body, ``"HTTP 200 OK with Content-Type text/html (not an MCP answer):
+        <html>..."``."""
         head = f"HTTP {self.status} {self.reason}".rstrip()
+        if self.status < 400:
+            head += f" with Content-Type {self.content_type or '(none)'} (not an MCP answer)"
         return f"{head}: {self.body}" if self.body else head
 
 
 class HttpErrorLog:
-    """The last HTTP error answer per request key (``tools/call`` tool name, or method)."""
+    """The last unusable HTTP answer per request key (``tools/call`` tool name, or method)."""
 
     def __init__(self) -> None:
         self._last: dict[str, HttpFailure] = {}
@@ -53,9 +64,14 @@ class HttpErrorLog:
         return self._last.pop(key, None)
 
     async def on_response(self, response: httpx2.Response) -> None:
-        """``httpx2`` response hook: record POST answers with status >= 400."""
+        """``httpx2`` response hook: record POST answers with status >= 400, and 2xx answers
+        carrying a body whose Content-Type is neither JSON nor an event stream."""
         request = response.request
-        if response.status_code < 400 or request.method != "POST":
+        if request.method != "POST":
+            return
+        ctype = response.headers.get("content-type", "").split(";")[0].strip().lower()
+        foreign = response.status_code in (200, 201) and ctype not in _MCP_TYPES
+        if response.status_code < 400 and not foreign:
             return
         key = _request_key(request.content)
         if key is None:
@@ -65,7 +81,7 @@ class HttpErrorLog:
             body = raw[:_BODY_LIMIT].decode("utf-8", "replace").strip()
         except httpx2.HTTPError:
             body = ""
-        self._last[key] = HttpFailure(response.status_code, response.reason_phrase, body)
+        self._last[key] = HttpFailure(response.status_code, response.reason_phrase, body, ctype)
 
 
 def _request_key(content: bytes) -> str | None:
@@ -88,7 +104,8 @@ def stdio_transport(
     env: Mapping[str, str] | None,
     cwd: str | Path | None,
 ) -> AbstractAsyncContextManager[TransportStreams]:
-    """``stdio_client`` for the command (``env`` is merged over the package's safe default)."""
+    """``stdio_client`` for the command (Windows; ``env`` is merged over the package's safe
+    default)."""
     params = StdioServerParameters(
         command=command, args=list(args), env=dict(env) if env is not None else None, cwd=cwd
     )

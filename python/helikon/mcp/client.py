@@ -2,19 +2,23 @@
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Mapping, Sequence
+from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 from types import TracebackType
 from typing import Any
 
 import mcp_types as types
+from mcp.client._transport import TransportStreams
 
 from helikon.core.tool import Tool
 from helikon.errors import ConfigError, McpOther
 from helikon.mcp._connection import Connection
 from helikon.mcp._lazy import SearchTools
 from helikon.mcp._naming import SEARCH_TOOLS, display_name
-from helikon.mcp._tool import McpTool
+from helikon.mcp._stdio import DEFAULT_MAX_MESSAGE_BYTES, StdioState, open_stdio
+from helikon.mcp._tool import DEFAULT_MAX_RESULT_CHARS, McpTool
 from helikon.mcp._transport import HttpErrorLog, http_transport, stdio_transport
 
 __all__ = ["McpServerHandle"]
@@ -53,11 +57,13 @@ class McpServerHandle:
         tool_prefix: str | None,
         lazy: bool,
         connect_timeout: float,
+        max_result_chars: int = DEFAULT_MAX_RESULT_CHARS,
     ) -> None:
         self._connection = connection
         self.tool_prefix = tool_prefix
         self.lazy = lazy
         self.connect_timeout = connect_timeout
+        self.max_result_chars = max_result_chars
         self._remote: list[types.Tool] | None = None
         self._tools: list[Tool] = []
 
@@ -75,8 +81,16 @@ class McpServerHandle:
         lazy: bool = False,
         connect_timeout: float = 30.0,
         call_timeout: float | None = None,
+        max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
+        max_result_chars: int = DEFAULT_MAX_RESULT_CHARS,
     ) -> McpServerHandle:
         """A server started as a child process speaking MCP over stdin/stdout.
+
+        The server is untrusted: a stdout line that is not UTF-8 or not a JSON-RPC message
+        is logged (logger ``helikon.mcp``) and skipped; a message longer than
+        ``max_message_bytes`` closes the connection (pending and later calls fail with a
+        tool error naming the limit); its stderr is kept as a bounded tail that the error
+        for its exit quotes, never copied to this process's stderr.
 
         Args:
             command: the executable.
@@ -89,6 +103,10 @@ class McpServerHandle:
             connect_timeout: seconds allowed for start-up, ``initialize`` and ``tools/list``.
             call_timeout: seconds allowed per ``tools/call`` (``None``: the run's own
                 cancellation and timeout bound it).
+            max_message_bytes: the longest stdout line (one JSON-RPC message) accepted,
+                in bytes (default 32 MiB).
+            max_result_chars: a tool result's text for the model is cut to this many
+                characters, with a note saying how long it was (default 100 000).
 
         Raises:
             ConfigError: a bad argument (the message names it).
@@ -101,15 +119,25 @@ class McpServerHandle:
                 f"McpServerHandle.stdio(args=...) must be a list of strings, got the string "
                 f"{args!r}; pass args=[{args!r}]"
             )
+        _check_limits(max_message_bytes, max_result_chars)
         arg_list = [str(a) for a in args]
         env_map = dict(env) if env is not None else None
-        connection = Connection(
-            _stdio_label(command, arg_list),
-            lambda: stdio_transport(command, arg_list, env_map, cwd),
-            stdio=True,
-            call_timeout=call_timeout,
+        label = _stdio_label(command, arg_list)
+        state = StdioState(label, max_message_bytes)
+
+        def open_transport() -> AbstractAsyncContextManager[TransportStreams]:
+            if sys.platform == "win32":  # pragma: no cover - POSIX process groups below
+                return stdio_transport(command, arg_list, env_map, cwd)
+            return open_stdio(state, command, arg_list, env_map, cwd)
+
+        connection = Connection(label, open_transport, stdio=state, call_timeout=call_timeout)
+        return cls(
+            connection,
+            tool_prefix=tool_prefix,
+            lazy=lazy,
+            connect_timeout=connect_timeout,
+            max_result_chars=max_result_chars,
         )
-        return cls(connection, tool_prefix=tool_prefix, lazy=lazy, connect_timeout=connect_timeout)
 
     @classmethod
     def streamable_http(
@@ -121,18 +149,21 @@ class McpServerHandle:
         lazy: bool = False,
         connect_timeout: float = 30.0,
         call_timeout: float | None = None,
+        max_result_chars: int = DEFAULT_MAX_RESULT_CHARS,
     ) -> McpServerHandle:
         """A server reached over streamable HTTP at ``url`` (e.g. ``http://host:8000/mcp``).
 
         Args:
             url: the MCP endpoint.
             headers: sent with every request (e.g. ``{"Authorization": "Bearer ..."}``).
-            tool_prefix, lazy, connect_timeout, call_timeout: as for :meth:`stdio`.
+            tool_prefix, lazy, connect_timeout, call_timeout, max_result_chars: as for
+                :meth:`stdio`.
 
         Raises:
             ConfigError: a bad argument (the message names it).
         """
         _check_common(tool_prefix, connect_timeout, call_timeout)
+        _check_limits(DEFAULT_MAX_MESSAGE_BYTES, max_result_chars)
         if not isinstance(url, str) or not url.startswith(("http://", "https://")):
             raise ConfigError(
                 f"McpServerHandle.streamable_http(url=...) must be an http(s) URL, got {url!r}"
@@ -142,11 +173,17 @@ class McpServerHandle:
         connection = Connection(
             repr(url),
             lambda: http_transport(url, header_map, log),
-            stdio=False,
+            stdio=None,
             http_log=log,
             call_timeout=call_timeout,
         )
-        return cls(connection, tool_prefix=tool_prefix, lazy=lazy, connect_timeout=connect_timeout)
+        return cls(
+            connection,
+            tool_prefix=tool_prefix,
+            lazy=lazy,
+            connect_timeout=connect_timeout,
+            max_result_chars=max_result_chars,
+        )
 
     # ------------------------------------------------------------------ lifetime
 
@@ -219,7 +256,13 @@ class McpServerHandle:
 
     def _build_tools(self, remote: list[types.Tool]) -> list[Tool]:
         adapted = [
-            McpTool(self._connection, t, display_name(self.tool_prefix, t.name), lazy=self.lazy)
+            McpTool(
+                self._connection,
+                t,
+                display_name(self.tool_prefix, t.name),
+                lazy=self.lazy,
+                max_result_chars=self.max_result_chars,
+            )
             for t in remote
         ]
         tools: list[Tool] = list(adapted)
@@ -250,3 +293,12 @@ def _check_common(prefix: Any, connect_timeout: Any, call_timeout: Any) -> None:
         raise ConfigError(
             f"McpServerHandle(call_timeout=...) must be > 0 seconds or None, got {call_timeout!r}"
         )
+
+
+def _check_limits(max_message_bytes: Any, max_result_chars: Any) -> None:
+    for name, value in (
+        ("max_message_bytes", max_message_bytes),
+        ("max_result_chars", max_result_chars),
+    ):
+        if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+            raise ConfigError(f"McpServerHandle({name}=...) must be a positive int, got {value!r}")
