@@ -4,11 +4,9 @@ Nothing here names a provider. ``build_agent(model)`` is called with an OpenAI, 
 Gemini or Bedrock model (see ``models.py``) and everything else stays the same: the
 instructions, the tools, and the ``output_type`` the final answer must validate against.
 
-The tools cover the questions the recordings in ``shared/wire`` were made with: "What is
-the largest city in the user country?" (OpenAI, Anthropic: ``get_user_country``) and "What is
-the temperature of the capital of France?" (Gemini, Bedrock: ``get_capital``,
-``get_temperature``). Registering all three on one agent is what lets the same definition
-serve every provider; the model picks the tools its question needs.
+The question the example asks, "What is the temperature in the capital of my country?",
+takes all three tools in turn: ``get_user_country``, then ``get_capital``, then
+``get_temperature``.
 """
 
 from __future__ import annotations
@@ -29,7 +27,7 @@ __all__ = [
 INSTRUCTIONS = "You are a helpful chatbot. Look facts up with the tools; never guess them."
 
 _CAPITALS = {"France": "Paris", "Mexico": "Mexico City", "UK": "London"}
-_TEMPERATURES = {"Paris": "30°C"}
+_TEMPERATURES = {"Paris": "30°C", "Mexico City": "24°C", "London": "18°C"}
 
 
 class CityReport(BaseModel):
@@ -45,7 +43,7 @@ class CityReport(BaseModel):
 @tool(effect=ToolEffect.READ_ONLY)
 def get_user_country() -> str:
     """Get the country the user is in."""
-    return "Mexico"
+    return "France"
 
 
 @tool(effect=ToolEffect.READ_ONLY)

@@ -1,14 +1,14 @@
 """Run the same agent on five providers; only the model line changes.
 
     pip install 'helikon[openai,anthropic,gemini,bedrock]'   # the SDKs, httpx and boto3
-    python main.py                      # all five, offline, against the recorded traffic
+    python main.py                      # all five, offline (no keys, no network)
     python main.py gemini bedrock       # some of them
     python main.py --live openai-chat   # the real API (OPENAI_API_KEY etc.; costs tokens)
 
-Offline, each provider's model talks to a local replay server that answers with the
-recordings in ``shared/wire`` plus one synthesized finalizing turn (see ``replays.py`` and
-the README). The agent (``agent.py``) and this runner are the same for every provider;
-``models.make_model`` holds the one line that differs.
+Offline, each provider's model talks to a local replay server that answers with one scripted
+conversation written in that provider's streaming wire format (``traffic.py``, built in
+memory: nothing is read from disk). The agent (``agent.py``) and this runner are the same
+for every provider; ``models.make_model`` holds the one line that differs.
 """
 
 from __future__ import annotations
@@ -17,12 +17,11 @@ import argparse
 import asyncio
 import sys
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from agent import CityReport, build_agent
 from models import PROVIDERS, Endpoint, make_model
-from replays import REPLAYS, default_wire_dir
+from traffic import QUESTION, replay_server
 
 from helikon import RunResult, ToolCallItem
 
@@ -74,22 +73,14 @@ async def _run(provider: str, endpoint: Endpoint, question: str) -> tuple[str, R
         await model.aclose()
 
 
-async def run_offline(provider: str, wire: Path | None = None) -> SwapRun:
-    """Run the agent on ``provider`` against its recorded (and synthesized) traffic."""
-    replay = REPLAYS[provider]
-    wire = wire or default_wire_dir()
-    if not (wire / replay.cassette).is_file():
-        raise FileNotFoundError(
-            f"{wire / replay.cassette}: the offline runs replay the project's shared/wire "
-            "recordings, which are not in this repository; put shared/ beside the clone, set "
-            "HELIKON_SHARED to it, or pass --wire PATH (or run --live)"
-        )
-    with replay.server(wire) as server:
-        model_id, result = await _run(provider, Endpoint(server.base_url), replay.question)
+async def run_offline(provider: str) -> SwapRun:
+    """Run the agent on ``provider`` against the scripted traffic of ``traffic.py``."""
+    with replay_server(provider) as server:
+        model_id, result = await _run(provider, Endpoint(server.base_url), QUESTION)
         return SwapRun(
             provider,
             model_id,
-            replay.question,
+            QUESTION,
             result,
             server.requests,
             server.remaining(),
@@ -118,8 +109,7 @@ async def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="Run one agent on five providers.")
     parser.add_argument("providers", nargs="*", metavar="PROVIDER", help=", ".join(PROVIDERS))
     parser.add_argument("--live", action="store_true", help="call the real APIs")
-    parser.add_argument("--question", default=REPLAYS["openai-chat"].question)
-    parser.add_argument("--wire", type=Path, default=None, help="the shared/wire folder")
+    parser.add_argument("--question", default=QUESTION, help="asked with --live")
     args = parser.parse_args(argv)
     unknown = [p for p in args.providers if p not in PROVIDERS]
     if unknown:
@@ -128,7 +118,7 @@ async def main(argv: list[str] | None = None) -> int:
         if args.live:
             run = await run_live(provider, args.question)
         else:
-            run = await run_offline(provider, args.wire)
+            run = await run_offline(provider)
         _print(run)
     return 0
 

@@ -5,9 +5,8 @@ constructor call, and that call is the only difference between the runs of ``mai
 ``Endpoint`` says where the model connects: the local replay server (offline, the default)
 or the real API (``--live``, keys and credentials from the usual environment variables).
 
-``stream=False`` on the OpenAI and Anthropic lines matches the recordings, which were made
-without streaming; Gemini and Bedrock were recorded streaming (their default). Against the
-live APIs either setting works and the events the agent sees are the same.
+Every model streams (the default); the offline traffic in ``traffic.py`` is each provider's
+streaming wire format.
 """
 
 from __future__ import annotations
@@ -79,17 +78,13 @@ def make_model(name: str, endpoint: Endpoint) -> ClosableModel:
     """
     e = endpoint
     if name == "openai-chat":
-        return OpenAIModel.chat("gpt-4o", api_key=e.api_key, base_url=e.url("/v1"), stream=False)
+        return OpenAIModel.chat("gpt-4o", api_key=e.api_key, base_url=e.url("/v1"))
     if name == "openai-responses":
-        return OpenAIModel.responses(
-            "gpt-4o", api_key=e.api_key, base_url=e.url("/v1"), stream=False
-        )
+        return OpenAIModel.responses("gpt-4o", api_key=e.api_key, base_url=e.url("/v1"))
     if name == "anthropic":
-        return AnthropicModel.messages(
-            "claude-sonnet-4-0", api_key=e.api_key, base_url=e.url(), stream=False
-        )
+        return AnthropicModel.messages("claude-sonnet-4-5", api_key=e.api_key, base_url=e.url())
     if name == "gemini":
-        return GeminiModel.developer("gemini-2.0-flash", api_key=e.api_key, base_url=e.url())
+        return GeminiModel.developer("gemini-2.5-flash", api_key=e.api_key, base_url=e.url())
     if name == "bedrock":
         return BedrockModel.converse(
             "us.amazon.nova-micro-v1:0", session=e.aws_session(), endpoint_url=e.url()
