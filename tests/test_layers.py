@@ -20,7 +20,7 @@ BINDINGS = {
     "tools/sandbox_native.py": "the OS sandbox (helikon-sandbox)",
     "sessions/tokens.py": "the token counter",
     "cli/script_tool.py": "the Rhai script tools (helikon-script)",
-    "__init__.py": "the package checks the native module's version at import",
+    "_version.py": "the version, from the native module in an uninstalled source tree",
     "cli/doctor.py": "helikon doctor reports the native module's build",
 }
 

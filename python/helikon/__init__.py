@@ -15,6 +15,7 @@ Example:
     'hello'
 """
 
+from helikon._version import __version__
 from helikon.agents import (
     AgentAsTool,
     GraphAgent,
@@ -132,24 +133,8 @@ from helikon.errors import (
 )
 from helikon.providers.retry import RetryingModel, RetryPolicy
 from helikon.redaction import Redactor, redact
+from helikon.runtimes.runner import Runner
 from helikon.tracing import TracerHandle
-
-
-def _installed_version() -> str:
-    """The installed distribution's version; in an uninstalled source tree, the native
-    module's. Both come from the one version in the Cargo workspace (pyproject's is dynamic)."""
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version("helikon")
-    except PackageNotFoundError:
-        from helikon._native import __version__ as native_version
-
-        return native_version
-
-
-__version__: str = _installed_version()
-del _installed_version
 
 __all__ = [
     "Agent",
@@ -243,6 +228,7 @@ __all__ = [
     "RunState",
     "RunStateError",
     "RunTimeout",
+    "Runner",
     "SchemaError",
     "SequentialAgent",
     "StructuredOutputFailed",

@@ -288,7 +288,7 @@ def services() -> list[Check]:
 
 def collect(*, check_services: bool = False) -> dict[str, Any]:
     """The whole report as plain values (what ``--json`` prints)."""
-    from helikon import __version__
+    from helikon._version import __version__
 
     return {
         "version": __version__,

@@ -56,7 +56,7 @@ _STDERR_SETTLE = 0.05
 
 
 def _client_info() -> types.Implementation:
-    from helikon import __version__
+    from helikon._version import __version__
 
     return types.Implementation(name="helikon", version=__version__)
 

@@ -30,7 +30,7 @@ from typing import Any
 import httpx
 from pydantic import BaseModel, ConfigDict, Field
 
-from helikon import __version__
+from helikon._version import __version__
 from helikon.core.context import ToolContext
 from helikon.core.items import TextPart
 from helikon.core.tool import ToolEffect, ToolOutput
