@@ -304,8 +304,10 @@ def test_check_services_reaches_the_real_redis(monkeypatch: pytest.MonkeyPatch) 
         [exe, "doctor", "--check-services", "--json"],
         capture_output=True, text=True, timeout=120, check=False, env=env,
     )
-    assert proc.returncode == 0, proc.stderr
-    redis = json.loads(proc.stdout)["services"][0]
+    report = json.loads(proc.stdout)
+    down = [c["name"] for c in report["services"] if not c["ok"]]
+    assert proc.returncode == (3 if down else 0), proc.stderr
+    redis = report["services"][0]
     assert redis == {
         "name": "redis",
         "ok": True,
@@ -330,3 +332,173 @@ def test_a_backend_that_fails_to_build_is_a_row_not_a_crash(
         "could not be built: ConfigError: invalid sandbox configuration: unknown field `x`"
     )
     assert "pip install --force-reinstall helikon" in row["fix"]
+
+
+# ----------------------------------------------------------------------------- exit status
+
+
+def _doctor(*args: str) -> Any:
+    """``helikon doctor ARGS`` in-process (so the checks can be monkeypatched)."""
+    from typer.testing import CliRunner
+
+    from helikon.cli.main import app
+
+    return CliRunner().invoke(app, ["doctor", *args])
+
+
+@pytest.fixture
+def quiet_machine(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A sandbox section that needs no kernel probe (one OK backend row)."""
+    row = doctor._check("OsSandboxBackend", True, "os-sandbox (landlock+seccomp)")
+    monkeypatch.setattr(doctor, "sandbox", lambda: {"platform": "Linux 6.15.0", "checks": [row]})
+
+
+def test_this_installation_passes_the_core_checks() -> None:
+    proc = _helikon("doctor", "--json")
+    assert proc.returncode == 0, proc.stderr
+    report = json.loads(proc.stdout)
+    assert report["exit_code"] == 0 and report["required"] == []
+    rows = {c["name"]: c for c in report["core"]}
+    assert rows["helikon"] == {"name": "helikon", "ok": True, "detail": version("helikon"),
+                               "fix": None}
+    assert rows["native module"]["ok"] is True
+    assert rows["native module"]["detail"] == _native.__version__
+    assert {"pydantic", "typing-extensions"} <= set(rows)
+    assert proc.stderr == ""
+
+
+def test_a_native_module_of_another_version_exits_1(
+    monkeypatch: pytest.MonkeyPatch, quiet_machine: None
+) -> None:
+    monkeypatch.setattr(doctor, "_native_version", lambda: "0.0.1")
+    result = _doctor()
+    assert result.exit_code == doctor.EXIT_REQUIRED_MISSING == 1
+    assert result.stderr == "helikon doctor: required but missing: native module (exit 1)\n"
+    lines = result.stdout.splitlines()
+    at = lines.index(f"  MISS native module            version 0.0.1, but the package is "
+                     f"{version('helikon')}")
+    assert lines[at + 1].strip() == "fix: pip install --force-reinstall helikon"
+
+
+def test_a_native_module_that_cannot_be_imported_exits_1(
+    monkeypatch: pytest.MonkeyPatch, quiet_machine: None
+) -> None:
+    monkeypatch.setattr(doctor, "_native_version", lambda: None)
+    report = doctor.collect()
+    assert report["exit_code"] == 1
+    [row] = [c for c in report["core"] if c["name"] == "native module"]
+    assert row == {"name": "native module", "ok": False,
+                   "detail": "helikon._native cannot be imported",
+                   "fix": "pip install --force-reinstall helikon"}
+
+
+def test_a_missing_core_dependency_exits_1_with_its_pip_line(
+    monkeypatch: pytest.MonkeyPatch, quiet_machine: None
+) -> None:
+    monkeypatch.setattr(doctor, "_installed", lambda dist: dist != "pydantic")
+    result = _doctor("--json")
+    assert result.exit_code == 1
+    report = json.loads(result.stdout)
+    [row] = [c for c in report["core"] if c["name"] == "pydantic"]
+    assert row["ok"] is False and row["detail"] == "missing"
+    assert row["fix"].startswith("pip install 'pydantic>=")
+    assert "required but missing: pydantic (exit 1)" in result.stderr
+
+
+def test_a_missing_optional_extra_still_exits_0(
+    monkeypatch: pytest.MonkeyPatch, quiet_machine: None
+) -> None:
+    monkeypatch.setattr(doctor, "_installed", lambda dist: dist != "boto3")
+    result = _doctor()
+    assert result.exit_code == 0, result.stderr
+    assert "  MISS bedrock                  missing boto3" in result.stdout.splitlines()
+    assert result.stderr == ""
+
+
+def test_a_required_extra_that_is_missing_exits_1(
+    monkeypatch: pytest.MonkeyPatch, quiet_machine: None
+) -> None:
+    monkeypatch.setattr(doctor, "_installed", lambda dist: dist not in ("boto3", "rich"))
+    result = _doctor("--require", "bedrock", "--require", "openai", "--require", "cli")
+    assert result.exit_code == 1
+    assert result.stderr == "helikon doctor: required but missing: bedrock, cli (exit 1)\n"
+    lines = result.stdout.splitlines()
+    at = lines.index("required (--require)")
+    assert lines[at + 1 : at + 6] == [
+        "  MISS bedrock                  missing boto3",
+        f"       {'':<24} fix: pip install 'helikon[bedrock]'",
+        "  ok   openai                   openai",
+        "  MISS cli                      missing rich",
+        f"       {'':<24} fix: pip install 'helikon[cli]'",
+    ]
+
+
+@pytest.mark.parametrize("row", ["OsSandboxBackend", "Seatbelt (sandbox-exec)", "OS sandbox"])
+def test_require_sandbox_exits_1_when_no_os_backend(
+    monkeypatch: pytest.MonkeyPatch, row: str
+) -> None:
+    monkeypatch.setattr(doctor, "sandbox", lambda: {"platform": "X", "checks": [
+        doctor._check("seccomp", True, "filter mode available"),
+        doctor._check(row, False, "not here", "the fix"),
+    ]})
+    report = doctor.collect(require=("sandbox",))
+    assert report["required"] == [
+        {"name": "sandbox", "ok": False, "detail": "not here", "fix": "the fix"}
+    ]
+    assert report["exit_code"] == 1
+    assert doctor.collect()["exit_code"] == 0  # not required: reported, status 0
+
+
+def test_require_sandbox_passes_when_the_backend_builds(quiet_machine: None) -> None:
+    report = doctor.collect(require=("sandbox",))
+    assert report["required"] == [doctor._check("sandbox", True, "os-sandbox (landlock+seccomp)")]
+    assert report["exit_code"] == 0
+
+
+def test_an_unknown_require_name_is_a_usage_error(quiet_machine: None) -> None:
+    result = _doctor("--require", "opneai")
+    assert result.exit_code == doctor.EXIT_USAGE == 2
+    message = " ".join(result.stderr.replace("│", " ").split())
+    assert "Invalid value for --require: 'opneai' is not an extra or 'sandbox'; choose from " \
+        "sandbox, agentcore, anthropic," in message
+
+
+def _unreachable(monkeypatch: pytest.MonkeyPatch) -> None:
+    def refuse(host: str, port: int, hello: bytes) -> bytes:
+        if port == 7233:
+            raise ConnectionRefusedError(111, "Connection refused")
+        return {6379: b"+PONG\r\n", 5432: b"N"}[port]
+
+    for var in ("REDIS_URL", "DATABASE_URL", "TEMPORAL_ADDRESS"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setattr(doctor, "_talk", refuse)
+
+
+def test_an_unreachable_service_exits_3(
+    monkeypatch: pytest.MonkeyPatch, quiet_machine: None
+) -> None:
+    _unreachable(monkeypatch)
+    result = _doctor("--check-services")
+    assert result.exit_code == doctor.EXIT_SERVICE_UNREACHABLE == 3
+    assert result.stderr == "helikon doctor: not reachable: temporal (exit 3)\n"
+    assert _doctor().exit_code == 0  # services are only judged when asked for
+
+
+def test_a_service_that_answers_another_protocol_exits_3(
+    monkeypatch: pytest.MonkeyPatch, quiet_machine: None
+) -> None:
+    monkeypatch.setattr(doctor, "_talk", lambda host, port, hello: b"HTTP/1.1 400\r\n")
+    result = _doctor("--check-services", "--json")
+    assert result.exit_code == 3
+    assert json.loads(result.stdout)["exit_code"] == 3
+    assert result.stderr == "helikon doctor: not reachable: redis, postgresql, temporal (exit 3)\n"
+
+
+def test_a_missing_required_piece_wins_over_an_unreachable_service(
+    monkeypatch: pytest.MonkeyPatch, quiet_machine: None
+) -> None:
+    _unreachable(monkeypatch)
+    monkeypatch.setattr(doctor, "_native_version", lambda: "0.0.1")
+    result = _doctor("--check-services")
+    assert result.exit_code == 1
+    assert result.stderr == "helikon doctor: required but missing: native module (exit 1)\n"

@@ -1,12 +1,25 @@
 """``helikon doctor``: what this installation is and what it can do on this machine.
 
-Prints the version, how the native core was built, which optional extras are installed,
-what the OS sandbox can enforce here and, with ``--check-services``, whether the Redis,
-PostgreSQL and Temporal servers named in the environment answer. Every missing piece comes
-with a one-line fix. ``--json`` prints the same report as one JSON object for scripts.
+Prints the version, how the native core was built, whether what every installation needs is
+there (the package metadata, a native module of the same version, the core dependencies),
+which optional extras are installed, what the OS sandbox can enforce here and, with
+``--check-services``, whether the Redis, PostgreSQL and Temporal servers named in the
+environment answer. Every missing piece comes with a one-line fix. ``--json`` prints the same
+report as one JSON object for scripts.
 
 The report is a dict of plain values (see :func:`collect`); each check inside it is
 ``{"name": str, "ok": bool, "detail": str, "fix": str | None}``.
+
+Exit status (:func:`exit_code`), so scripts and CI can gate on it:
+
+* ``0``: everything required is there (and every service answered, when checked);
+* ``1``: something required is missing: a ``core`` check failed, or an extra or the OS
+  sandbox named with ``--require`` is not available (this wins over ``3``);
+* ``2``: a usage error (an unknown ``--require`` name, an unknown option);
+* ``3``: ``--check-services`` was given and a service did not answer.
+
+Optional extras and sandbox pieces not named with ``--require`` never change the status:
+a missing one is reported with its fix and the command still exits ``0``.
 """
 
 from __future__ import annotations
@@ -26,7 +39,28 @@ from urllib.parse import urlsplit
 
 import typer
 
-__all__ = ["collect", "doctor", "native_build", "render"]
+__all__ = [
+    "EXIT_OK",
+    "EXIT_REQUIRED_MISSING",
+    "EXIT_SERVICE_UNREACHABLE",
+    "EXIT_USAGE",
+    "collect",
+    "core",
+    "doctor",
+    "exit_code",
+    "failures",
+    "native_build",
+    "render",
+]
+
+EXIT_OK = 0
+"""Everything required is there (and every checked service answered)."""
+EXIT_REQUIRED_MISSING = 1
+"""A core check failed, or something named with ``--require`` is missing."""
+EXIT_USAGE = 2
+"""An unknown ``--require`` name (or any other usage error)."""
+EXIT_SERVICE_UNREACHABLE = 3
+"""``--check-services``: a service did not answer."""
 
 Check = dict[str, Any]
 
@@ -52,6 +86,47 @@ def native_build() -> dict[str, str]:
         return {"version": _native.__version__, "profile": "unknown", "target": "unknown"}
     info: dict[str, str] = json.loads(build_info())
     return info
+
+
+# --------------------------------------------------------------------------------- core
+
+
+def _native_version() -> str | None:
+    try:
+        from helikon import _native
+    except ImportError:
+        return None
+    return str(_native.__version__)
+
+
+def core() -> list[Check]:
+    """What every installation needs: helikon's metadata, a native module of the same
+    version, and each core (non-extra) dependency installed. A failure here exits ``1``."""
+    fix_reinstall = "pip install --force-reinstall helikon"
+    try:
+        package = version("helikon")
+        reqs = requires("helikon") or []
+    except PackageNotFoundError:
+        return [_check("helikon", False, "not installed (no package metadata)",
+                       "pip install helikon (in a checkout: pip install .)")]
+    checks = [_check("helikon", True, package)]
+    native = _native_version()
+    if native is None:
+        checks.append(_check("native module", False, "helikon._native cannot be imported",
+                             fix_reinstall))
+    elif native != package:
+        checks.append(_check("native module", False,
+                             f"version {native}, but the package is {package}", fix_reinstall))
+    else:
+        checks.append(_check("native module", True, native))
+    for requirement in reqs:
+        if "extra" in requirement.partition(";")[2]:
+            continue
+        name = _requirement_name(requirement)
+        ok = _installed(name)
+        checks.append(_check(name, ok, "installed" if ok else "missing",
+                             f"pip install '{requirement.partition(';')[0].strip()}'"))
+    return checks
 
 
 # ------------------------------------------------------------------------------- extras
@@ -286,19 +361,81 @@ def services() -> list[Check]:
 # ------------------------------------------------------------------------------ command
 
 
-def collect(*, check_services: bool = False) -> dict[str, Any]:
-    """The whole report as plain values (what ``--json`` prints)."""
+_SANDBOX_ROWS = frozenset({"OsSandboxBackend", "Seatbelt (sandbox-exec)", "OS sandbox"})
+"""The sandbox rows ``--require sandbox`` needs: the OS backend can be built here."""
+
+
+def collect(*, check_services: bool = False, require: tuple[str, ...] = ()) -> dict[str, Any]:
+    """The whole report as plain values (what ``--json`` prints).
+
+    Args:
+        check_services: also probe Redis, PostgreSQL and Temporal.
+        require: extras (``"openai"``, ...) and ``"sandbox"`` that must be available; the
+            report's ``required`` lists them with their state.
+
+    Returns:
+        ``{"version", "python", "platform", "native", "core", "extras", "sandbox",
+        "services", "required", "exit_code"}``; ``required`` is ``[check, ...]`` for each
+        name in ``require``, ``exit_code`` what the command exits with (see the module doc).
+
+    Raises:
+        ValueError: a name in ``require`` is neither an extra nor ``"sandbox"``.
+    """
     from helikon._version import __version__
 
-    return {
+    extra_checks = extras()
+    box = sandbox()
+    by_extra = {c["name"]: c for c in extra_checks}
+    required: list[Check] = []
+    for name in require:
+        if name == "sandbox":
+            rows = [c for c in box["checks"] if c["name"] in _SANDBOX_ROWS]
+            bad = [c for c in rows if not c["ok"]]
+            if not rows:  # pragma: no cover - every platform reports one of the rows
+                required.append(_check("sandbox", False, "no OS sandbox", "run on Linux or macOS"))
+            else:
+                required.append(
+                    _check("sandbox", not bad, rows[0]["detail"], bad[0]["fix"] if bad else None)
+                )
+        elif name in by_extra:
+            required.append(by_extra[name])
+        else:
+            known = ", ".join(["sandbox", *sorted(by_extra)])
+            raise ValueError(f"{name!r} is not an extra or 'sandbox'; choose from {known}")
+    report: dict[str, Any] = {
         "version": __version__,
         "python": f"{platform.python_implementation()} {platform.python_version()}",
         "platform": f"{sys.platform} {platform.machine()}",
         "native": native_build(),
-        "extras": extras(),
-        "sandbox": sandbox(),
+        "core": core(),
+        "extras": extra_checks,
+        "sandbox": box,
         "services": services() if check_services else None,
+        "required": required,
     }
+    report["exit_code"] = exit_code(report)
+    return report
+
+
+def exit_code(report: dict[str, Any]) -> int:
+    """The command's exit status for ``report`` (see the module doc for the codes)."""
+    if any(not c["ok"] for c in [*report["core"], *report["required"]]):
+        return EXIT_REQUIRED_MISSING
+    if report["services"] is not None and any(not c["ok"] for c in report["services"]):
+        return EXIT_SERVICE_UNREACHABLE
+    return EXIT_OK
+
+
+def failures(report: dict[str, Any]) -> str | None:
+    """One line naming what made the status non-zero, or ``None`` when it is ``0``."""
+    code = report["exit_code"]
+    if code == EXIT_REQUIRED_MISSING:
+        missing = [c["name"] for c in [*report["core"], *report["required"]] if not c["ok"]]
+        return f"helikon doctor: required but missing: {', '.join(missing)} (exit 1)"
+    if code == EXIT_SERVICE_UNREACHABLE:
+        down = [c["name"] for c in report["services"] if not c["ok"]]
+        return f"helikon doctor: not reachable: {', '.join(down)} (exit 3)"
+    return None
 
 
 def _lines(title: str, checks: list[Check]) -> list[str]:
@@ -319,6 +456,9 @@ def render(report: dict[str, Any]) -> str:
         f"  python        {report['python']} ({report['platform']})",
         f"  native core   {native['version']}, {native['profile']} build, {native['target']}",
     ]
+    lines += _lines("core (required)", report["core"])
+    if report["required"]:
+        lines += _lines("required (--require)", report["required"])
     lines += _lines("extras", report["extras"])
     lines += _lines(f"sandbox ({report['sandbox']['platform']})", report["sandbox"]["checks"])
     if report["services"] is not None:
@@ -338,7 +478,26 @@ def doctor(
         ),
     ] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
+    require: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--require",
+            help="An extra (openai, server, ...) or 'sandbox' that must be available; "
+            "repeatable. Missing: exit 1.",
+        ),
+    ] = None,
 ) -> None:
-    """Show the version, native build, extras, what the sandbox enforces here, services."""
-    report = collect(check_services=check_services)
+    """Show the version, native build, extras, what the sandbox enforces here, services.
+
+    Exits 0 when everything required is there, 1 when something required is missing (a core
+    check, or a --require name), 3 when a --check-services service did not answer.
+    """
+    try:
+        report = collect(check_services=check_services, require=tuple(require or ()))
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--require") from None
     typer.echo(json.dumps(report, indent=2) if as_json else render(report))
+    reason = failures(report)
+    if reason is not None:
+        typer.echo(reason, err=True)
+        raise typer.Exit(report["exit_code"])
