@@ -14,6 +14,10 @@ Modes:
     dies      answers the first ``tools/call``; on the second writes ``fatal: out of cheese``
               to stderr and exits with code 7
     midcall   exits with code 5 on ``tools/call`` without answering
+
+With ``HELIKON_ONCE=<path>`` in the environment, a start finding ``<path>`` writes
+``refusing to start again`` to stderr and exits with code 9 (else it creates the file):
+a server that cannot be restarted.
 """
 
 from __future__ import annotations
@@ -50,6 +54,12 @@ def text(t: str) -> dict[str, Any]:
 
 
 def main() -> None:
+    once = os.environ.get("HELIKON_ONCE")
+    if once:
+        if os.path.exists(once):
+            os.write(2, b"refusing to start again\n")
+            os._exit(9)
+        open(once, "w").close()
     calls = 0
     for raw in sys.stdin.buffer:
         msg = json.loads(raw)

@@ -3,6 +3,9 @@
 Modes:
     tools     echo / multi / structured / image / fail / peek / boom / slow, paginated 3 a page
     many      30 tools ``tool_00`` .. ``tool_29`` (lazy-mode search), paginated 7 a page
+    dynamic   ``echo`` and ``grow``: each ``grow`` call adds a tool ``extra_N`` (N = 1, 2, ...)
+              and changes ``echo``'s description to ``Echo, version N.``, then sends
+              ``notifications/tools/list_changed``
     stubborn  serves ``initialize``/``tools/list``, then ignores stdin EOF and SIGTERM (BR-25)
     agent     helikon's McpAgentServer over a scripted MockModel (``agent:slow`` etc.,
               see ``agent_server.build``)
@@ -91,11 +94,34 @@ async def _serve(server: Server[Any]) -> None:
         await server.run(read, write, server.create_initialization_options())
 
 
+def _dynamic() -> Server[Any]:
+    tools = [_tool("echo", "Echo the text back."), _tool("grow", "Adds a tool.")]
+
+    async def list_tools(ctx: Any, params: types.PaginatedRequestParams | None) -> Any:
+        return types.ListToolsResult(tools=list(tools))
+
+    async def call(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
+        if params.name == "grow":
+            n = len(tools) - 1
+            tools.append(_tool(f"extra_{n}", f"Extra tool {n}."))
+            tools[0] = _tool("echo", f"Echo, version {n}.")
+            await ctx.session.send_tool_list_changed()
+            return types.CallToolResult(content=[_text(f"added extra_{n}")])
+        if params.name.startswith("extra_"):
+            return types.CallToolResult(content=[_text(f"{params.name} ran")])
+        return await _call(ctx, params)
+
+    return Server("dynamic", on_list_tools=list_tools, on_call_tool=call)
+
+
 def main(mode: str) -> None:
     if mode.startswith("agent"):
         from tests.mcp.agent_server import serve_stdio
 
         asyncio.run(serve_stdio(mode.partition(":")[2] or "plain"))
+        return
+    if mode == "dynamic":
+        asyncio.run(_serve(_dynamic()))
         return
     if mode == "many":
         tools = [

@@ -104,7 +104,7 @@ async def test_call_races_the_run_cancellation() -> None:
 
 
 async def test_server_exit_mid_call_names_the_exit_code_and_later_calls_fail_fast() -> None:
-    async with stdio_handle("tools") as h:
+    async with stdio_handle("tools", max_reconnects=0) as h:
         t = by_name(h)
         out, took = await timed(lambda: t["boom"].invoke(tool_ctx(), {}))
         assert isinstance(out, ToolOther)

@@ -53,9 +53,20 @@ async def test_br22_server_exit_mid_request_is_a_tool_error_and_the_run_continue
         assert len(done) == 1
         assert done[0].is_error
         assert "exited with code 3" in _text(done[0])
-        # a later call on the same handle fails fast, never hangs
+        # a later call on the same handle reconnects (a new server process) and works
+        first_pid = h.pid
+        later, took = await timed(lambda: h.tools()[0].invoke(tool_ctx(), {"text": "x"}))
+        assert not isinstance(later, BaseException), later
+        assert later.value == "x"
+        assert h.reconnects == 1
+        assert h.pid != first_pid
+        assert first_pid is not None and process_gone(first_pid)
+    # without reconnects, a later call fails fast, never hangs
+    async with stdio_handle("tools", max_reconnects=0) as h:
+        await _run_agent(h, "boom")
         later, took = await timed(lambda: h.tools()[0].invoke(tool_ctx(), {"text": "x"}))
         assert isinstance(later, ToolOther)
+        assert "exited with code 3" in str(later)
         assert took < 0.5
 
 

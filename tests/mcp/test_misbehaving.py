@@ -115,7 +115,7 @@ async def test_a_server_flooding_stdout_and_stderr_is_bounded(
 
 
 async def test_a_message_over_max_message_bytes_closes_the_connection_with_an_error() -> None:
-    h = bad("bigline", max_message_bytes=1_000_000)
+    h = bad("bigline", max_message_bytes=1_000_000, max_reconnects=0)
     async with h:
         final, done = await _run(h, {"text": "x"}, {"text": "y"})
         pid = h.pid
@@ -146,7 +146,7 @@ async def test_a_10mb_result_is_truncated_with_a_note() -> None:
 
 
 async def test_a_server_dying_between_two_calls_names_its_exit_code_and_stderr() -> None:
-    h = bad("dies")
+    h = bad("dies", max_reconnects=0)
     async with h:
         final, done = await _run(h, {"text": "one"}, {"text": "two"}, {"text": "three"})
         pid = h.pid

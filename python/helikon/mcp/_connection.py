@@ -85,8 +85,10 @@ class Connection:
         stdio: StdioState | None,
         http_log: HttpErrorLog | None = None,
         call_timeout: float | None = None,
+        on_list_changed: Callable[[str], None] | None = None,
     ) -> None:
         self.label = label
+        self._on_list_changed = on_list_changed
         self._open = open_transport
         self._stdio = stdio
         self._http_log = http_log
@@ -212,7 +214,12 @@ class Connection:
                         self._process = self._stdio.process
                         _process.track(self._process)
                     if failure is None:
-                        session = ClientSession(read, write, client_info=_client_info())
+                        session = ClientSession(
+                            read,
+                            write,
+                            client_info=_client_info(),
+                            message_handler=self._on_message,
+                        )
                         await stack.enter_async_context(session)
                         failure = await self._handshake(session, ready)
                     if failure is None:
@@ -242,9 +249,24 @@ class Connection:
         try:
             await session.initialize()
         except Exception as exc:
+            closed = isinstance(exc, MCPError) and exc.code == CONNECTION_CLOSED
+            exited = await self._await_exit() if closed and self._stdio is not None else None
+            if exited is not None:
+                return McpConnectError(f"{exited} before answering initialize")
             return McpConnectError(
                 f"MCP server {self.label}: initialize failed: {self._describe(exc, 'initialize')}"
             )
+        try:
+            tools = await self._list_all(session)
+        except McpServiceError as exc:
+            return exc
+        if ready.done():  # connect gave up meanwhile
+            return McpConnectError(f"MCP server {self.label}: connect was abandoned")
+        self._session = session
+        ready.set_result(tools)
+        return None
+
+    async def _list_all(self, session: ClientSession) -> list[types.Tool]:
         tools: list[types.Tool] = []
         cursor: str | None = None
         try:
@@ -254,20 +276,37 @@ class Connection:
                 tools.extend(page.tools)
                 cursor = page.next_cursor
                 if not cursor:
-                    break
-            else:
-                return McpServiceError(
-                    f"MCP server {self.label}: tools/list did not end after {_MAX_PAGES} pages"
-                )
+                    return tools
         except Exception as exc:
-            return McpServiceError(
+            raise McpServiceError(
                 f"MCP server {self.label}: tools/list failed: {self._describe(exc, 'tools/list')}"
+            ) from None
+        raise McpServiceError(
+            f"MCP server {self.label}: tools/list did not end after {_MAX_PAGES} pages"
+        )
+
+    async def list_tools(self) -> list[types.Tool]:
+        """Every page of ``tools/list`` again (after ``notifications/tools/list_changed``).
+
+        Raises:
+            McpServiceError: the connection is gone, or ``tools/list`` failed.
+        """
+        session = self._session
+        if session is None or self._dead_reason is not None:
+            raise McpServiceError(
+                f"MCP server {self.label}: {self._dead_reason or 'not connected'}"
             )
-        if ready.done():  # connect gave up meanwhile
-            return McpConnectError(f"MCP server {self.label}: connect was abandoned")
-        self._session = session
-        ready.set_result(tools)
-        return None
+        return await self._list_all(session)
+
+    async def _on_message(self, message: Any) -> None:
+        """The session's message handler: list-change notifications go to the handle."""
+        method = getattr(message, "method", None)
+        if (
+            isinstance(method, str)
+            and method.endswith("/list_changed")
+            and self._on_list_changed is not None
+        ):
+            self._on_list_changed(method)
 
     async def _serve_until_done(self) -> None:
         """Wait for :meth:`close`; notice the server process exiting meanwhile."""

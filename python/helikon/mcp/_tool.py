@@ -11,7 +11,7 @@ from helikon.core.tool import ToolEffect, ToolOutput
 from helikon.errors import ToolOther
 
 if TYPE_CHECKING:
-    from helikon.mcp._connection import Connection
+    from helikon.mcp.client import McpServerHandle
 
 __all__ = ["DEFAULT_MAX_RESULT_CHARS", "PLACEHOLDER_SCHEMA", "McpTool", "effect_of", "map_result"]
 
@@ -105,20 +105,27 @@ class McpTool:
 
     def __init__(
         self,
-        connection: Connection,
+        handle: McpServerHandle,
         remote: types.Tool,
         display: str,
         *,
         lazy: bool,
         max_result_chars: int = DEFAULT_MAX_RESULT_CHARS,
     ) -> None:
-        self._connection = connection
+        self._handle = handle
         self._max_chars = max_result_chars
+        self._lazy = lazy
         self.name = display
         self.wire_name = remote.name
+        self.update(remote)
+
+    def update(self, remote: types.Tool) -> None:
+        """Take the description, schema and effect of a new listing of the same tool."""
         self.description = remote.description or ""
         self.full_parameters: dict[str, Any] = dict(remote.input_schema)
-        self.parameters: dict[str, Any] = dict(PLACEHOLDER_SCHEMA) if lazy else self.full_parameters
+        self.parameters: dict[str, Any] = (
+            dict(PLACEHOLDER_SCHEMA) if self._lazy else self.full_parameters
+        )
         self.effect: ToolEffect = effect_of(remote)
 
     def __repr__(self) -> str:
@@ -131,5 +138,6 @@ class McpTool:
             ToolOther: the server answered ``isError``, the call failed, the server died or
                 answered HTTP 5xx, or the run was cancelled (the message says which).
         """
-        result = await self._connection.call(self.wire_name, self.name, args, ctx.cancel)
+        connection = await self._handle.live_connection(self.name)
+        result = await connection.call(self.wire_name, self.name, args, ctx.cancel)
         return map_result(self.name, result, self._max_chars)

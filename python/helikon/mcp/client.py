@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 from types import TracebackType
@@ -13,7 +15,7 @@ import mcp_types as types
 from mcp.client._transport import TransportStreams
 
 from helikon.core.tool import Tool
-from helikon.errors import ConfigError, McpOther
+from helikon.errors import ConfigError, McpError, McpOther, ToolOther
 from helikon.mcp._connection import Connection
 from helikon.mcp._lazy import SearchTools
 from helikon.mcp._naming import SEARCH_TOOLS, display_name
@@ -23,14 +25,19 @@ from helikon.mcp._transport import HttpErrorLog, http_transport, stdio_transport
 
 __all__ = ["McpServerHandle"]
 
+_ConnectionFactory = Callable[[Callable[[str], None]], Connection]
+"""Builds a fresh, unstarted connection whose list-change notifications go to the callback."""
+
+_MAX_BACKOFF = 8.0
+
 
 class McpServerHandle:
     """A connection to one MCP server whose tools an agent can call.
 
     Build one with :meth:`stdio` or :meth:`streamable_http`, then :meth:`connect` (or use
     it as ``async with``), hand :meth:`tools` to an agent, and :meth:`close` it. Discovery
-    happens once, at connect (``initialize`` plus every ``tools/list`` page), so
-    :meth:`tools` is synchronous.
+    happens at connect (``initialize`` plus every ``tools/list`` page) and again when the
+    server says its list changed, so :meth:`tools` is synchronous.
 
     Each tool is named ``tool_prefix + the server's name``, keeps the server's description
     and input schema, and is ``READ_ONLY`` only when the server declares
@@ -40,8 +47,17 @@ class McpServerHandle:
 
     A failing call is a :class:`~helikon.errors.ToolError` the model reads, never an
     :class:`~helikon.errors.McpError`: an ``isError`` result, a server that dies mid-call
-    (named with its exit code; later calls fail at once), an HTTP error answer (named with
-    its status), or the run's cancellation.
+    (named with its exit code), an HTTP error answer (named with its status), or the run's
+    cancellation.
+
+    The tool list follows the server: on ``notifications/tools/list_changed`` the handle
+    lists the tools again in the background, and :meth:`tools` (and every tool object
+    already handed out, which keeps its identity) reflects the new list; :meth:`refresh`
+    does the same on demand. A server that dies or drops the connection is reconnected at
+    the next call, up to ``max_reconnects`` tries per outage, waiting ``reconnect_delay``
+    seconds before the first and doubling (at most 8 s) after each failure; the call that
+    was in flight when it died is never retried (it fails naming the exit code or HTTP
+    status). When every try fails, that call and all later ones fail at once.
 
     Example:
         >>> import sys
@@ -52,20 +68,32 @@ class McpServerHandle:
 
     def __init__(
         self,
-        connection: Connection,
+        make: _ConnectionFactory,
         *,
         tool_prefix: str | None,
         lazy: bool,
         connect_timeout: float,
         max_result_chars: int = DEFAULT_MAX_RESULT_CHARS,
+        max_reconnects: int = 3,
+        reconnect_delay: float = 0.5,
     ) -> None:
-        self._connection = connection
+        self._make = make
+        self._connection = make(self._list_changed)
         self.tool_prefix = tool_prefix
         self.lazy = lazy
         self.connect_timeout = connect_timeout
         self.max_result_chars = max_result_chars
+        self.max_reconnects = max_reconnects
+        self.reconnect_delay = reconnect_delay
+        self.reconnects = 0
+        """How many times the handle reconnected to the server."""
         self._remote: list[types.Tool] | None = None
         self._tools: list[Tool] = []
+        self._adapted: dict[str, McpTool] = {}
+        self._closed = False
+        self._gave_up: str | None = None
+        self._lock: asyncio.Lock | None = None
+        self._refreshing: set[asyncio.Task[None]] = set()
 
     # ------------------------------------------------------------------ constructors
 
@@ -83,6 +111,8 @@ class McpServerHandle:
         call_timeout: float | None = None,
         max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
         max_result_chars: int = DEFAULT_MAX_RESULT_CHARS,
+        max_reconnects: int = 3,
+        reconnect_delay: float = 0.5,
     ) -> McpServerHandle:
         """A server started as a child process speaking MCP over stdin/stdout.
 
@@ -107,6 +137,9 @@ class McpServerHandle:
                 in bytes (default 32 MiB).
             max_result_chars: a tool result's text for the model is cut to this many
                 characters, with a note saying how long it was (default 100 000).
+            max_reconnects: tries to restart a server that died, per outage (0: never;
+                the handle then fails every later call at once).
+            reconnect_delay: seconds before the first try; doubled after each failure.
 
         Raises:
             ConfigError: a bad argument (the message names it).
@@ -120,23 +153,35 @@ class McpServerHandle:
                 f"{args!r}; pass args=[{args!r}]"
             )
         _check_limits(max_message_bytes, max_result_chars)
+        _check_reconnect(max_reconnects, reconnect_delay)
         arg_list = [str(a) for a in args]
         env_map = dict(env) if env is not None else None
         label = _stdio_label(command, arg_list)
-        state = StdioState(label, max_message_bytes)
 
-        def open_transport() -> AbstractAsyncContextManager[TransportStreams]:
-            if sys.platform == "win32":  # pragma: no cover - POSIX process groups below
-                return stdio_transport(command, arg_list, env_map, cwd)
-            return open_stdio(state, command, arg_list, env_map, cwd)
+        def make(on_list_changed: Callable[[str], None]) -> Connection:
+            state = StdioState(label, max_message_bytes)
 
-        connection = Connection(label, open_transport, stdio=state, call_timeout=call_timeout)
+            def open_transport() -> AbstractAsyncContextManager[TransportStreams]:
+                if sys.platform == "win32":  # pragma: no cover - POSIX process groups below
+                    return stdio_transport(command, arg_list, env_map, cwd)
+                return open_stdio(state, command, arg_list, env_map, cwd)
+
+            return Connection(
+                label,
+                open_transport,
+                stdio=state,
+                call_timeout=call_timeout,
+                on_list_changed=on_list_changed,
+            )
+
         return cls(
-            connection,
+            make,
             tool_prefix=tool_prefix,
             lazy=lazy,
             connect_timeout=connect_timeout,
             max_result_chars=max_result_chars,
+            max_reconnects=max_reconnects,
+            reconnect_delay=reconnect_delay,
         )
 
     @classmethod
@@ -150,39 +195,48 @@ class McpServerHandle:
         connect_timeout: float = 30.0,
         call_timeout: float | None = None,
         max_result_chars: int = DEFAULT_MAX_RESULT_CHARS,
+        max_reconnects: int = 3,
+        reconnect_delay: float = 0.5,
     ) -> McpServerHandle:
         """A server reached over streamable HTTP at ``url`` (e.g. ``http://host:8000/mcp``).
 
         Args:
             url: the MCP endpoint.
             headers: sent with every request (e.g. ``{"Authorization": "Bearer ..."}``).
-            tool_prefix, lazy, connect_timeout, call_timeout, max_result_chars: as for
-                :meth:`stdio`.
+            tool_prefix, lazy, connect_timeout, call_timeout, max_result_chars,
+                max_reconnects, reconnect_delay: as for :meth:`stdio`.
 
         Raises:
             ConfigError: a bad argument (the message names it).
         """
         _check_common(tool_prefix, connect_timeout, call_timeout)
         _check_limits(DEFAULT_MAX_MESSAGE_BYTES, max_result_chars)
+        _check_reconnect(max_reconnects, reconnect_delay)
         if not isinstance(url, str) or not url.startswith(("http://", "https://")):
             raise ConfigError(
                 f"McpServerHandle.streamable_http(url=...) must be an http(s) URL, got {url!r}"
             )
-        log = HttpErrorLog()
         header_map = dict(headers or {})
-        connection = Connection(
-            repr(url),
-            lambda: http_transport(url, header_map, log),
-            stdio=None,
-            http_log=log,
-            call_timeout=call_timeout,
-        )
+
+        def make(on_list_changed: Callable[[str], None]) -> Connection:
+            log = HttpErrorLog()
+            return Connection(
+                repr(url),
+                lambda: http_transport(url, header_map, log),
+                stdio=None,
+                http_log=log,
+                call_timeout=call_timeout,
+                on_list_changed=on_list_changed,
+            )
+
         return cls(
-            connection,
+            make,
             tool_prefix=tool_prefix,
             lazy=lazy,
             connect_timeout=connect_timeout,
             max_result_chars=max_result_chars,
+            max_reconnects=max_reconnects,
+            reconnect_delay=reconnect_delay,
         )
 
     # ------------------------------------------------------------------ lifetime
@@ -196,11 +250,11 @@ class McpServerHandle:
                 ``connect_timeout``.
             McpServiceError: ``tools/list`` failed.
             McpOther: the handle is connected, or it was connected once (a handle connects
-                only once: after :meth:`close`, a failed connect or the server's exit,
-                build a new handle; tools taken from the old one stay unavailable).
+                only once: after :meth:`close` or a failed connect, build a new handle;
+                tools taken from the old one stay unavailable).
         """
         label = self._connection.label
-        if self._connection.started:
+        if self._connection.started or self._closed:
             ended = self._connection.dead_reason
             if ended is None:
                 raise McpOther(f"MCP server {label}: already connected")
@@ -209,14 +263,87 @@ class McpServerHandle:
                 "only once, so create a new one (McpServerHandle.stdio(...) or "
                 ".streamable_http(...)) to reconnect"
             )
-        self._remote = await self._connection.start(self.connect_timeout)
-        self._tools = self._build_tools(self._remote)
+        self._apply(await self._connection.start(self.connect_timeout))
         return self
 
     async def close(self) -> None:
         """Stop the session and the server process. Bounded: a stdio server that ignores
-        stdin EOF and SIGTERM is killed; idempotent."""
+        stdin EOF and SIGTERM is killed; idempotent. No reconnect happens afterwards."""
+        self._closed = True
+        for task in list(self._refreshing):
+            task.cancel()
         await self._connection.close()
+
+    async def refresh(self) -> list[Tool]:
+        """List the server's tools again and update :meth:`tools`; returns the new list.
+
+        Tools whose server name stays keep their object (with the new description and
+        schema); new ones are added, removed ones dropped (an agent still holding one gets
+        the server's answer for an unknown tool).
+
+        Raises:
+            McpServiceError: the connection is gone or ``tools/list`` failed.
+            McpOther: :meth:`connect` has not run.
+        """
+        if self._remote is None:
+            raise McpOther(f"MCP server {self._connection.label}: connect before refresh()")
+        self._apply(await self._connection.list_tools())
+        return list(self._tools)
+
+    def _list_changed(self, method: str) -> None:
+        """A ``notifications/*/list_changed`` arrived: re-list tools in the background."""
+        if method != "notifications/tools/list_changed" or self._closed or self._remote is None:
+            return
+        task = asyncio.get_running_loop().create_task(self._background_refresh())
+        self._refreshing.add(task)
+        task.add_done_callback(self._refreshing.discard)
+
+    async def _background_refresh(self) -> None:
+        with contextlib.suppress(McpError):
+            await self.refresh()
+
+    # ------------------------------------------------------------------ reconnect
+
+    async def live_connection(self, display: str) -> Connection:
+        """The connection a call should use: the current one while it lives, else a new one
+        (see the class docstring on reconnecting).
+
+        Raises:
+            ToolOther: the handle was closed, or every reconnect try failed.
+        """
+        conn = self._connection
+        if conn.dead_reason is None or self._closed or self.max_reconnects == 0:
+            return conn
+        if self._lock is None:
+            self._lock = asyncio.Lock()
+        async with self._lock:
+            if self._connection is not conn:  # another call reconnected meanwhile
+                return self._connection
+            if self._gave_up is not None:
+                raise ToolOther(f"MCP tool {display!r} unavailable: {self._gave_up}")
+            failures: list[str] = []
+            delay = self.reconnect_delay
+            for _ in range(self.max_reconnects):
+                await asyncio.sleep(delay)
+                if self._closed:
+                    return conn
+                fresh = self._make(self._list_changed)
+                try:
+                    remote = await fresh.start(self.connect_timeout)
+                except McpError as exc:
+                    failures.append(str(exc))
+                    await fresh.close()
+                    delay = min(delay * 2, _MAX_BACKOFF)
+                    continue
+                self._connection = fresh
+                self.reconnects += 1
+                self._apply(remote)
+                return fresh
+            self._gave_up = (
+                f"{conn.dead_reason}; reconnecting failed {len(failures)} times "
+                f"(last: {failures[-1]})"
+            )
+            raise ToolOther(f"MCP tool {display!r} unavailable: {self._gave_up}")
 
     async def __aenter__(self) -> McpServerHandle:
         return await self.connect()
@@ -232,13 +359,18 @@ class McpServerHandle:
     # ------------------------------------------------------------------ tools
 
     @property
+    def closed(self) -> bool:
+        """:meth:`close` has run."""
+        return self._closed
+
+    @property
     def pid(self) -> int | None:
         """The stdio server's process id once connected (``None`` over HTTP)."""
         return self._connection.pid
 
     @property
     def remote_tools(self) -> list[types.Tool]:
-        """The server's tool list as discovered at connect (``mcp_types.Tool``)."""
+        """The server's tool list as last listed (``mcp_types.Tool``)."""
         return list(self._remote or [])
 
     def tools(self) -> list[Tool]:
@@ -254,21 +386,29 @@ class McpServerHandle:
             )
         return list(self._tools)
 
-    def _build_tools(self, remote: list[types.Tool]) -> list[Tool]:
-        adapted = [
-            McpTool(
-                self._connection,
-                t,
-                display_name(self.tool_prefix, t.name),
-                lazy=self.lazy,
-                max_result_chars=self.max_result_chars,
-            )
-            for t in remote
-        ]
-        tools: list[Tool] = list(adapted)
+    def _apply(self, remote: list[types.Tool]) -> None:
+        """Adopt a tool listing: keep tool objects by server name, add and drop the rest."""
+        adapted: dict[str, McpTool] = {}
+        for t in remote:
+            tool = self._adapted.get(t.name)
+            if tool is None:
+                tool = McpTool(
+                    self,
+                    t,
+                    display_name(self.tool_prefix, t.name),
+                    lazy=self.lazy,
+                    max_result_chars=self.max_result_chars,
+                )
+            else:
+                tool.update(t)
+            adapted[t.name] = tool
+        self._remote = list(remote)
+        self._adapted = adapted
+        tools: list[Tool] = list(adapted.values())
         if self.lazy:
-            tools.append(SearchTools(display_name(self.tool_prefix, SEARCH_TOOLS), adapted))
-        return tools
+            search_name = display_name(self.tool_prefix, SEARCH_TOOLS)
+            tools.append(SearchTools(search_name, list(adapted.values())))
+        self._tools = tools
 
     def __repr__(self) -> str:
         return f"McpServerHandle({self._connection.label!r}, tool_prefix={self.tool_prefix!r})"
@@ -302,3 +442,18 @@ def _check_limits(max_message_bytes: Any, max_result_chars: Any) -> None:
     ):
         if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
             raise ConfigError(f"McpServerHandle({name}=...) must be a positive int, got {value!r}")
+
+
+def _check_reconnect(max_reconnects: Any, delay: Any) -> None:
+    if (
+        isinstance(max_reconnects, bool)
+        or not isinstance(max_reconnects, int)
+        or max_reconnects < 0
+    ):
+        raise ConfigError(
+            f"McpServerHandle(max_reconnects=...) must be an int >= 0, got {max_reconnects!r}"
+        )
+    if isinstance(delay, bool) or not isinstance(delay, int | float) or delay < 0:
+        raise ConfigError(
+            f"McpServerHandle(reconnect_delay=...) must be >= 0 seconds, got {delay!r}"
+        )

@@ -1,0 +1,136 @@
+"""The tool list follows ``notifications/tools/list_changed``; a dead server is reconnected
+with backoff and a bounded number of tries."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from pathlib import Path
+
+import pytest
+
+from helikon import Agent
+from helikon.core.events import ToolOutputItem
+from helikon.errors import ConfigError, ToolOther
+from helikon.mcp import McpServerHandle
+from helikon.testing import Call, MockModel, Text
+from tests.mcp._support import HERE, bounded, by_name, process_gone, stdio_handle, timed, tool_ctx
+
+
+async def _until(predicate: object, seconds: float = 5.0) -> None:
+    async def wait() -> None:
+        while not predicate():  # type: ignore[operator]
+            await asyncio.sleep(0.01)
+
+    await bounded(wait(), seconds)
+
+
+async def test_list_changed_refreshes_the_tools_keeping_tool_objects() -> None:
+    async with stdio_handle("dynamic", tool_prefix="d_") as h:
+        echo = by_name(h)["d_echo"]
+        assert [t.name for t in h.tools()] == ["d_echo", "d_grow"]
+        out = await bounded(by_name(h)["d_grow"].invoke(tool_ctx(), {}))
+        assert out.value == "added extra_1"
+        await _until(lambda: len(h.tools()) == 3)
+        assert [t.name for t in h.tools()] == ["d_echo", "d_grow", "d_extra_1"]
+        assert by_name(h)["d_echo"] is echo  # the object an agent holds stays valid
+        assert echo.description == "Echo, version 1."
+        ran = await bounded(by_name(h)["d_extra_1"].invoke(tool_ctx(), {}))
+        assert ran.value == "extra_1 ran"
+        assert [t.name for t in h.remote_tools] == ["echo", "grow", "extra_1"]
+
+
+async def test_refresh_on_demand_returns_the_new_list() -> None:
+    async with stdio_handle("dynamic") as h:
+        await bounded(by_name(h)["grow"].invoke(tool_ctx(), {}))
+        tools = await bounded(h.refresh())
+        assert [t.name for t in tools] == ["echo", "grow", "extra_1"]
+
+
+async def test_a_new_run_sees_tools_added_during_an_earlier_one() -> None:
+    async with stdio_handle("dynamic") as h:
+        first = Agent(
+            name="a",
+            model=MockModel([[Call("c1", "grow", {})], [Text("grown")]]),
+            tools=h.tools(),
+        )
+        assert (await bounded(first.run("go"))).final_output == "grown"
+        await _until(lambda: len(h.tools()) == 3)
+        second = Agent(
+            name="a",
+            model=MockModel([[Call("c1", "extra_1", {})], [Text("done")]]),
+            tools=h.tools(),
+        )
+        result = await bounded(second.run("go"))
+        outputs = [e.item for e in result.events if isinstance(e, ToolOutputItem)]
+        assert result.final_output == "done"
+        assert outputs[0].content[0].text == "extra_1 ran"  # type: ignore[union-attr]
+
+
+async def test_a_dead_server_is_restarted_at_the_next_call() -> None:
+    h = stdio_handle("tools", reconnect_delay=0.05)
+    async with h:
+        first = h.pid
+        boom, _ = await timed(lambda: by_name(h)["boom"].invoke(tool_ctx(), {}))
+        assert isinstance(boom, ToolOther)
+        assert str(boom) == (
+            f"MCP tool 'boom' failed: MCP server {h._connection.label} exited with code 3"
+        )
+        out = await bounded(by_name(h)["echo"].invoke(tool_ctx(), {"text": "back"}))
+        assert out.value == "back"
+        assert h.reconnects == 1
+        assert first is not None and process_gone(first)
+        second = h.pid
+    assert second is not None and second != first and process_gone(second)
+
+
+async def test_reconnect_gives_up_after_max_reconnects_and_then_fails_fast(
+    tmp_path: Path,
+) -> None:
+    marker = tmp_path / "started"
+    h = McpServerHandle.stdio(
+        sys.executable,
+        args=["bad_server.py", "dies"],
+        cwd=HERE,
+        env={"HELIKON_ONCE": str(marker)},
+        max_reconnects=2,
+        reconnect_delay=0.05,
+    )
+    async with h:
+        echo = h.tools()[0]
+        assert (await bounded(echo.invoke(tool_ctx(), {"text": "one"}))).value == "one"
+        died, _ = await timed(lambda: echo.invoke(tool_ctx(), {"text": "two"}))
+        assert str(died) == (
+            "MCP tool 'echo' failed: MCP server 'python bad_server.py dies' exited with code 7 "
+            "(stderr: fatal: out of cheese)"
+        )
+        gave_up, took = await timed(lambda: bounded(echo.invoke(tool_ctx(), {"text": "3"})))
+        assert isinstance(gave_up, ToolOther)
+        assert str(gave_up) == (
+            "MCP tool 'echo' unavailable: MCP server 'python bad_server.py dies' exited with "
+            "code 7 (stderr: fatal: out of cheese); reconnecting failed 2 times (last: MCP "
+            "server 'python bad_server.py dies' exited with code 9 (stderr: refusing to start "
+            "again) before answering initialize)"
+        )
+        assert took < 10
+        again, took = await timed(lambda: echo.invoke(tool_ctx(), {"text": "4"}))
+        assert str(again) == str(gave_up)
+        assert took < 0.5
+        assert h.reconnects == 0
+
+
+async def test_no_reconnect_after_close() -> None:
+    h = await bounded(stdio_handle("tools").connect())
+    echo = by_name(h)["echo"]
+    await bounded(h.close())
+    out, took = await timed(lambda: echo.invoke(tool_ctx(), {"text": "x"}))
+    assert str(out) == "MCP tool 'echo' unavailable: the connection is closed"
+    assert took < 0.5
+    assert h.reconnects == 0
+
+
+def test_reconnect_arguments_are_checked() -> None:
+    with pytest.raises(ConfigError, match=r"max_reconnects=...\) must be an int >= 0, got -1"):
+        McpServerHandle.stdio(sys.executable, max_reconnects=-1)
+    with pytest.raises(ConfigError, match=r"reconnect_delay=...\) must be >= 0 seconds"):
+        McpServerHandle.streamable_http("http://x/mcp", reconnect_delay="1")  # type: ignore[arg-type]
