@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import mcp_types as types
 
@@ -11,7 +11,16 @@ from helikon.core.tool import ToolEffect, ToolOutput
 from helikon.errors import ToolOther
 
 if TYPE_CHECKING:
-    from helikon.mcp.client import McpServerHandle
+    from helikon.mcp._connection import Connection
+
+
+class ConnectionSource(Protocol):
+    """What a tool calls through: the handle, which reconnects a dead server."""
+
+    async def live_connection(self, display: str) -> Connection:
+        """The connection to call on (raises ``ToolOther`` when there is none)."""
+        ...
+
 
 __all__ = ["DEFAULT_MAX_RESULT_CHARS", "PLACEHOLDER_SCHEMA", "McpTool", "effect_of", "map_result"]
 
@@ -105,7 +114,7 @@ class McpTool:
 
     def __init__(
         self,
-        handle: McpServerHandle,
+        handle: ConnectionSource,
         remote: types.Tool,
         display: str,
         *,
