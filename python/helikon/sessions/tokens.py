@@ -7,7 +7,8 @@ every tool call (item or inline ``tool_use`` part). Media parts, call ids and ag
 count zero. Deterministic and dependency-free; pass a model-specific tokenizer for more
 accuracy.
 
-The walk is native (``helikon._native.heuristic_token_chars``) and has no JSON copy: it
+The rule is the pure Rust crate ``helikon-tokens`` (tested there on the conformance vectors);
+the walk is native (``helikon._native.heuristic_token_chars``) and has no JSON copy: it
 reads the caller's objects in place, item models by attribute and their dict form by key.
 Text lengths are CPython's O(1) ``len(str)``; tool arguments are measured as the length
 their compact JSON would have, without writing it (``json.dumps`` runs only for values the

@@ -1,11 +1,10 @@
 //! Binding of the heuristic token counter's character count: `heuristic_token_chars(items)`.
 //!
 //! Use case: `helikon.sessions.HeuristicTokenCounter` estimates a conversation's size before
-//! every compaction decision, which runs after each append. The count is the spec's rule
-//! (shared/conformance/token_counter.json): Unicode scalar values across text and reasoning
-//! parts (recursing into nested `tool_result` parts), plus name and compact-JSON arguments of
-//! every tool call, item or inline `tool_use` part; media parts, call ids and agent names
-//! count zero. Python divides by four.
+//! every compaction decision, which runs after each append. The rule (which fields count, and
+//! compact-JSON lengths) is the pure crate `helikon-tokens`, tested there on the conformance
+//! vectors; this file only reads Python objects for it, implementing its `Node` (items and
+//! parts) and `JsonNode` (tool arguments) traits. Python divides by four.
 //!
 //! No JSON crosses the boundary: the walk reads the caller's objects in place. Item models
 //! (`helikon.core.items`) are read by attribute (`type`, then `content`, `text`, `name` or
@@ -13,8 +12,8 @@
 //! `len(str)` (O(1) in CPython); only tool arguments are measured character by character, as
 //! the length `json.dumps(v, separators=(",", ":"), ensure_ascii=False, default=str)` would
 //! have, without building that text: exact `dict` (with `str` keys), `list`, `tuple`, `str`,
-//! `int`, `float`, `bool` and `None` are measured natively (a float by its `repr`, as `json`
-//! writes it); anything else, a string with lone surrogates, or nesting deeper than
+//! `int`, `float`, `bool` and `None` are handed to the rule (a float measured by its `repr`, as
+//! `json` writes it); anything else, a string with lone surrogates, or nesting deeper than
 //! `MAX_JSON_DEPTH` is measured by calling that `json.dumps` on the sub-value, which composes
 //! exactly and keeps `json`'s own errors (circular references, unsupported keys).
 //!
@@ -27,6 +26,8 @@
 //! walk (tests/sessions/_token_reference.py) on the conformance vectors and on seeded random
 //! conversations (non-ASCII text, emoji, control characters, floats, nested tool results,
 //! model and dict items mixed), and checks the errors.
+use helikon_tokens::json::{json_len, string_len, JsonNode, JsonView};
+use helikon_tokens::walk::{item_chars, Form, Level, Node, Tag, TooDeep};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::intern;
 use pyo3::prelude::*;
@@ -36,104 +37,253 @@ use pyo3::types::{
     PyTuple,
 };
 
-/// Deepest nested `tool_result` part the walk follows before raising `ValueError`.
-const MAX_PART_DEPTH: usize = 256;
+/// A Python error, or the rule's own (tool results nested too deep: `ValueError`).
+struct Fail(PyErr);
 
-/// Deepest argument nesting measured natively; deeper values go to `json.dumps`.
-const MAX_JSON_DEPTH: usize = 128;
-
-/// The `type` tags the walk tells apart.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Tag {
-    /// `text` or `reasoning` part: counts `text`.
-    Text,
-    /// `image` or `audio` part: counts zero.
-    Media,
-    /// `tool_use` part: counts `name` + compact JSON of `args`.
-    ToolUse,
-    /// `tool_call` item: counts `name` + compact JSON of `args`.
-    ToolCall,
-    /// `tool_result` part: counts its `content` parts.
-    ToolResult,
-    /// Any other tag (messages), or a `type` that is not a string.
-    Other,
+impl From<PyErr> for Fail {
+    fn from(err: PyErr) -> Self {
+        Fail(err)
+    }
 }
 
-/// The tag a `type` value names.
+impl From<TooDeep> for Fail {
+    fn from(err: TooDeep) -> Self {
+        Fail(PyValueError::new_err(err.to_string()))
+    }
+}
+
+/// The tag a `type` value names (`Other` for a non-string).
 fn tag_of(value: &Bound<'_, PyAny>) -> Tag {
-    let Ok(text) = value.cast::<PyString>() else {
-        return Tag::Other;
-    };
-    match text.to_str() {
-        Ok("text" | "reasoning") => Tag::Text,
-        Ok("image" | "audio") => Tag::Media,
-        Ok("tool_use") => Tag::ToolUse,
-        Ok("tool_call") => Tag::ToolCall,
-        Ok("tool_result") => Tag::ToolResult,
+    match value
+        .cast::<PyString>()
+        .map(|text| text.to_str().map(Tag::of))
+    {
+        Ok(Ok(tag)) => tag,
         _ => Tag::Other,
     }
 }
 
 /// How a node is read: by key (an exact `dict`, or another mapping via `.get`), or by
 /// attribute (an item model, with the tag of its `type` attribute if it has one).
-enum Node<'a, 'py> {
-    Dict(&'a Bound<'py, PyDict>),
-    Mapping(&'a Bound<'py, PyAny>),
-    Object(&'a Bound<'py, PyAny>, Option<Tag>),
+enum Kind {
+    Dict,
+    Mapping,
+    Object(Option<Tag>),
 }
 
-impl<'a, 'py> Node<'a, 'py> {
+/// An item or part, as the rule reads it.
+struct PyNode<'py> {
+    obj: Bound<'py, PyAny>,
+    kind: Kind,
+}
+
+impl<'py> PyNode<'py> {
     /// Classify `obj`. An object with a string `type` attribute is read by attribute before
     /// the (slower) `collections.abc.Mapping` check, so item models never pay for it.
-    fn of(obj: &'a Bound<'py, PyAny>) -> PyResult<Self> {
-        if let Ok(dict) = obj.cast_exact::<PyDict>() {
-            return Ok(Node::Dict(dict));
+    fn of(obj: Bound<'py, PyAny>) -> PyResult<Self> {
+        if obj.cast_exact::<PyDict>().is_ok() {
+            return Ok(PyNode {
+                obj,
+                kind: Kind::Dict,
+            });
         }
         let tag = match obj.getattr_opt(intern!(obj.py(), "type"))? {
             Some(value) if value.is_instance_of::<PyString>() => Some(tag_of(&value)),
             _ => None,
         };
         if tag.is_none() && obj.cast::<PyMapping>().is_ok() {
-            return Ok(Node::Mapping(obj));
+            return Ok(PyNode {
+                obj,
+                kind: Kind::Mapping,
+            });
         }
-        Ok(Node::Object(obj, tag))
+        Ok(PyNode {
+            obj,
+            kind: Kind::Object(tag),
+        })
     }
 
     /// `mapping.get(key)` (the `None` object when missing); attributes for an object.
     fn get(&self, key: &Bound<'py, PyString>) -> PyResult<Bound<'py, PyAny>> {
         let py = key.py();
-        match self {
-            Node::Dict(dict) => Ok(dict
-                .get_item(key)?
-                .unwrap_or_else(|| py.None().into_bound(py))),
-            Node::Mapping(map) => map.call_method1(intern!(py, "get"), (key,)),
-            Node::Object(obj, _) => obj.getattr(key),
+        match self.kind {
+            Kind::Dict => match self.obj.cast_exact::<PyDict>() {
+                Ok(dict) => Ok(dict
+                    .get_item(key)?
+                    .unwrap_or_else(|| py.None().into_bound(py))),
+                Err(_) => self.obj.get_item(key),
+            },
+            Kind::Mapping => self.obj.call_method1(intern!(py, "get"), (key,)),
+            Kind::Object(_) => self.obj.getattr(key),
         }
     }
 
-    /// The node's tag: its `type` key or attribute.
-    fn tag(&self) -> PyResult<Option<Tag>> {
-        match self {
-            Node::Object(_, tag) => Ok(*tag),
-            Node::Dict(dict) => Ok(Some(tag_of(&self.get(intern!(dict.py(), "type"))?))),
-            Node::Mapping(map) => Ok(Some(tag_of(&self.get(intern!(map.py(), "type"))?))),
+    /// Sum `visit` over the parts of `content`.
+    fn sum_parts(
+        content: &Bound<'py, PyAny>,
+        visit: &mut dyn FnMut(&Self) -> Result<usize, Fail>,
+    ) -> Result<usize, Fail> {
+        let mut total = 0usize;
+        if let Ok(list) = content.cast_exact::<PyList>() {
+            for part in list.iter() {
+                total = total.saturating_add(visit(&PyNode::of(part)?)?);
+            }
+        } else {
+            for part in content.try_iter()? {
+                total = total.saturating_add(visit(&PyNode::of(part?)?)?);
+            }
         }
+        Ok(total)
+    }
+}
+
+impl<'py> Node for PyNode<'py> {
+    type Error = Fail;
+
+    fn form(&self) -> Form {
+        match self.kind {
+            Kind::Object(_) => Form::Model,
+            Kind::Dict | Kind::Mapping => Form::Mapping,
+        }
+    }
+
+    fn tag(&self) -> Result<Option<Tag>, Fail> {
+        match self.kind {
+            Kind::Object(tag) => Ok(tag),
+            Kind::Dict | Kind::Mapping => {
+                Ok(Some(tag_of(&self.get(intern!(self.obj.py(), "type"))?)))
+            }
+        }
+    }
+
+    fn text_chars(&self) -> Result<usize, Fail> {
+        let py = self.obj.py();
+        Ok(match self.kind {
+            Kind::Object(_) => match self.obj.getattr_opt(intern!(py, "text"))? {
+                Some(text) => str_len(&text)?,
+                None => 0,
+            },
+            Kind::Dict | Kind::Mapping => or_empty_len(&self.get(intern!(py, "text"))?)?,
+        })
+    }
+
+    fn name_chars(&self) -> Result<usize, Fail> {
+        let name = self.get(intern!(self.obj.py(), "name"))?;
+        Ok(match self.kind {
+            Kind::Object(_) => str_len(&name)?,
+            Kind::Dict | Kind::Mapping => or_empty_len(&name)?,
+        })
+    }
+
+    fn args_chars(&self) -> Result<usize, Fail> {
+        let args = self.get(intern!(self.obj.py(), "args"))?;
+        Ok(json_len(&PyArg(args), 0)?)
+    }
+
+    fn content_chars(
+        &self,
+        level: Level,
+        visit: &mut dyn FnMut(&Self) -> Result<usize, Fail>,
+    ) -> Result<usize, Fail> {
+        let py = self.obj.py();
+        match self.kind {
+            // a model: its `content` if it has one (a part's only when it is a list)
+            Kind::Object(_) => match self.obj.getattr_opt(intern!(py, "content"))? {
+                Some(content) if level == Level::Item || content.is_instance_of::<PyList>() => {
+                    Self::sum_parts(&content, visit)
+                }
+                _ => Ok(0),
+            },
+            // a mapping: `content or ()`
+            Kind::Dict | Kind::Mapping => {
+                let content = self.get(intern!(py, "content"))?;
+                if content.is_none() || !content.is_truthy()? {
+                    return Ok(0);
+                }
+                Self::sum_parts(&content, visit)
+            }
+        }
+    }
+}
+
+/// A tool call's arguments (or a value inside them), as the JSON length rule reads it.
+struct PyArg<'py>(Bound<'py, PyAny>);
+
+impl<'py> JsonNode for PyArg<'py> {
+    type Error = PyErr;
+
+    fn view(&self) -> PyResult<JsonView<Self>> {
+        let value = &self.0;
+        if value.is_none() {
+            return Ok(JsonView::Null);
+        }
+        if let Ok(text) = value.cast_exact::<PyString>() {
+            return Ok(match text.encode_utf8() {
+                Ok(utf8) => JsonView::Str(string_len(text.code_point_len()?, utf8.as_bytes())),
+                // lone surrogates: json writes them as they are
+                Err(_) => JsonView::Measured(dumps_len(value)?),
+            });
+        }
+        if let Ok(flag) = value.cast_exact::<PyBool>() {
+            return Ok(JsonView::Bool(flag.is_true()));
+        }
+        if value.is_exact_instance_of::<PyInt>() {
+            return Ok(match value.extract::<i64>() {
+                Ok(n) => JsonView::Int(n),
+                Err(_) => JsonView::Measured(value.repr()?.code_point_len()?),
+            });
+        }
+        if let Ok(float) = value.cast_exact::<PyFloat>() {
+            return Ok(JsonView::Float(float.value()));
+        }
+        if let Ok(list) = value.cast_exact::<PyList>() {
+            return Ok(JsonView::Array(list.iter().map(PyArg).collect()));
+        }
+        if let Ok(tuple) = value.cast_exact::<PyTuple>() {
+            return Ok(JsonView::Array(tuple.iter().map(PyArg).collect()));
+        }
+        if let Ok(dict) = value.cast_exact::<PyDict>() {
+            // Snapshot first: measuring a value can run Python code (`default=str`), which
+            // must not see a live dict iterator.
+            let pairs: Vec<_> = dict.iter().collect();
+            if pairs
+                .iter()
+                .any(|(k, _)| !k.is_exact_instance_of::<PyString>())
+            {
+                // json converts or rejects non-str keys itself
+                return Ok(JsonView::Measured(dumps_len(value)?));
+            }
+            return Ok(JsonView::Object(
+                pairs
+                    .into_iter()
+                    .map(|(k, v)| (PyArg(k), PyArg(v)))
+                    .collect(),
+            ));
+        }
+        Ok(JsonView::Measured(dumps_len(value)?))
+    }
+
+    fn fallback_len(&self) -> PyResult<usize> {
+        dumps_len(&self.0)
     }
 }
 
 /// Characters of a whole conversation: items are models or their dict form.
 #[pyfunction]
 fn heuristic_token_chars(items: &Bound<'_, PyAny>) -> PyResult<usize> {
+    let count = |item: Bound<'_, PyAny>| -> PyResult<usize> {
+        item_chars(&PyNode::of(item)?).map_err(|Fail(err)| err)
+    };
     let mut total = 0usize;
     if let Ok(list) = items.cast_exact::<PyList>() {
         for item in list.iter() {
-            total = total.saturating_add(item_chars(&item)?);
+            total = total.saturating_add(count(item)?);
         }
         return Ok(total);
     }
     if let Ok(tuple) = items.cast_exact::<PyTuple>() {
         for item in tuple.iter() {
-            total = total.saturating_add(item_chars(&item)?);
+            total = total.saturating_add(count(item)?);
         }
         return Ok(total);
     }
@@ -148,92 +298,9 @@ fn heuristic_token_chars(items: &Bound<'_, PyAny>) -> PyResult<usize> {
         )));
     }
     for item in items.try_iter()? {
-        total = total.saturating_add(item_chars(&item?)?);
+        total = total.saturating_add(count(item?)?);
     }
     Ok(total)
-}
-
-/// One item: a tool call counts name + args; any other item sums its content parts.
-fn item_chars(item: &Bound<'_, PyAny>) -> PyResult<usize> {
-    let py = item.py();
-    let node = Node::of(item)?;
-    match (&node, node.tag()?) {
-        (Node::Object(..), Some(Tag::ToolCall)) => call_chars(&node, false),
-        (Node::Object(obj, _), _) => match obj.getattr_opt(intern!(py, "content"))? {
-            Some(content) => parts_chars(&content, 0),
-            None => Ok(0),
-        },
-        (_, Some(Tag::ToolCall)) => call_chars(&node, true),
-        (_, _) => truthy_parts_chars(&node.get(intern!(py, "content"))?, 0),
-    }
-}
-
-/// One content part, `depth` levels of `tool_result` deep.
-fn part_chars(part: &Bound<'_, PyAny>, depth: usize) -> PyResult<usize> {
-    if depth > MAX_PART_DEPTH {
-        return Err(PyValueError::new_err(format!(
-            "tool_result parts nested deeper than {MAX_PART_DEPTH} levels"
-        )));
-    }
-    let py = part.py();
-    let node = Node::of(part)?;
-    match (&node, node.tag()?) {
-        (Node::Object(obj, _), Some(Tag::Text)) => match obj.getattr_opt(intern!(py, "text"))? {
-            Some(text) => str_len(&text),
-            None => Ok(0),
-        },
-        (Node::Object(..), Some(Tag::Media)) => Ok(0),
-        (Node::Object(..), Some(Tag::ToolUse)) => call_chars(&node, false),
-        (Node::Object(obj, _), _) => match obj.getattr_opt(intern!(py, "content"))? {
-            Some(content) if content.is_instance_of::<PyList>() => parts_chars(&content, depth + 1),
-            _ => Ok(0),
-        },
-        (_, Some(Tag::Text)) => or_empty_len(&node.get(intern!(py, "text"))?),
-        (_, Some(Tag::ToolUse)) => call_chars(&node, true),
-        (_, Some(Tag::ToolResult)) => {
-            truthy_parts_chars(&node.get(intern!(py, "content"))?, depth + 1)
-        }
-        (_, _) => Ok(0),
-    }
-}
-
-/// `len(name)` + compact-JSON length of `args`; `lenient` (the dict form) reads the name as
-/// `str(name or "")` and missing args as `None`.
-fn call_chars(node: &Node<'_, '_>, lenient: bool) -> PyResult<usize> {
-    let py = match node {
-        Node::Dict(dict) => dict.py(),
-        Node::Mapping(obj) | Node::Object(obj, _) => obj.py(),
-    };
-    let name = node.get(intern!(py, "name"))?;
-    let name_len = if lenient {
-        or_empty_len(&name)?
-    } else {
-        str_len(&name)?
-    };
-    Ok(name_len.saturating_add(json_len(&node.get(intern!(py, "args"))?, 0)?))
-}
-
-/// `sum(part_chars(p) for p in content)`.
-fn parts_chars(content: &Bound<'_, PyAny>, depth: usize) -> PyResult<usize> {
-    let mut total = 0usize;
-    if let Ok(list) = content.cast_exact::<PyList>() {
-        for part in list.iter() {
-            total = total.saturating_add(part_chars(&part, depth)?);
-        }
-    } else {
-        for part in content.try_iter()? {
-            total = total.saturating_add(part_chars(&part?, depth)?);
-        }
-    }
-    Ok(total)
-}
-
-/// `sum(part_chars(p) for p in (content or ()))`.
-fn truthy_parts_chars(content: &Bound<'_, PyAny>, depth: usize) -> PyResult<usize> {
-    if content.is_none() || !content.is_truthy()? {
-        return Ok(0);
-    }
-    parts_chars(content, depth)
 }
 
 /// `len(value)`: code points of a `str`.
@@ -253,164 +320,6 @@ fn or_empty_len(value: &Bound<'_, PyAny>) -> PyResult<usize> {
         return Ok(0);
     }
     value.str()?.code_point_len()
-}
-
-/// Extra characters `json` writes for each byte of a UTF-8 string: 1 for `"`, `\` and the
-/// controls with a short escape (`\b \t \n \f \r`), 5 for the other controls (`\u00XX`).
-/// Bytes of multi-byte sequences are all >= 0x80, so they never match.
-const ESCAPE_EXTRA: [u8; 256] = {
-    let mut table = [0u8; 256];
-    let mut b = 0;
-    while b < 0x20 {
-        table[b] = 5;
-        b += 1;
-    }
-    table[0x08] = 1;
-    table[0x09] = 1;
-    table[0x0a] = 1;
-    table[0x0c] = 1;
-    table[0x0d] = 1;
-    table[b'"' as usize] = 1;
-    table[b'\\' as usize] = 1;
-    table
-};
-
-/// Length of `json.dumps(value, separators=(",", ":"), ensure_ascii=False, default=str)`.
-fn json_len(value: &Bound<'_, PyAny>, depth: usize) -> PyResult<usize> {
-    if value.is_none() {
-        return Ok(4);
-    }
-    if depth > MAX_JSON_DEPTH {
-        return dumps_len(value);
-    }
-    if let Ok(text) = value.cast_exact::<PyString>() {
-        return json_str_len(text);
-    }
-    if let Ok(flag) = value.cast_exact::<PyBool>() {
-        return Ok(if flag.is_true() { 4 } else { 5 });
-    }
-    if value.is_exact_instance_of::<PyInt>() {
-        return match value.extract::<i64>() {
-            Ok(n) => Ok(int_len(n)),
-            Err(_) => value.repr()?.code_point_len(),
-        };
-    }
-    if let Ok(float) = value.cast_exact::<PyFloat>() {
-        let x = float.value();
-        return if x.is_nan() {
-            Ok(3) // NaN
-        } else if x.is_infinite() {
-            Ok(if x > 0.0 { 8 } else { 9 }) // Infinity, -Infinity
-        } else {
-            match float_repr_len(x) {
-                Some(len) => Ok(len),
-                None => float.repr()?.code_point_len(),
-            }
-        };
-    }
-    if let Ok(list) = value.cast_exact::<PyList>() {
-        let mut total = 2 + list.len().saturating_sub(1);
-        for element in list.iter() {
-            total = total.saturating_add(json_len(&element, depth + 1)?);
-        }
-        return Ok(total);
-    }
-    if let Ok(tuple) = value.cast_exact::<PyTuple>() {
-        let mut total = 2 + tuple.len().saturating_sub(1);
-        for element in tuple.iter() {
-            total = total.saturating_add(json_len(&element, depth + 1)?);
-        }
-        return Ok(total);
-    }
-    if let Ok(dict) = value.cast_exact::<PyDict>() {
-        // Snapshot first: measuring a value can run Python code (`default=str`), which must
-        // not see a live dict iterator.
-        let pairs: Vec<_> = dict.iter().collect();
-        if pairs
-            .iter()
-            .any(|(k, _)| !k.is_exact_instance_of::<PyString>())
-        {
-            return dumps_len(value); // json converts or rejects non-str keys itself
-        }
-        // '{' '}', one ':' per pair, ',' between pairs
-        let mut total = 2 + pairs.len() + pairs.len().saturating_sub(1);
-        for (key, element) in &pairs {
-            total = total.saturating_add(json_len(key, depth + 1)?);
-            total = total.saturating_add(json_len(element, depth + 1)?);
-        }
-        return Ok(total);
-    }
-    dumps_len(value)
-}
-
-/// Length of a `str` as a JSON string literal (quotes and escapes included).
-///
-/// The string is encoded to a temporary `bytes`: the limited API has no in-place read, and
-/// `to_str` would attach a UTF-8 copy to a non-ASCII caller's string for its lifetime (an
-/// `isascii()` check to pick the path costs more than the copy of a typical argument).
-fn json_str_len(text: &Bound<'_, PyString>) -> PyResult<usize> {
-    let extra = match text.encode_utf8() {
-        Ok(utf8) => escape_extra(utf8.as_bytes()),
-        Err(_) => return dumps_len(text), // lone surrogates: json writes them as they are
-    };
-    Ok(text
-        .code_point_len()?
-        .saturating_add(extra)
-        .saturating_add(2))
-}
-
-/// Extra characters the escapes of a UTF-8 string's bytes take.
-fn escape_extra(utf8: &[u8]) -> usize {
-    utf8.iter()
-        .map(|&b| usize::from(ESCAPE_EXTRA[usize::from(b)]))
-        .sum()
-}
-
-/// Length of `repr(x)` for a finite float, from Rust's shortest round-trip digits (the same
-/// digits as Python's repr): fixed notation when the decimal point falls within -3..=16
-/// digits of the first digit (with ".0" when integral), else `d.ddde+XX` with at least two
-/// exponent digits.
-fn float_repr_len(x: f64) -> Option<usize> {
-    use std::io::Write;
-    let mut buf = [0u8; 48];
-    let mut cursor = std::io::Cursor::new(&mut buf[..]);
-    write!(cursor, "{:e}", x.abs()).ok()?;
-    let written = usize::try_from(cursor.position()).ok()?;
-    let text = buf.get(..written)?;
-    let e_at = text.iter().position(|&b| b == b'e')?;
-    let digits = text
-        .get(..e_at)?
-        .iter()
-        .filter(|b| b.is_ascii_digit())
-        .count();
-    let exp: i32 = std::str::from_utf8(text.get(e_at + 1..)?)
-        .ok()?
-        .parse()
-        .ok()?;
-    let point = exp + 1; // digits before the decimal point
-    let body = if !(-3..=16).contains(&point) {
-        let exp_digits = if exp.unsigned_abs() >= 100 { 3 } else { 2 };
-        digits + usize::from(digits > 1) + 2 + exp_digits // "d.ddd" "e" sign digits
-    } else if point <= 0 {
-        2 + usize::try_from(-point).ok()? + digits // "0." zeros digits
-    } else {
-        let point = usize::try_from(point).ok()?;
-        if point < digits {
-            digits + 1
-        } else {
-            point + 2 // digits, zeros, ".0"
-        }
-    };
-    Some(body + usize::from(x.is_sign_negative()))
-}
-
-/// Decimal digits of `n`, with its sign.
-fn int_len(n: i64) -> usize {
-    let digits = n
-        .unsigned_abs()
-        .checked_ilog10()
-        .map_or(1, |d| d as usize + 1);
-    digits + usize::from(n < 0)
 }
 
 /// Length of the compact `json.dumps` text of `value`, computed by `json` itself.
