@@ -257,8 +257,11 @@ class SandboxPolicy:
     @property
     def label(self) -> str:
         """``"os-sandbox (landlock+seccomp)"`` or ``"host (no containment)"``."""
-    def run(self, command: str, timeout_s: float) -> str:
+    def run(self, command: str, timeout_s: float, env: dict[str, str] | None = None) -> str:
         """Run ``<shell> -c command`` in the root; returns the outcome JSON.
+
+        ``env`` sets variables for this command only, over the configured ones (a name
+        that is empty or holds ``=`` or NUL, or a value holding NUL, is a ``ConfigError``).
 
         ``{"exit_code": int | None, "signal": int | None, "stdout": str, "stderr": str,
         "truncated": bool, "timed_out": bool, "duration_ms": int,

@@ -83,13 +83,19 @@ def _kill_pass(call: _Call) -> None:
                     os.kill(child, signal.SIGKILL)
 
 
-def _work(policy: SandboxPolicy, command: str, timeout: float, call: _Call) -> str | None:
+def _work(
+    policy: SandboxPolicy,
+    command: str,
+    timeout: float,
+    call: _Call,
+    env: dict[str, str] | None = None,
+) -> str | None:
     with call.lock:
         if call.abandoned:
             return None
         call.tid = threading.get_native_id()
     try:
-        return policy.run(command, timeout)
+        return policy.run(command, timeout) if env is None else policy.run(command, timeout, env)
     finally:
         with call.lock:
             call.tid = None
@@ -132,8 +138,11 @@ async def run_policy(
     command: str,
     timeout: float,
     cancel: CancellationToken | None,
+    *,
+    env: dict[str, str] | None = None,
 ) -> ExecResult:
-    """Run ``command`` under ``policy`` in a worker thread; see the module doc for cancel."""
+    """Run ``command`` under ``policy`` in a worker thread; see the module doc for cancel.
+    ``env`` sets variables for this command only."""
     started = time.monotonic()
     if cancel is not None and cancel.cancelled:
         return _cancelled_result(started, "cancelled before the command started")
@@ -142,7 +151,7 @@ async def run_policy(
     # The executor future directly (no coroutine, no Task, no context copy) and a plain
     # future the token resolves: a call costs no Task creation on the event loop.
     fut: asyncio.Future[str | None] = loop.run_in_executor(
-        None, _work, policy, command, timeout, call
+        None, _work, policy, command, timeout, call, env
     )
     fut.add_done_callback(_consume)
     waiter: asyncio.Future[None] | None = None

@@ -10,7 +10,13 @@ from typing import Any, Literal
 from helikon.core.cancel import CancellationToken
 from helikon.errors import ConfigError
 from helikon.tools._containment import containment_notes
-from helikon.tools._policy_backend import DEFAULT_TIMEOUT_S, PolicyBackend, base_config
+from helikon.tools._policy_backend import (
+    DEFAULT_TIMEOUT_S,
+    PolicyBackend,
+    base_config,
+    check_timeout,
+)
+from helikon.tools._runner import run_policy
 from helikon.tools._workspace_rules import relative_paths, workspace_rules
 from helikon.tools.backend import ExecResult, ResourceLimits
 from helikon.tools.egress.policy import NetworkPolicy
@@ -204,10 +210,18 @@ class OsSandboxBackend(PolicyBackend):
         timeout: float | None = None,
         cancel: CancellationToken | None = None,
     ) -> ExecResult:
-        """As :meth:`PolicyBackend.run`; with ``network``, the result also carries the
-        command's ``network_access`` events and a note per refused destination."""
-        run = super().run(command, timeout=timeout, cancel=cancel)
-        return await (run if self._egress is None else self._egress.attach(run))
+        """As :meth:`PolicyBackend.run`; with ``network``, the command gets its own proxy
+        credential and the result also carries the ``network_access`` events of its own
+        connections (not those of a command running at the same time) and a note per refused
+        destination."""
+        if self._egress is None:
+            return await super().run(command, timeout=timeout, cancel=cancel)
+        t = self.timeout if timeout is None else timeout
+        check_timeout("timeout", t)
+        policy = self._policy
+        return await self._egress.attach(
+            lambda env: run_policy(policy, command, t, cancel, env=env)
+        )
 
     def containment_notes(self, tool: str, args: Any) -> tuple[str, ...]:
         """What the kernel and the egress proxy refuse for this call whatever the permission

@@ -13,6 +13,7 @@ constructible on macOS: elsewhere it fails closed with ``SandboxUnavailable``.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import sys
 import tempfile
@@ -190,5 +191,12 @@ class SeatbeltBackend:
         Raises:
             ConfigError: a NUL byte in the command.
         """
-        run = run_posix(self._spec, command, timeout or self.timeout, cancel)
-        return await (run if self.egress is None else self.egress.attach(run))
+        t = timeout or self.timeout
+        if self.egress is None:
+            return await run_posix(self._spec, command, t, cancel)
+        spec = self._spec
+        return await self.egress.attach(
+            lambda env: run_posix(
+                dataclasses.replace(spec, env={**spec.env, **env}), command, t, cancel
+            )
+        )

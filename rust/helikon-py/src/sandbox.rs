@@ -5,6 +5,7 @@
 //! (kernel probe + self-test), running a command and every file operation release the GIL.
 //! Errors map to `helikon.errors`: `Denied` -> `ToolDenied`, `Config` -> `ConfigError`,
 //! `Unsupported` / `SelfTest` -> `SandboxUnavailable`, anything else -> `ToolOther`.
+use std::collections::BTreeMap;
 use std::time::Duration;
 
 use helikon_sandbox::{probe, ConfinedDir, SandboxPolicy as Core};
@@ -37,8 +38,16 @@ impl PySandboxPolicy {
             .map_err(|e| from_sandbox(py, e))
     }
 
-    /// Run `command` with `<shell> -c` in the root; returns the outcome JSON.
-    fn run(&self, py: Python<'_>, command: &str, timeout_s: f64) -> PyResult<String> {
+    /// Run `command` with `<shell> -c` in the root; returns the outcome JSON. `env` adds
+    /// variables for this command only.
+    #[pyo3(signature = (command, timeout_s, env = None))]
+    fn run(
+        &self,
+        py: Python<'_>,
+        command: &str,
+        timeout_s: f64,
+        env: Option<BTreeMap<String, String>>,
+    ) -> PyResult<String> {
         if !timeout_s.is_finite() || timeout_s <= 0.0 {
             return Err(raise(
                 py,
@@ -48,7 +57,8 @@ impl PySandboxPolicy {
         }
         let timeout = Duration::try_from_secs_f64(timeout_s)
             .map_err(|_| raise(py, Class::Config, "timeout_s is out of range".to_string()))?;
-        let out = py.detach(|| self.inner.run(command, timeout));
+        let extra = env.unwrap_or_default();
+        let out = py.detach(|| self.inner.run_with_env(command, timeout, &extra));
         let out = out.map_err(|e| from_sandbox(py, e))?;
         to_json(py, &out)
     }

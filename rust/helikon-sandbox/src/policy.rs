@@ -1,4 +1,5 @@
 //! [`SandboxPolicy`]: built once (probe, rules, self-test), then runs commands.
+use std::collections::BTreeMap;
 use std::ffi::CString;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
@@ -296,7 +297,31 @@ impl SandboxPolicy {
     /// [`SandboxError::Spawn`] when the child could not be confined (the command did not
     /// run).
     pub fn run(&self, command: &str, timeout: Duration) -> Result<RunOutcome> {
-        let (outcome, report) = self.run_action(ChildAction::Exec, command, timeout)?;
+        self.run_with_env(command, timeout, &BTreeMap::new())
+    }
+
+    /// [`SandboxPolicy::run`] with `extra` variables set for this command only, over the
+    /// configured environment (the egress runtime gives each command its own proxy
+    /// credential this way).
+    ///
+    /// # Errors
+    /// As [`SandboxPolicy::run`]; also [`SandboxError::Config`] for a variable name that is
+    /// empty or holds `=` or NUL, or a value holding NUL.
+    pub fn run_with_env(
+        &self,
+        command: &str,
+        timeout: Duration,
+        extra: &BTreeMap<String, String>,
+    ) -> Result<RunOutcome> {
+        for (k, v) in extra {
+            if k.is_empty() || k.contains('=') || k.contains('\0') || v.contains('\0') {
+                return Err(SandboxError::Config(format!(
+                    "environment variable {k:?}: a name must be non-empty without '=' or NUL, \
+                     and a value without NUL"
+                )));
+            }
+        }
+        let (outcome, report) = self.run_action(ChildAction::Exec, command, timeout, extra)?;
         if report.setup_step != 0 {
             return Err(setup_error(&report));
         }
@@ -308,6 +333,7 @@ impl SandboxPolicy {
         action: ChildAction,
         command: &str,
         timeout: Duration,
+        extra: &BTreeMap<String, String>,
     ) -> Result<(RunOutcome, Report)> {
         if timeout.is_zero() || timeout > MAX_TIMEOUT {
             return Err(SandboxError::Config(format!(
@@ -334,10 +360,19 @@ impl SandboxPolicy {
         };
         let slot = self.slots.take(&build_ruleset)?;
         steps.mark("tmpdir");
+        let merged;
+        let explicit = if extra.is_empty() {
+            &self.cfg.env
+        } else {
+            let mut all = self.cfg.env.clone();
+            all.extend(extra.iter().map(|(k, v)| (k.clone(), v.clone())));
+            merged = all;
+            &merged
+        };
         let env = build_env(
             std::env::vars_os(),
             &self.cfg.env_allowlist,
-            &self.cfg.env,
+            explicit,
             slot.path(),
             self.root.root(),
         );
@@ -409,7 +444,7 @@ impl SandboxPolicy {
     /// One command that must work, then escapes that must fail.
     fn self_test(&self) -> Result<()> {
         let t = Duration::from_secs(10);
-        let (out, report) = self.run_action(ChildAction::Exec, "true", t)?;
+        let (out, report) = self.run_action(ChildAction::Exec, "true", t, &BTreeMap::new())?;
         if report.setup_step != 0 {
             return Err(SandboxError::SelfTest(format!(
                 "`true` could not start: {}",
@@ -445,7 +480,7 @@ impl SandboxPolicy {
             ));
         }
         for (action, what) in probes {
-            let (_, report) = self.run_action(action, "true", t)?;
+            let (_, report) = self.run_action(action, "true", t, &BTreeMap::new())?;
             if report.setup_step != sys::step::PROBE {
                 return Err(SandboxError::SelfTest(format!(
                     "probe '{what}' could not run: {}",

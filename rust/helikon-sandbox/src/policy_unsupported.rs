@@ -75,4 +75,17 @@ impl SandboxPolicy {
     pub fn run(&self, _command: &str, _timeout: Duration) -> Result<RunOutcome> {
         match self.never {}
     }
+
+    /// Run a command with extra variables (unreachable, as [`SandboxPolicy::run`]).
+    ///
+    /// # Errors
+    /// None; the value cannot exist.
+    pub fn run_with_env(
+        &self,
+        _command: &str,
+        _timeout: Duration,
+        _extra: &std::collections::BTreeMap<String, String>,
+    ) -> Result<RunOutcome> {
+        match self.never {}
+    }
 }

@@ -349,3 +349,29 @@ fn the_command_and_the_calling_thread_keep_the_full_cpu_mask() {
         assert_eq!(cpus(), before);
     }
 }
+
+#[test]
+fn per_command_variables_override_the_configured_ones_for_that_command_only() {
+    use std::collections::BTreeMap;
+    let f = fixture(Mode::OsSandbox);
+    let mut extra = BTreeMap::new();
+    extra.insert("HTTP_PROXY".to_string(), "http://u1:t1@127.0.0.1:9".to_string());
+    extra.insert("LC_ALL".to_string(), "C.UTF-8".to_string());
+    let out = f
+        .policy
+        .run_with_env("echo \"$HTTP_PROXY|$LC_ALL\"", common::T, &extra)
+        .unwrap();
+    assert_eq!(out.stdout, "http://u1:t1@127.0.0.1:9|C.UTF-8\n", "{out:#?}");
+    // The next command gets only the configured environment again.
+    assert_eq!(f.run("echo \"$HTTP_PROXY|$LC_ALL\"").stdout, "|C\n");
+    for (k, v) in [("", "x"), ("A=B", "x"), ("A\0", "x"), ("A", "x\0y")] {
+        let mut bad = BTreeMap::new();
+        bad.insert(k.to_string(), v.to_string());
+        match f.policy.run_with_env("true", common::T, &bad) {
+            Err(helikon_sandbox::SandboxError::Config(m)) => {
+                assert!(m.contains("environment variable"), "{m}")
+            }
+            other => panic!("{k:?}={v:?}: expected Config, got {other:?}"),
+        }
+    }
+}

@@ -219,7 +219,7 @@ def test_forwarded_request_drops_proxy_headers(proxy: Harness) -> None:
 
 
 @needs_curl
-def test_runtime_serves_a_host_port_and_logs_events_in_order() -> None:
+def test_runtime_serves_a_host_port_and_attributes_events_per_command() -> None:
     from helikon.tools.egress.runtime import EgressRuntime, denial_notes, proxy_env
 
     policy = NetworkPolicy(allow_domains=["pypi.test"], allow_addresses=["127.0.0.1/32"])
@@ -228,22 +228,32 @@ def test_runtime_serves_a_host_port_and_logs_events_in_order() -> None:
     try:
         env = proxy_env(port)
         assert env["ALL_PROXY"] == env["all_proxy"] == f"socks5h://127.0.0.1:{port}"
-        mark = rt.mark()
+        first, env1 = rt.open_command()
+        second, env2 = rt.open_command()
+        assert first != second and env1["HTTP_PROXY"] != env2["HTTP_PROXY"]
+        assert env1["ALL_PROXY"].startswith(f"socks5h://{first}:")
         with origin() as (oport, seen):
             h = Harness(port, [])
-            ok = h.curl("-x", env["HTTP_PROXY"], f"http://pypi.test:{oport}/")
-            no = h.curl("-x", env["ALL_PROXY"], f"http://other.test:{oport}/")
+            ok = h.curl("-x", env1["HTTP_PROXY"], f"http://pypi.test:{oport}/")
+            no = h.curl("-x", env2["ALL_PROXY"], f"http://other.test:{oport}/")
+            anon = h.curl("-f", "-x", env["HTTP_PROXY"], f"http://pypi.test:{oport}/")
         assert ok.stdout.encode() == ORIGIN_BODY and no.returncode != 0
+        assert anon.returncode != 0 and "407" in anon.stderr
         assert seen == ["/"]
-        events = rt.since(mark)
-        assert [(e.host, e.verdict) for e in events] == [
-            ("pypi.test", "allow"),
-            ("other.test", "deny"),
+        one, two = rt.close_command(first), rt.close_command(second)
+        anonymous = ("pypi.test", "deny", "proxy_auth")  # goes to both: no credential
+        assert [(e.host, e.verdict, e.rule) for e in one] == [
+            ("pypi.test", "allow", "allow_domains:pypi.test"),
+            anonymous,
         ]
-        assert rt.since(rt.mark()) == ()
-        assert denial_notes(events) == (
+        assert [(e.host, e.verdict, e.rule) for e in two] == [
+            ("other.test", "deny", "not_allowed"),
+            anonymous,
+        ]
+        assert rt.close_command(first) == ()
+        assert denial_notes(two)[0] == (
             f"network: other.test:{oport} refused by the egress proxy (not_allowed: other.test "
-            "is not in allow_domains ['pypi.test'])",
+            "is not in allow_domains ['pypi.test'])"
         )
     finally:
         rt.close()

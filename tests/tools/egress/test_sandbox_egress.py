@@ -305,3 +305,89 @@ def test_a_dropped_backend_stops_its_proxy(ws: dict[str, Path]) -> None:
     del b
     gc.collect()
     assert proxies() == before
+
+
+# ------------------------------------------------------------- per-command attribution
+
+_WAIT = "for i in $(seq 400); do [ -f {f} ] && break; sleep 0.05; done"
+
+
+@needs_curl
+async def test_two_commands_at_once_each_see_only_their_own_events(
+    backend: OsSandboxBackend,
+) -> None:
+    import asyncio
+
+    # Each command waits for the other to have started before it connects, and for the
+    # other's connection to be done before it ends: their lifetimes overlap for certain.
+    def command(me: str, other: str, host: str, port: int) -> str:
+        return (
+            f"touch {me}.start; {_WAIT.format(f=other + '.start')}; "
+            f"curl -sS -f http://{host}:{port}/; curl -sS -p -f http://{host}:{port}/; "
+            f"touch {me}.done; {_WAIT.format(f=other + '.done')}; echo {me}"
+        )
+
+    with origin() as (port, seen):
+        a, b = await asyncio.gather(
+            backend.run(command("a", "b", "pypi.test", port), timeout=30),
+            backend.run(command("b", "a", "other.test", port), timeout=30),
+        )
+    assert a.stdout.endswith("a\n") and b.stdout.endswith("b\n"), (a, b)
+    assert seen == ["/", "/"]
+    assert [(e.host, e.verdict, e.rule, e.protocol) for e in a.network] == [
+        ("pypi.test", "allow", "allow_domains:pypi.test", "http"),
+        ("pypi.test", "allow", "allow_domains:pypi.test", "connect"),
+    ]
+    assert [(e.host, e.verdict, e.rule, e.protocol) for e in b.network] == [
+        ("other.test", "deny", "not_allowed", "http"),
+        ("other.test", "deny", "not_allowed", "connect"),
+    ]
+    assert a.notes == () and len(b.notes) == 1
+
+
+@needs_curl
+@pytest.mark.parametrize(
+    "proxy",
+    [
+        "http://127.0.0.1:{port}",  # no credential (HTTP forwarding and CONNECT)
+        "http://c1:forged-token@127.0.0.1:{port}",  # a guessed one
+        "socks5h://127.0.0.1:{port}",  # SOCKS5 without the username/password method
+        "socks5h://c1:forged-token@127.0.0.1:{port}",  # SOCKS5 with a guessed one
+    ],
+)
+async def test_a_request_without_this_commands_credential_is_refused(
+    backend: OsSandboxBackend, proxy: str
+) -> None:
+    assert backend.egress is not None
+    url = proxy.format(port=backend.egress.port)
+    with origin() as (port, seen):
+        r = await backend.run(
+            f"curl -sS -f --proxy {url} http://pypi.test:{port}/; echo rc=$?; "
+            f"curl -sS -f -p --proxy {url} http://pypi.test:{port}/; echo rc=$?"
+        )
+    assert seen == []
+    assert "rc=0" not in r.stdout and ORIGIN_BODY.decode() not in r.stdout
+    assert {(e.host, e.verdict, e.rule) for e in r.network} == {("pypi.test", "deny", "proxy_auth")}
+    assert any(
+        "(proxy_auth: the request carried no valid helikon proxy credential" in n for n in r.notes
+    ), r.notes
+
+
+@needs_curl
+async def test_a_finished_commands_credential_no_longer_works(
+    backend: OsSandboxBackend,
+) -> None:
+    first = await backend.run('printf %s "$HTTP_PROXY"')
+    assert first.stdout.startswith("http://c") and "@127.0.0.1:" in first.stdout
+    with origin() as (port, seen):
+        r = await backend.run(
+            f"echo $HTTP_PROXY; curl -sS -f --proxy {first.stdout} http://pypi.test:{port}/; "
+            f"echo rc=$?; curl -sS -f http://pypi.test:{port}/"
+        )
+    new_proxy = r.stdout.splitlines()[0]
+    assert new_proxy != first.stdout  # every command gets a fresh credential
+    assert seen == ["/"]  # only the request with the current credential got through
+    assert [(e.verdict, e.rule) for e in r.network] == [
+        ("deny", "proxy_auth"),
+        ("allow", "allow_domains:pypi.test"),
+    ]

@@ -3,8 +3,9 @@
 One asyncio server speaks three client protocols on the same socket, told apart by the
 first byte:
 
-* SOCKS5 (``0x05``): no-auth method only; the ``CONNECT`` command with an IPv4, IPv6 or
-  domain address. ``BIND`` and ``UDP ASSOCIATE`` are refused (reply ``0x07``), so no UDP
+* SOCKS5 (``0x05``): the no-auth method, and username/password (RFC 1929) when the proxy
+  identifies clients; the ``CONNECT`` command with an IPv4, IPv6 or domain address.
+  ``BIND`` and ``UDP ASSOCIATE`` are refused (reply ``0x07``), so no UDP
   and no DNS leaves through the proxy. A refused destination gets reply ``0x02``
   ("connection not allowed by ruleset").
 * HTTP ``CONNECT host:port`` (what ``HTTPS_PROXY`` clients send): ``200`` then a byte relay.
@@ -19,6 +20,14 @@ connects only to an address that passed. A refusal is answered ``403`` (HTTP) or
 (SOCKS5) with the reason, and every decision, allowed or refused, is reported to
 ``on_event`` as a :class:`~helikon.core.events.NetworkAccess`.
 
+Identifying clients (``identify``): the sandbox gives each command its own proxy credential
+(``http://USER:TOKEN@127.0.0.1:PORT`` in its proxy variables), so each decision can be
+attributed to the command that caused it even when commands run at once. With
+``identify`` set, a request must carry a credential it accepts (HTTP ``Proxy-Authorization:
+Basic``, SOCKS5 username/password); one without is refused (``407`` with a ``Basic``
+challenge, or SOCKS reply ``0x02``) with rule ``proxy_auth``, and ``on_client_event`` gets
+each event with the client's tag (``None`` when it did not identify).
+
 The proxy serves a listening socket it is handed (:meth:`EgressProxy.serve`), so the same
 code serves a socket inside the sandbox's private network namespace or a loopback port.
 :class:`ProxyThread` runs it on its own event loop in a daemon thread that helikon owns, so
@@ -28,6 +37,8 @@ it keeps serving whichever event loop (or thread) runs the sandboxed command.
 from __future__ import annotations
 
 import asyncio
+import base64
+import binascii
 import contextlib
 import ipaddress
 import socket
@@ -50,6 +61,17 @@ _HOP_HEADERS = frozenset(
 )
 
 EventSink = Callable[[NetworkAccess], None]
+#: ``(event, tag)``: the tag ``identify`` gave the client, or ``None``.
+ClientEventSink = Callable[[NetworkAccess, "str | None"], None]
+#: ``(username, password) -> tag`` for a credential the proxy accepts, else ``None``.
+Identify = Callable[[str, str], "str | None"]
+
+_AUTH_REFUSAL = NetworkDecision(
+    "deny",
+    "proxy_auth",
+    "the request carried no valid helikon proxy credential (each sandboxed command gets its "
+    "own in HTTP_PROXY, HTTPS_PROXY and ALL_PROXY; keep the user:password part of the URL)",
+)
 
 
 class _Refused(Exception):
@@ -96,6 +118,10 @@ class EgressProxy:
         on_event: called with a :class:`NetworkAccess` for every decision (from the proxy's
             event loop; it must not block).
         connect_timeout: seconds allowed for one upstream connection.
+        identify: when given, every request must carry a credential it maps to a tag
+            (``(username, password) -> tag | None``); others are refused (rule
+            ``proxy_auth``).
+        on_client_event: like ``on_event``, with the client's tag as a second argument.
 
     Raises:
         ConfigError: ``policy`` is not a :class:`NetworkPolicy` or ``resolver`` has no
@@ -109,6 +135,8 @@ class EgressProxy:
         resolver: Resolver | None = None,
         on_event: EventSink | None = None,
         connect_timeout: float = 10.0,
+        identify: Identify | None = None,
+        on_client_event: ClientEventSink | None = None,
     ) -> None:
         if not isinstance(policy, NetworkPolicy):
             raise ConfigError(f"EgressProxy needs a NetworkPolicy, got {type(policy).__name__}")
@@ -118,6 +146,8 @@ class EgressProxy:
         self.resolver: Resolver = resolver or SystemResolver()
         self.on_event = on_event
         self.connect_timeout = float(connect_timeout)
+        self.identify = identify
+        self.on_client_event = on_client_event
 
     async def serve(self, sock: socket.socket) -> asyncio.Server:
         """Start serving on a listening TCP socket (it is put in non-blocking mode)."""
@@ -125,29 +155,45 @@ class EgressProxy:
         return await asyncio.start_server(self._client, sock=sock, limit=_HEAD_LIMIT)
 
     def _emit(
-        self, host: str, port: int, decision: NetworkDecision, protocol: str, address: str | None
+        self,
+        host: str,
+        port: int,
+        decision: NetworkDecision,
+        protocol: str,
+        address: str | None,
+        tag: str | None = None,
     ) -> None:
-        if self.on_event is None:
+        if self.on_event is None and self.on_client_event is None:
             return
-        self.on_event(
-            NetworkAccess(
-                host=host,
-                port=port,
-                verdict=decision.verdict,
-                rule=decision.rule,
-                reason=decision.reason,
-                address=address,
-                protocol=protocol,
-            )
+        event = NetworkAccess(
+            host=host,
+            port=port,
+            verdict=decision.verdict,
+            rule=decision.rule,
+            reason=decision.reason,
+            address=address,
+            protocol=protocol,
         )
+        if self.on_event is not None:
+            self.on_event(event)
+        if self.on_client_event is not None:
+            self.on_client_event(event, tag)
+
+    def _tag(self, username: str | None, password: str | None) -> str | None:
+        if self.identify is None or username is None or password is None:
+            return None
+        return self.identify(username, password)
 
     async def _open(
-        self, host: str, port: int, protocol: str
+        self, host: str, port: int, protocol: str, tag: str | None = None
     ) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
         """Check, resolve, check each address, connect. Raises :class:`_Refused` or OSError."""
+        if self.identify is not None and tag is None:
+            self._emit(host, port, _AUTH_REFUSAL, protocol, None, tag)
+            raise _Refused(_AUTH_REFUSAL)
         decision = self.policy.check_target(host, port)
         if not decision.allowed:
-            self._emit(host, port, decision, protocol, None)
+            self._emit(host, port, decision, protocol, None, tag)
             raise _Refused(decision)
         if decision.rule.startswith("allow_addresses:"):
             addresses = [str(literal_ip(host))]
@@ -158,7 +204,7 @@ class EgressProxy:
                 )
             except (OSError, TimeoutError) as exc:
                 failed = NetworkDecision("deny", "resolve", f"{host} did not resolve: {exc}")
-                self._emit(host, port, failed, protocol, None)
+                self._emit(host, port, failed, protocol, None, tag)
                 raise _Refused(failed) from None
             addresses = []
             first_refusal: NetworkDecision | None = None
@@ -173,7 +219,7 @@ class EgressProxy:
                 refusal = first_refusal or NetworkDecision(
                     "deny", "resolve", f"{host} resolved to no address"
                 )
-                self._emit(host, port, refusal, protocol, refused_at)
+                self._emit(host, port, refusal, protocol, refused_at, tag)
                 raise _Refused(refusal, refused_at)
         last: OSError | None = None
         for address in addresses:
@@ -184,7 +230,7 @@ class EgressProxy:
             except (OSError, TimeoutError) as exc:
                 last = exc if isinstance(exc, OSError) else OSError(f"timed out: {exc}")
                 continue
-            self._emit(host, port, decision, protocol, address)
+            self._emit(host, port, decision, protocol, address, tag)
             return reader, writer
         raise last or OSError(f"could not connect to {host}:{port}")
 
@@ -206,11 +252,26 @@ class EgressProxy:
     async def _socks5(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         (count,) = await reader.readexactly(1)
         methods = await reader.readexactly(count)
-        if 0 not in methods:
+        tag: str | None = None
+        if self.identify is not None and 2 in methods:
+            # RFC 1929. A wrong credential is answered "success" here and refused at the
+            # request (0x02, rule proxy_auth), so the refusal names the destination.
+            writer.write(b"\x05\x02")
+            (version,) = await reader.readexactly(1)
+            if version != 1:
+                raise _BadRequest("bad SOCKS5 auth version")
+            (ulen,) = await reader.readexactly(1)
+            user = (await reader.readexactly(ulen)).decode("utf-8", "replace")
+            (plen,) = await reader.readexactly(1)
+            password = (await reader.readexactly(plen)).decode("utf-8", "replace")
+            tag = self._tag(user, password)
+            writer.write(b"\x01\x00")
+        elif 0 in methods:
+            writer.write(b"\x05\x00")
+        else:
             writer.write(b"\x05\xff")
             await writer.drain()
             return
-        writer.write(b"\x05\x00")
         version, command, _rsv, atyp = await reader.readexactly(4)
         if version != 5:
             raise _BadRequest("bad SOCKS version")
@@ -229,12 +290,12 @@ class EgressProxy:
             refusal = NetworkDecision(
                 "deny", "socks_command", f"SOCKS5 {kind} is refused; only CONNECT is proxied"
             )
-            self._emit(host, port, refusal, "socks5", None)
+            self._emit(host, port, refusal, "socks5", None, tag)
             writer.write(b"\x05\x07\x00\x01" + bytes(6))
             await writer.drain()
             return
         try:
-            up_reader, up_writer = await self._open(host, port, "socks5")
+            up_reader, up_writer = await self._open(host, port, "socks5", tag)
         except _Refused:
             writer.write(b"\x05\x02\x00\x01" + bytes(6))
             await writer.drain()
@@ -249,13 +310,20 @@ class EgressProxy:
     # ------------------------------------------------------------------------------- HTTP
 
     async def _open_http(
-        self, writer: asyncio.StreamWriter, host: str, port: int, protocol: str
+        self,
+        writer: asyncio.StreamWriter,
+        host: str,
+        port: int,
+        protocol: str,
+        tag: str | None,
     ) -> tuple[asyncio.StreamReader, asyncio.StreamWriter] | None:
-        """:meth:`_open`, answering a refusal (403) or a failed connect (502) itself."""
+        """:meth:`_open`, answering a refusal (403, or 407 for a missing credential) or a
+        failed connect (502) itself."""
         try:
-            return await self._open(host, port, protocol)
+            return await self._open(host, port, protocol, tag)
         except _Refused as exc:
-            await _reply(writer, 403, exc.decision.reason, exc.decision.rule)
+            status = 407 if exc.decision is _AUTH_REFUSAL else 403
+            await _reply(writer, status, exc.decision.reason, exc.decision.rule)
         except OSError as exc:
             await _reply(writer, 502, f"could not connect to {host}:{port}: {exc}")
         return None
@@ -270,13 +338,14 @@ class EgressProxy:
         except (UnicodeDecodeError, ValueError):
             await _reply(writer, 400, "malformed request line")
             return
+        tag = self._tag(*_basic_credential(lines[1:]))
         if method == "CONNECT":
             try:
                 host, port = _split_host_port(target, None)
             except _BadRequest as exc:
                 await _reply(writer, 400, str(exc))
                 return
-            upstream = await self._open_http(writer, host, port, "connect")
+            upstream = await self._open_http(writer, host, port, "connect", tag)
             if upstream is None:
                 return
             up_reader, up_writer = upstream
@@ -294,7 +363,7 @@ class EgressProxy:
         except _BadRequest as exc:
             await _reply(writer, 400, str(exc))
             return
-        upstream = await self._open_http(writer, host, port, "http")
+        upstream = await self._open_http(writer, host, port, "http", tag)
         if upstream is None:
             return
         up_reader, up_writer = upstream
@@ -307,12 +376,38 @@ class EgressProxy:
         await _relay(reader, writer, up_reader, up_writer)
 
 
+def _basic_credential(headers: list[bytes]) -> tuple[str | None, str | None]:
+    """``(user, password)`` of a ``Proxy-Authorization: Basic`` header, else ``(None, None)``."""
+    for line in headers:
+        name, _, value = line.partition(b":")
+        if name.strip().lower() != b"proxy-authorization":
+            continue
+        scheme, _, encoded = value.strip().partition(b" ")
+        if scheme.lower() != b"basic":
+            return None, None
+        try:
+            text = base64.b64decode(encoded.strip(), validate=True).decode("utf-8")
+        except (binascii.Error, UnicodeDecodeError):
+            return None, None
+        user, sep, password = text.partition(":")
+        return (user, password) if sep else (None, None)
+    return None, None
+
+
 async def _reply(
     writer: asyncio.StreamWriter, status: int, reason: str, rule: str | None = None
 ) -> None:
-    title = {400: "Bad Request", 403: "Forbidden", 502: "Bad Gateway"}[status]
+    title = {
+        400: "Bad Request",
+        403: "Forbidden",
+        407: "Proxy Authentication Required",
+        502: "Bad Gateway",
+    }[status]
     body = f"helikon egress proxy: {reason}\n".encode()
     extra = f"X-Helikon-Egress-Rule: {rule}\r\n" if rule else ""
+    if status == 407:
+        extra += 'Proxy-Authenticate: Basic realm="helikon egress proxy"\r\n'
+
     writer.write(
         f"HTTP/1.1 {status} {title}\r\nContent-Type: text/plain; charset=utf-8\r\n"
         f"Content-Length: {len(body)}\r\n{extra}Connection: close\r\n\r\n".encode()

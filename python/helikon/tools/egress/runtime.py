@@ -1,8 +1,8 @@
 """:class:`EgressRuntime`: the proxy side of one :class:`~helikon.tools.OsSandboxBackend`.
 
 The backend asks it for the native ``egress`` config before the policy is built, hands it
-the built policy, and brackets each command with :meth:`EgressRuntime.mark` /
-:meth:`EgressRuntime.since` to collect that command's :class:`NetworkAccess` events.
+the built policy, and runs each command through :meth:`EgressRuntime.attach`, which gives it
+a proxy credential of its own and collects that command's :class:`NetworkAccess` events.
 
 * Namespace mechanism: the proxy serves the listener the native policy created inside the
   command's private network namespace (``egress_listener_fd``).
@@ -12,17 +12,23 @@ the built policy, and brackets each command with :meth:`EgressRuntime.mark` /
 ``"auto"`` prepares the host listener too, so the native side can fall back to it; it is
 closed when the namespace was made.
 
-Events are attributed by time: every event logged between a command's start and its end
-belongs to it. Two commands running at once on one backend each see both commands'
-events (the proxy cannot tell their connections apart).
+Events are attributed per command, not by time: :meth:`EgressRuntime.attach` gives each
+command its own proxy credential (``http://cN:TOKEN@127.0.0.1:PORT`` in ``HTTP_PROXY``,
+``HTTPS_PROXY`` and ``ALL_PROXY``; ``TOKEN`` is 128 random bits, valid only while the
+command runs), the proxy refuses a request without a valid one (rule ``proxy_auth``), and
+each event goes to the command whose credential the request carried. So two commands
+running at once on one backend each see only their own events. A refused request that
+carried no valid credential cannot be attributed; it goes to every command running when it
+happened.
 """
 
 from __future__ import annotations
 
-import collections
+import itertools
+import secrets
 import socket
 import threading
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable
 from dataclasses import replace
 from typing import Any, Literal
 
@@ -80,12 +86,13 @@ class EgressRuntime:
             )
         self.policy = policy
         self.mechanism: str = mechanism
-        self._log: collections.deque[tuple[int, NetworkAccess]] = collections.deque(
-            maxlen=_LOG_LIMIT
-        )
-        self._seq = 0
+        self._ids = itertools.count(1)
+        self._tokens: dict[str, str] = {}
+        self._events: dict[str, list[NetworkAccess]] = {}
         self._lock = threading.Lock()
-        self._proxy = EgressProxy(policy, resolver=resolver, on_event=self._record)
+        self._proxy = EgressProxy(
+            policy, resolver=resolver, identify=self._identify, on_client_event=self._record
+        )
         self._host_sock: socket.socket | None = None
         self._thread: ProxyThread | None = None
         self.port: int | None = None
@@ -133,27 +140,52 @@ class EgressRuntime:
             self._host_sock.close()
             self._host_sock = None
 
-    def _record(self, event: NetworkAccess) -> None:
+    def _identify(self, user: str, password: str) -> str | None:
         with self._lock:
-            self._seq += 1
-            self._log.append((self._seq, event))
+            token = self._tokens.get(user)
+        if token is None or not secrets.compare_digest(token.encode(), password.encode()):
+            return None
+        return user
 
-    def mark(self) -> int:
-        """The position in the event log now (pass it to :meth:`since`)."""
+    def _record(self, event: NetworkAccess, tag: str | None) -> None:
         with self._lock:
-            return self._seq
+            if tag is None:  # no valid credential: every command running now
+                targets = list(self._events.values())
+            else:  # a command that already ended has no list (its token is gone too)
+                targets = [self._events[tag]] if tag in self._events else []
+            for events in targets:
+                if len(events) < _LOG_LIMIT:
+                    events.append(event)
 
-    def since(self, mark: int) -> tuple[NetworkAccess, ...]:
-        """Events logged after ``mark``, oldest first."""
+    def open_command(self) -> tuple[str, dict[str, str]]:
+        """Register a command: its tag and the proxy variables carrying its credential."""
+        if self.port is None:
+            raise SandboxUnavailable("the egress proxy is not serving")
+        tag = f"c{next(self._ids)}"
+        token = secrets.token_urlsafe(16)
         with self._lock:
-            return tuple(e for seq, e in self._log if seq > mark)
+            self._tokens[tag] = token
+            self._events[tag] = []
+        return tag, proxy_env(int(self.port), (tag, token))
 
-    async def attach(self, run: Awaitable[ExecResult]) -> ExecResult:
-        """Await ``run`` (a backend's command, not started yet) and attach the events logged
-        meanwhile (:attr:`ExecResult.network`) and a note per refused destination."""
-        mark = self.mark()
-        result = await run
-        events = self.since(mark)
+    def close_command(self, tag: str) -> tuple[NetworkAccess, ...]:
+        """Unregister a command (its credential stops working); its events, oldest first."""
+        with self._lock:
+            self._tokens.pop(tag, None)
+            return tuple(self._events.pop(tag, ()))
+
+    async def attach(self, run: Callable[[dict[str, str]], Awaitable[ExecResult]]) -> ExecResult:
+        """Run one command with its own proxy credential and attach its events.
+
+        ``run`` gets the command's proxy variables (to set over the backend's environment)
+        and returns the backend's result; this adds the events the proxy attributed to that
+        credential (:attr:`ExecResult.network`) and a note per refused destination.
+        """
+        tag, env = self.open_command()
+        try:
+            result = await run(env)
+        finally:
+            events = self.close_command(tag)
         return replace(result, network=events, notes=result.notes + denial_notes(events))
 
     def close(self) -> None:
@@ -164,16 +196,23 @@ class EgressRuntime:
             self._thread = None
 
 
-def proxy_env(port: int) -> dict[str, str]:
+def proxy_env(port: int, credential: tuple[str, str] | None = None) -> dict[str, str]:
     """The proxy variables for a proxy at ``127.0.0.1:port`` (both spellings; ``ALL_PROXY``
-    is SOCKS5 with proxy-side resolution).
+    is SOCKS5 with proxy-side resolution), with ``credential`` as ``user:password@``.
 
     Example:
         >>> proxy_env(3128)["HTTPS_PROXY"]
         'http://127.0.0.1:3128'
+        >>> proxy_env(3128, ("c1", "tok"))["ALL_PROXY"]
+        'socks5h://c1:tok@127.0.0.1:3128'
     """
-    http = f"http://127.0.0.1:{port}"
-    env = {"HTTP_PROXY": http, "HTTPS_PROXY": http, "ALL_PROXY": f"socks5h://127.0.0.1:{port}"}
+    auth = "" if credential is None else f"{credential[0]}:{credential[1]}@"
+    http = f"http://{auth}127.0.0.1:{port}"
+    env = {
+        "HTTP_PROXY": http,
+        "HTTPS_PROXY": http,
+        "ALL_PROXY": f"socks5h://{auth}127.0.0.1:{port}",
+    }
     env.update({k.lower(): v for k, v in env.items()})
     env.update({"NO_PROXY": "", "no_proxy": ""})
     return env
