@@ -2,6 +2,7 @@
 
 Forms (the key comes from the environment; ``api_key_env`` names another variable)::
 
+    model = "openai:gpt-5-mini"          # a model string, as Agent(model=...) and --model
     model = { provider = "mock", script = "script.json" }
     model = { provider = "openai", id = "gpt-5-mini" }                   # Chat Completions
     model = { provider = "openai", id = "gpt-5", api = "responses" }     # Responses API
@@ -97,7 +98,31 @@ class _Spec:
     """RetryPolicy keyword arguments; ``None`` means no retrying."""
 
 
+def _from_string(value: str) -> _Spec:
+    """``PROVIDER:ID`` (the prefixes of :data:`helikon.providers.infer.PREFIXES`, plus
+    ``mock:SCRIPT``) as a checked spec with each provider's defaults."""
+    provider, sep, ident = value.partition(":")
+    if not sep or not ident or provider not in _OVERRIDE:
+        close = difflib.get_close_matches(provider, list(_OVERRIDE), n=1)
+        hint = f"did you mean '{close[0]}:{ident}'? " if close and sep and ident else ""
+        problem = (
+            f"unknown provider {provider!r} in {value!r}"
+            if sep and ident
+            else f"{value!r} is not a model string"
+        )
+        raise _Problem(
+            "",
+            f"{problem} (PROVIDER:ID with PROVIDER one of {', '.join(_OVERRIDE)})",
+            f'{hint}e.g. model = "openai:gpt-5-mini", or a table: {_EXAMPLE["openai"]}',
+        )
+    name, extra = _OVERRIDE[provider]
+    values: dict[str, Any] = {"script": ident} if name == "mock" else {"id": ident, **extra}
+    return _Spec(name, values, {})
+
+
 def _check(folder: Path, value: Any) -> _Spec:
+    if isinstance(value, str):
+        return _from_string(value)
     if not isinstance(value, dict) or "provider" not in value:
         raise _Problem("", "missing or not a table", _EXAMPLE["openai"])
     provider = value["provider"]
@@ -347,10 +372,9 @@ def override_model(override: str) -> Model:
             f"{where}: expected PROVIDER:ID with PROVIDER one of {', '.join(_OVERRIDE)}. "
             "Fix: e.g. --model openai:gpt-5-mini or --model mock:script.json"
         )
-    name, extra = _OVERRIDE[provider]
-    values: dict[str, Any] = {"script": ident} if name == "mock" else {"id": ident, **extra}
+    name = _OVERRIDE[provider][0]
     try:
-        return _make(Path.cwd(), _Spec(name, values, {}), None, in_file=False)
+        return _make(Path.cwd(), _from_string(override), None, in_file=False)
     except _Problem as p:
         if name == "mock" and p.key == ".script" and not (Path.cwd() / ident).is_file():
             fix = f"create {(Path.cwd() / ident).resolve()} or pass the path of an existing script"

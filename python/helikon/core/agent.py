@@ -14,6 +14,7 @@ from helikon.core.handoff import HandoffSpec, handoff_tool_name
 from helikon.core.hooks import Hook, check_hook
 from helikon.core.loop_native import LoopConfig, loop_config_json
 from helikon.core.model import Model, ModelSettings
+from helikon.core.model_ref import resolve_model
 from helikon.core.output import OutputType
 from helikon.core.result import RunResult
 from helikon.core.runnable import AgentInput, check_run_args, collect_run, run_blocking
@@ -72,7 +73,10 @@ class Agent:
 
     Args:
         name: the agent's name (shown in events and traces; the handoff tool slug).
-        model: any :class:`helikon.Model` (``OpenAIModel.chat(...)``, ``MockModel(...)``).
+        model: any :class:`helikon.Model` (``OpenAIModel.chat(...)``, ``MockModel(...)``), or
+            a model string ``"PROVIDER:MODEL_ID"`` (``"openai:gpt-5-mini"``,
+            ``"anthropic:..."``, ``"gemini:..."``, ``"bedrock:..."``; see
+            :mod:`helikon.providers.infer`), read when the agent is built.
         instructions: the system prompt: text, or a plain (not async) function
             ``fn(ctx) -> str`` rendered per run.
         description: what the agent does; shown to a parent choosing a handoff.
@@ -90,7 +94,9 @@ class Agent:
     Raises:
         TypeError: ``name`` or ``model`` is missing.
         ConfigError: a bad value; the message names the argument and the fix. E.g. an empty
-            name; instructions that are neither a str nor a function; ``tools`` (or
+            name; a model string with an unknown provider, or whose extra or API key is
+            missing (the message names the pip command or the variable); instructions that
+            are neither a str nor a function; ``tools`` (or
             ``handoffs``, ``hooks``, guardrails) given a single item instead of a list, or
             holding something that is not a tool (a plain function needs ``@tool``); a tool
             whose ``effect`` is not a :class:`ToolEffect`; duplicate tool names;
@@ -108,7 +114,7 @@ class Agent:
         self,
         *,
         name: str,
-        model: Model,
+        model: Model | str,
         instructions: Instructions | None = None,
         description: str = "",
         tools: Sequence[Tool] = (),
@@ -122,10 +128,11 @@ class Agent:
     ) -> None:
         if not isinstance(name, str) or not name.strip():
             raise ConfigError("Agent(name=...) must be a non-empty string")
-        if not callable(getattr(model, "invoke", None)):
+        resolved: Model = resolve_model("Agent(model=...)", model)
+        if not callable(getattr(resolved, "invoke", None)):
             raise ConfigError(
-                f"Agent(model=...) must implement helikon.Model (an invoke() method); got "
-                f"{type(model).__name__}"
+                f"Agent(model=...) must implement helikon.Model (an invoke() method) or be a "
+                f"model string such as 'openai:gpt-5-mini'; got {type(model).__name__}"
             )
         if instructions is not None and not isinstance(instructions, str):
             if not callable(instructions):
@@ -139,7 +146,7 @@ class Agent:
                     f"function {getattr(instructions, '__name__', '?')!r}: make it a plain def"
                 )
         self.name = name
-        self.model = model
+        self.model = resolved
         self.instructions = instructions
         self.description = description
         if inspect.isfunction(tools):
