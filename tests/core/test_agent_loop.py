@@ -383,8 +383,10 @@ def test_agent_construction_errors() -> None:
         Agent(model=MockModel([]))  # type: ignore[call-arg]
     with pytest.raises(ConfigError, match="non-empty"):
         Agent(name="", model=MockModel([]))
+    with pytest.raises(ConfigError, match=r"'gpt-5' is not a model string; write PROVIDER:"):
+        Agent(name="x", model="gpt-5")
     with pytest.raises(ConfigError, match=r"must implement helikon\.Model"):
-        Agent(name="x", model="gpt-5")  # type: ignore[arg-type]
+        Agent(name="x", model=object())  # type: ignore[arg-type]
     with pytest.raises(ConfigError, match="decorate the function with @tool"):
         Agent(name="x", model=MockModel([]), tools=[print])  # type: ignore[list-item]
     with pytest.raises(ConfigError, match="two tools are named 'lookup'"):
