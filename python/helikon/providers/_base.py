@@ -38,6 +38,9 @@ hook                        what it does
                             instance of ``_error_types``) to a ``ModelError``
 ``_new_client()``           the SDK or HTTP client for the running event loop
 ==========================  =====================================================================
+
+``docs/guides/adding-a-provider.md`` builds a whole adapter on it
+(``examples/custom_provider/acme.py``).
 """
 
 from __future__ import annotations
