@@ -77,9 +77,11 @@ def map_result(
 ) -> ToolOutput:
     """A ``tools/call`` result as a :class:`ToolOutput`.
 
-    ``structuredContent`` is passed through as the value; otherwise a single text block
-    becomes its text and any other content (several blocks, one non-text block, none) the
-    JSON array of the blocks. When the text for the model is longer than ``max_chars``
+    The text for the model comes from ``content``: a single text block is its text, other
+    content (several blocks, one non-text block) the JSON array of the blocks; with no
+    content, the JSON of ``structuredContent``. The value is ``structuredContent`` when the
+    server sent one (the SDK has checked it against the tool's ``outputSchema``), else the
+    same as the text (or the block list). When the text is longer than ``max_chars``
     characters, it is cut (see :func:`truncate`) and the value becomes that cut text, so
     neither keeps the whole answer.
 
@@ -89,15 +91,17 @@ def map_result(
     """
     if result.is_error:
         raise ToolOther(f"MCP tool {display!r} failed: {truncate(_text_of(result), max_chars)}")
-    if result.structured_content is not None:
-        out = ToolOutput.from_value(result.structured_content)
-    elif len(result.content) == 1 and isinstance(result.content[0], types.TextContent):
+    if len(result.content) == 1 and isinstance(result.content[0], types.TextContent):
         out = ToolOutput.from_value(result.content[0].text)
-    else:
+    elif result.content or result.structured_content is None:
         out = ToolOutput.from_value([_block_json(b) for b in result.content])
+    else:
+        out = ToolOutput.from_value(result.structured_content)
     text = out.content[0].text  # type: ignore[union-attr]
     if len(text) > max_chars:
         return ToolOutput.from_value(truncate(text, max_chars))
+    if result.structured_content is not None:
+        return ToolOutput(out.content, result.structured_content)
     return out
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import socket
 from collections.abc import Callable
 from typing import Any
@@ -17,14 +18,17 @@ import anyio
 import mcp_types as types
 from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
+from mcp.shared.jsonrpc_dispatcher import progress_token_from_params
 from starlette.applications import Starlette
 
 from helikon.core.context import RunConfig, RunContext
+from helikon.core.hooks import HookRegistry
 from helikon.core.result import RunResult, RunResultStreaming
 from helikon.core.runnable import Runnable, check_runnable
 from helikon.core.tool import ToolOutput
 from helikon.errors import ConfigError, McpBindError, McpServeError, RunError, RunTimeout
 from helikon.mcp._naming import server_tool_name
+from helikon.mcp._progress import ProgressHook, Send
 
 __all__ = ["McpAgentServer"]
 
@@ -33,13 +37,50 @@ _CANCEL_WAIT = 5.0  # how long a cancelled run may take to wind down
 _STOP_GRACE = 5.0  # a cancelled serve: graceful uvicorn shutdown, then forced
 
 
+_USAGE_FIELDS = (
+    "input_tokens",
+    "output_tokens",
+    "cached_input_tokens",
+    "reasoning_tokens",
+    "total_tokens",
+    "cache_write_input_tokens",
+)
+
+OUTPUT_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "final_output": {"description": "The run's final output (text, or the typed value)."},
+        "usage": {
+            "type": "object",
+            "description": "The run's token usage, summed over its model turns.",
+            "properties": {f: {"type": "integer", "minimum": 0} for f in _USAGE_FIELDS},
+            "required": list(_USAGE_FIELDS),
+        },
+    },
+    "required": ["final_output", "usage"],
+}
+"""The served tool's ``outputSchema``: the shape of every successful result's
+``structuredContent``."""
+
+
 def _error(text: str) -> types.CallToolResult:
     return types.CallToolResult(content=[types.TextContent(type="text", text=text)], is_error=True)
 
 
+def _version() -> str:
+    from helikon._version import __version__
+
+    return __version__
+
+
 class McpAgentServer:
     """Serve ``agent`` as one MCP tool that takes ``{"input": string}`` and returns the
-    agent's final text.
+    agent's final text, with ``structuredContent`` ``{"final_output": ..., "usage": {...}}``
+    (the tool's ``outputSchema`` is :data:`OUTPUT_SCHEMA`).
+
+    A client that sends a ``progressToken`` gets ``notifications/progress`` while the agent
+    runs: one per model turn, tool call, tool result and handoff (``progress`` 1, 2, ...;
+    ``message`` such as ``"turn 1"`` or ``"calling tool lookup"``).
 
     ``agent`` is an :class:`~helikon.Agent` or anything that runs like one (a
     :class:`~helikon.agents.base.Runnable`: every pattern in :mod:`helikon.agents`, such as
@@ -55,7 +96,7 @@ class McpAgentServer:
             :class:`~helikon.RunContext` (permissions, hooks, ...) or any other value, used
             as the ``user_ctx`` of a fresh ``RunContext``. ``None``: ``RunContext.ephemeral()``.
         name: the server name reported at ``initialize`` (default: the agent's name).
-        version: the server version reported at ``initialize``.
+        version: the server version reported at ``initialize`` (default: helikon's).
         instructions: optional MCP instructions for the client.
         run_config: the :class:`~helikon.RunConfig` of each run (default: the agent's own,
             or a default ``RunConfig`` for a runnable without one).
@@ -82,7 +123,7 @@ class McpAgentServer:
         *,
         ctx_factory: Callable[[], Any] | None = None,
         name: str | None = None,
-        version: str = "",
+        version: str | None = None,
         instructions: str | None = None,
         run_config: RunConfig | None = None,
     ) -> None:
@@ -106,7 +147,7 @@ class McpAgentServer:
         self._uvicorn: Any = None
         self.server: Server[Any] = Server(
             name or agent.name,
-            version=version,
+            version=_version() if version is None else version,
             instructions=instructions,
             on_list_tools=self._list_tools,
             on_call_tool=self._call_tool,
@@ -126,6 +167,7 @@ class McpAgentServer:
                 "properties": {"input": {"type": "string", "description": "The agent's input."}},
                 "required": ["input"],
             },
+            output_schema=OUTPUT_SCHEMA,
         )
 
     async def _list_tools(
@@ -141,19 +183,33 @@ class McpAgentServer:
         text = (params.arguments or {}).get("input")
         if not isinstance(text, str):
             return _error('invalid arguments: "input" must be a string')
-        return await self.call(text)
+        token = progress_token_from_params(getattr(ctx, "params", None))
+        progress: Send | None = None
+        if token is not None:
+            session, request_id = ctx.session, ctx.request_id
+
+            async def progress(done: float, message: str) -> None:
+                await session.send_progress_notification(
+                    token, done, message=message, related_request_id=request_id
+                )
+
+        return await self.call(text, progress=progress)
 
     def _new_ctx(self) -> RunContext[Any]:
         made = self._ctx_factory() if self._ctx_factory is not None else None
         return made if isinstance(made, RunContext) else RunContext.ephemeral(made)
 
-    async def call(self, input: str) -> types.CallToolResult:
+    async def call(self, input: str, *, progress: Send | None = None) -> types.CallToolResult:
         """Run the agent on ``input`` as one ``tools/call`` would; the MCP result.
 
-        Cancelling the awaiting task (the MCP client's ``notifications/cancelled`` or
-        disconnect) cancels the run and waits (bounded) for it to wind down.
+        ``progress(done, message)`` is awaited for each reported step of the run (see the
+        class docstring). Cancelling the awaiting task (the MCP client's
+        ``notifications/cancelled`` or disconnect) cancels the run and waits (bounded) for
+        it to wind down.
         """
         ctx = self._new_ctx()
+        if progress is not None:
+            ctx = ctx.with_hooks(HookRegistry([*ctx.hooks, ProgressHook(progress)]))
         run = asyncio.ensure_future(self._run(input, ctx))
         timeout = self.run_config.timeout
         try:
@@ -175,9 +231,15 @@ class McpAgentServer:
             return _error(f"agent {self.agent.name!r} failed: {exc.error}")
         except Exception as exc:
             return _error(f"agent {self.agent.name!r} failed: {type(exc).__name__}: {exc}")
-        out = result.final_output
-        text = out if isinstance(out, str) else ToolOutput.from_value(out).content[0].text  # type: ignore[union-attr]
-        return types.CallToolResult(content=[types.TextContent(type="text", text=text)])
+        out = ToolOutput.from_value(result.final_output)
+        text = out.content[0].text  # type: ignore[union-attr]
+        structured = {
+            "final_output": json.loads(text) if not isinstance(out.value, str) else out.value,
+            "usage": {f: getattr(result.usage, f) for f in _USAGE_FIELDS},
+        }
+        return types.CallToolResult(
+            content=[types.TextContent(type="text", text=text)], structured_content=structured
+        )
 
     async def _run(self, input: str, ctx: RunContext[Any]) -> RunResult[Any]:
         """``agent.run`` when it has one (typed output); else its drained ``stream``."""
