@@ -6,6 +6,8 @@ Modes:
     dynamic   ``echo`` and ``grow``: each ``grow`` call adds a tool ``extra_N`` (N = 1, 2, ...)
               and changes ``echo``'s description to ``Echo, version N.``, then sends
               ``notifications/tools/list_changed``
+    context   resources ``note://readme`` (text), ``img://logo`` (PNG), ``bin://blob`` (4 bytes),
+              template ``note://{name}``, prompt ``review(code, style?)``; one tool ``echo``
     stubborn  serves ``initialize``/``tools/list``, then ignores stdin EOF and SIGTERM (BR-25)
     agent     helikon's McpAgentServer over a scripted MockModel (``agent:slow`` etc.,
               see ``agent_server.build``)
@@ -114,6 +116,82 @@ def _dynamic() -> Server[Any]:
     return Server("dynamic", on_list_tools=list_tools, on_call_tool=call)
 
 
+def _context() -> Server[Any]:
+    resources = [
+        types.Resource(uri="note://readme", name="readme", description="The readme."),
+        types.Resource(uri="img://logo", name="logo", mime_type="image/png"),
+        types.Resource(uri="bin://blob", name="blob", mime_type="application/octet-stream"),
+    ]
+
+    async def list_resources(ctx: Any, params: Any) -> types.ListResourcesResult:
+        start = int(params.cursor) if params is not None and params.cursor else 0
+        cursor = str(start + 2) if start + 2 < len(resources) else None
+        return types.ListResourcesResult(resources=resources[start : start + 2], next_cursor=cursor)
+
+    async def list_templates(ctx: Any, params: Any) -> types.ListResourceTemplatesResult:
+        template = types.ResourceTemplate(uri_template="note://{name}", name="note")
+        return types.ListResourceTemplatesResult(resource_templates=[template])
+
+    async def read(ctx: Any, params: types.ReadResourceRequestParams) -> types.ReadResourceResult:
+        uri = str(params.uri)
+        if uri == "img://logo":
+            blob: Any = types.BlobResourceContents(uri=uri, blob="aGk=", mime_type="image/png")
+            return types.ReadResourceResult(contents=[blob])
+        if uri == "bin://blob":
+            blob = types.BlobResourceContents(uri=uri, blob="AAECAw==", mime_type="application/x-y")
+            return types.ReadResourceResult(contents=[blob])
+        if uri == "note://readme":
+            text = "hello from the readme"
+        elif uri.startswith("note://"):
+            text = f"note named {uri[len('note://') :]}"
+        else:
+            from mcp.shared.exceptions import MCPError
+
+            raise MCPError(code=-32002, message=f"no resource {uri}")
+        return types.ReadResourceResult(
+            contents=[types.TextResourceContents(uri=uri, text=text, mime_type="text/plain")]
+        )
+
+    prompt = types.Prompt(
+        name="review",
+        description="Review some code.",
+        arguments=[
+            types.PromptArgument(name="code", required=True),
+            types.PromptArgument(name="style", required=False),
+        ],
+    )
+
+    async def list_prompts(ctx: Any, params: Any) -> types.ListPromptsResult:
+        return types.ListPromptsResult(prompts=[prompt])
+
+    async def get_prompt(ctx: Any, params: types.GetPromptRequestParams) -> types.GetPromptResult:
+        args = params.arguments or {}
+        if params.name != "review" or "code" not in args:
+            from mcp.shared.exceptions import MCPError
+
+            raise MCPError(code=-32602, message="review needs the argument code")
+        style = args.get("style", "plain")
+        return types.GetPromptResult(
+            messages=[
+                types.PromptMessage(
+                    role="user", content=_text(f"Review ({style}): {args['code']}")
+                ),
+                types.PromptMessage(role="assistant", content=_text("Sure, send it.")),
+            ]
+        )
+
+    return Server(
+        "context",
+        on_list_tools=_paged(TOOLS[:1], 3),
+        on_call_tool=_call,
+        on_list_resources=list_resources,
+        on_list_resource_templates=list_templates,
+        on_read_resource=read,
+        on_list_prompts=list_prompts,
+        on_get_prompt=get_prompt,
+    )
+
+
 def main(mode: str) -> None:
     if mode.startswith("agent"):
         from tests.mcp.agent_server import serve_stdio
@@ -122,6 +200,9 @@ def main(mode: str) -> None:
         return
     if mode == "dynamic":
         asyncio.run(_serve(_dynamic()))
+        return
+    if mode == "context":
+        asyncio.run(_serve(_context()))
         return
     if mode == "many":
         tools = [

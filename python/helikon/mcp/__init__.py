@@ -16,6 +16,7 @@ from helikon._extras import require_extra
 # checked first, so importing any part of this package names the missing extra
 require_extra("helikon.mcp", "mcp", "mcp", "the mcp SDK")
 
+from helikon.mcp._catalog import expand_template  # noqa: E402
 from helikon.mcp._lazy import MAX_MATCHES  # noqa: E402
 from helikon.mcp._naming import display_name, server_tool_name  # noqa: E402
 from helikon.mcp._tool import PLACEHOLDER_SCHEMA, McpTool  # noqa: E402
@@ -29,5 +30,6 @@ __all__ = [
     "McpServerHandle",
     "McpTool",
     "display_name",
+    "expand_template",
     "server_tool_name",
 ]

@@ -20,9 +20,9 @@ import json
 import os
 import signal
 import sys
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from contextlib import AbstractAsyncContextManager, AsyncExitStack
-from typing import Any
+from typing import Any, TypeVar
 
 import anyio
 import mcp_types as types
@@ -46,6 +46,8 @@ from helikon.mcp._stdio import StdioState
 from helikon.mcp._transport import HttpErrorLog
 
 __all__ = ["Connection"]
+
+T = TypeVar("T")
 
 _MAX_PAGES = 1000  # a server whose cursor never ends cannot hang connect
 _EXIT_POLL = 0.05
@@ -112,6 +114,12 @@ class Connection:
     def dead_reason(self) -> str | None:
         """Why the connection is unusable (closed, server exited), or ``None`` while live."""
         return self._dead_reason
+
+    @property
+    def capabilities(self) -> types.ServerCapabilities | None:
+        """What the server declared at ``initialize`` (``None`` before)."""
+        session = self._session
+        return None if session is None else session.server_capabilities
 
     @property
     def started(self) -> bool:
@@ -332,6 +340,59 @@ class Connection:
         return f"{reason} (stderr: {tail})" if tail else reason
 
     # ------------------------------------------------------------------ calls
+
+    async def request(
+        self,
+        what: str,
+        send: Callable[[ClientSession], Awaitable[T]],
+        cancel: CancellationToken | None = None,
+    ) -> T:
+        """Any other request (``resources/read``, ``prompts/get``, ...), raced against the
+        server's death and ``cancel``; ``what`` names it in errors (``"resources/read"``).
+
+        Raises:
+            McpServiceError: the connection is gone, the request failed or was cancelled
+                (the message names the request and the cause).
+        """
+        session = self._session
+        if self._dead_reason is not None or session is None:
+            raise McpServiceError(
+                f"MCP server {self.label}: {what} unavailable: {self._dead_reason}"
+            )
+        task = asyncio.ensure_future(send(session))
+        watchers: list[asyncio.Future[Any]] = [asyncio.ensure_future(self._dead.wait())]
+        if cancel is not None:
+            watchers.append(asyncio.ensure_future(cancel.wait()))
+        try:
+            await asyncio.wait([task, *watchers], return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for w in watchers:
+                w.cancel()
+            if not task.done():
+                task.cancel()
+                with contextlib.suppress(BaseException):
+                    await asyncio.wait_for(task, 2.0)
+        if task.done() and not task.cancelled():
+            exc = task.exception()
+            if exc is None:
+                return task.result()
+            if (
+                isinstance(exc, MCPError)
+                and exc.code == CONNECTION_CLOSED
+                and self._stdio is not None
+            ):
+                self._mark_dead(
+                    await self._await_exit() or f"MCP server {self.label} closed the connection"
+                )
+                cause = self._dead_reason
+            else:
+                cause = self._describe(exc, what)
+            raise McpServiceError(f"MCP server {self.label}: {what} failed: {cause}")
+        if cancel is not None and cancel.cancelled:
+            raise McpServiceError(
+                f"MCP server {self.label}: {what} cancelled: {cancel.reason or 'cancelled'}"
+            )
+        raise McpServiceError(f"MCP server {self.label}: {what} failed: {self._dead_reason}")
 
     async def call(
         self, wire_name: str, display: str, args: Any, cancel: CancellationToken
