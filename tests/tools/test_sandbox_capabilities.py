@@ -25,7 +25,10 @@ def test_reports_this_machine() -> None:
     assert caps.cgroup_v2 == Path("/sys/fs/cgroup/cgroup.controllers").exists()
     if sys.platform.startswith("linux"):
         assert caps.memory == "watchdog"
-        want = "mount_namespace" if os.geteuid() == 0 else "uid_only"
+        if os.geteuid() == 0:
+            want = "mount_namespace"
+        else:
+            want = "user_mount_namespace" if caps.user_namespaces else "uid_only"
         assert caps.metadata == (want if caps.landlock_abi else "none")
     if os.geteuid() == 0:
         assert caps.user_namespaces

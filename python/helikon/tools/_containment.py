@@ -70,10 +70,15 @@ def containment_notes(backend: Any, tool: str, args: Any) -> tuple[str, ...]:
             }
         )
         which = f" ({', '.join(local)} would fail with EACCES, exit 126)" if local else ""
+        loader = (
+            " and its noexec mount (no ld.so ./x, no dlopen)"
+            if getattr(backend, "private_mounts", False)
+            else "; without private_mounts the dynamic loader can still run one (ld.so ./x)"
+        )
         notes.append(
             "executing a program from the workspace or the temp dir is refused by the kernel "
-            f"(no_exec_in_workspace: Landlock without EXECUTE there){which}; interpreters "
-            "from the system directories still run scripts (sh x.sh, python3 x.py)"
+            f"(no_exec_in_workspace: Landlock without EXECUTE there){which}{loader}; "
+            "interpreters from the system directories still run scripts (sh x.sh, python3 x.py)"
         )
     return tuple(notes)
 

@@ -15,7 +15,7 @@ from helikon.tools.sandbox_native import capabilities_json
 __all__ = ["SandboxCapabilities", "sandbox_capabilities"]
 
 MemoryMechanism = Literal["watchdog", "none"]
-MetadataMechanism = Literal["mount_namespace", "uid_only", "none"]
+MetadataMechanism = Literal["mount_namespace", "user_mount_namespace", "uid_only", "none"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,8 +42,11 @@ class SandboxCapabilities:
             supervisor sums resident memory every 20 ms) or ``"none"``.
         metadata: how metadata calls and existence probes on paths outside the workspace
             can be contained here: ``"mount_namespace"`` (``private_mounts=True`` works:
-            the host runs as root), ``"uid_only"`` (``chown`` refused by seccomp, the rest
-            limited to files the ``run_as`` uid owns; existence probes work) or ``"none"``.
+            the host runs as root), ``"user_mount_namespace"`` (``private_mounts=True``
+            works through an unprivileged user namespace: the host is not root and the
+            kernel's sysctls allow user namespaces; the build's self-test is the final
+            word), ``"uid_only"`` (``chown`` refused by seccomp, the rest limited to files
+            the command's uid owns; existence probes work) or ``"none"``.
     """
 
     landlock_abi: int
@@ -106,6 +109,8 @@ class SandboxCapabilities:
 def _metadata(value: object) -> MetadataMechanism:
     if value == "mount_namespace":
         return "mount_namespace"
+    if value == "user_mount_namespace":
+        return "user_mount_namespace"
     if value == "uid_only":
         return "uid_only"
     return "none"

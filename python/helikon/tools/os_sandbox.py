@@ -88,9 +88,11 @@ class OsSandboxBackend(PolicyBackend):
             granted paths (system directories, ``/etc`` entries and devices read-only, the
             workspace and the temp dir read-write, ``/tmp`` empty and unwritable), so
             ``stat``/``access`` existence probes and ``chmod``/``chown``/``utime``/
-            ``setxattr`` on any other path fail with ``ENOENT``. Needs the host to run as
-            root with ``run_as`` (the child mounts before it drops privileges); elsewhere
-            construction raises ``SandboxUnavailable`` saying so.
+            ``setxattr`` on any other path fail with ``ENOENT``. As root (with ``run_as``)
+            the child mounts before it drops privileges; a host that is not root gets the
+            same view through an unprivileged user namespace (its uid and gid mapped to
+            themselves; other users' files show as owned by ``nobody``). Where the kernel
+            refuses user namespaces, construction raises ``SandboxUnavailable`` saying so.
         read_only_paths: relative paths inside the workspace shown read-only to every
             command (e.g. ``[".git", ".env", ".ssh"]``): writes, deletion, renames and
             ``chmod`` there fail with ``EROFS`` whatever program runs. Needs
@@ -175,6 +177,7 @@ class OsSandboxBackend(PolicyBackend):
         self.allow_network = bool(allow_network)
         self.deny_delete = bool(deny_delete)
         self.no_exec_in_workspace = bool(no_exec_in_workspace)
+        self.private_mounts = bool(private_mounts)
         self.network = network
         self._egress: EgressRuntime | None = None
         if network is not None:

@@ -27,9 +27,12 @@ pub enum MemoryMechanism {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum MetadataMechanism {
-    /// `private_mounts`: a private mount namespace shows only the granted paths (needs
-    /// `CAP_SYS_ADMIN` for the child: the host runs as root and commands run as `run_as`).
+    /// `private_mounts`: a private mount namespace shows only the granted paths (the host
+    /// runs as root and commands run as `run_as`).
     MountNamespace,
+    /// `private_mounts` as above, from an unprivileged user namespace the child enters
+    /// first (the host is not root and the kernel allows user namespaces).
+    UserMountNamespace,
     /// Landlock does not mediate metadata calls; `chown` is refused by seccomp and the uid
     /// drop (`run_as`) limits the rest to files that uid owns. Existence probes work.
     UidOnly,
@@ -121,6 +124,8 @@ pub fn capabilities() -> SandboxCapabilities {
         },
         metadata: if linux && abi > 0 && rustix::process::geteuid().is_root() {
             MetadataMechanism::MountNamespace
+        } else if linux && abi > 0 && user_namespaces_allowed() {
+            MetadataMechanism::UserMountNamespace
         } else if linux && abi > 0 {
             MetadataMechanism::UidOnly
         } else {

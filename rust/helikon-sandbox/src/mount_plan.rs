@@ -13,9 +13,10 @@
 //!
 //! The plan is prepared here, in the host, as NUL-terminated strings; the child only walks
 //! it with raw system calls (see `sys::mounts`). It needs `CAP_SYS_ADMIN` in the child, so
-//! for now it is available when the host runs as root with `run_as` (the uid drop follows);
-//! an unprivileged host would need a user namespace, which is not implemented: asking for it
-//! there is refused (fail closed).
+//! when the host runs as root with `run_as` the child has it before the uid drop; a host that
+//! is not root gets it from an unprivileged user namespace the child enters first
+//! ([`IdMaps`]). Where the kernel refuses that, the build's self-test fails and the policy is
+//! refused (fail closed).
 use std::collections::BTreeSet;
 use std::ffi::CString;
 use std::os::unix::ffi::OsStrExt;
@@ -37,6 +38,9 @@ pub(crate) enum MountOp {
         writable: bool,
         /// Keep device nodes usable (the `/dev` entries); else `nodev`.
         dev: bool,
+        /// `noexec` (the workspace and temp dir under `no_exec_in_workspace`): nothing on
+        /// it can be executed or mapped executable (`ld.so ./x`, `dlopen`).
+        noexec: bool,
     },
 }
 
@@ -52,6 +56,29 @@ pub(crate) struct MountPlan {
     pub cwd: CString,
     /// Paths relative to the workspace shown read-only (`read_only_paths`).
     pub read_only: Vec<CString>,
+    /// For a host that is not root: the child first enters a new user namespace with these
+    /// one-line id maps (its own uid and gid mapped to themselves), which gives it
+    /// `CAP_SYS_ADMIN` over the mount namespace it then creates.
+    pub userns: Option<IdMaps>,
+}
+
+/// The `uid_map` and `gid_map` lines of the child's user namespace (`"ID ID 1\n"`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct IdMaps {
+    pub uid_map: CString,
+    pub gid_map: CString,
+}
+
+impl IdMaps {
+    /// Map `uid` and `gid` to themselves (the only mapping an unprivileged process may
+    /// write).
+    pub(crate) fn identity(uid: u32, gid: u32) -> Self {
+        let line = |id: u32| CString::new(format!("{id} {id} 1\n")).unwrap_or_default();
+        Self {
+            uid_map: line(uid),
+            gid_map: line(gid),
+        }
+    }
 }
 
 /// How a path is shown.
@@ -63,6 +90,8 @@ pub(crate) enum Visible {
     Device,
     /// Read-write bind.
     Writable,
+    /// Read-write bind, `noexec`.
+    WritableNoExec,
 }
 
 fn cstring(p: &Path) -> Result<CString> {
@@ -118,8 +147,9 @@ pub(crate) fn plan(
         ops.push(MountOp::Bind {
             src: cstring(path)?,
             dst: cstring(&at)?,
-            writable: *how == Visible::Writable,
+            writable: matches!(how, Visible::Writable | Visible::WritableNoExec),
             dev: *how == Visible::Device,
+            noexec: *how == Visible::WritableNoExec,
         });
     }
     Ok(MountPlan {
@@ -130,6 +160,7 @@ pub(crate) fn plan(
             .iter()
             .map(|p| cstring(p))
             .collect::<Result<Vec<_>>>()?,
+        userns: None,
     })
 }
 
@@ -202,7 +233,8 @@ mod tests {
                 src: c("/usr"),
                 dst: c("/stage/usr"),
                 writable: false,
-                dev: false
+                dev: false,
+                noexec: false
             }
         );
         let base = format!("/stage{}", dir.path().display());
@@ -217,7 +249,8 @@ mod tests {
             src: cstring(&ws).unwrap(),
             dst: c(&format!("{base}/ws")),
             writable: true,
-            dev: false
+            dev: false,
+            noexec: false
         }));
         assert!(!p.ops.iter().any(
             |o| matches!(o, MountOp::Bind { src, .. } if src.as_bytes() == b"/nonexistent-helikon")

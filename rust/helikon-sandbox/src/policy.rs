@@ -17,7 +17,7 @@ use crate::error::{Result, SandboxError};
 use crate::guarantees::{Isolation, SandboxGuarantees, OS_SANDBOX_LABEL};
 use crate::landlock_rules::{self, Grant};
 use crate::limits;
-use crate::mount_plan::{self, MountPlan, Stage, Visible};
+use crate::mount_plan::{self, IdMaps, MountPlan, Stage, Visible};
 use crate::nproc::NprocCache;
 use crate::outcome::RunOutcome;
 use crate::probe::{self, Enforcement, KernelFeatures};
@@ -27,6 +27,11 @@ use crate::sys::{self, BpfProgram, ChildAction, Report};
 use crate::timing::Steps;
 use crate::tmpdir::SlotPool;
 use crate::workspace_rules::WorkspaceRules;
+
+/// The guarantees' note when `private_mounts` runs in an unprivileged user namespace.
+const USERNS_NOTE: &str = "private_mounts through an unprivileged user namespace (this process \
+    is not root): the command's uid and gid map to themselves; files of other users (root's \
+    system files) show as owned by the overflow id (nobody, 65534)";
 
 /// The guarantees' note when `private_mounts` is on.
 const PRIVATE_MOUNTS_NOTE: &str = "private_mounts: commands see only the granted paths (a \
@@ -54,6 +59,8 @@ pub struct SandboxPolicy {
     cap_last: c_int,
     guarantees: SandboxGuarantees,
     egress: Option<Egress>,
+    /// `private_mounts` without root: the child's user namespace maps.
+    userns: Option<IdMaps>,
 }
 
 impl std::fmt::Debug for SandboxPolicy {
@@ -177,6 +184,7 @@ impl SandboxPolicy {
                 let seccomp = seccomp_rules::build(&FilterOptions {
                     sockets,
                     deny_path_truncate: enf.deny_path_truncate,
+                    deny_inotify: !cfg.private_mounts,
                 })?;
                 let guarantees = SandboxGuarantees {
                     filesystem: Isolation::OsKernel,
@@ -205,18 +213,18 @@ impl SandboxPolicy {
             }
         };
         let stage = if cfg.private_mounts {
-            if creds.is_none() {
-                return Err(SandboxError::Unsupported(
-                    "private_mounts needs CAP_SYS_ADMIN in the child: run the host as root with \
-                     run_as=(uid, gid); an unprivileged host would need a user namespace, \
-                     which helikon does not set up yet"
-                        .into(),
-                ));
-            }
             Some(Stage::create()?)
         } else {
             None
         };
+        // Not root: the child gets CAP_SYS_ADMIN for its mounts from a user namespace of its
+        // own (root drops to `run_as` after mounting instead).
+        let userns = (cfg.private_mounts && creds.is_none() && euid != 0)
+            .then(|| IdMaps::identity(euid, egid));
+        let mut guarantees = guarantees;
+        if userns.is_some() {
+            guarantees.notes.push(USERNS_NOTE.to_string());
+        }
         let policy = Self {
             cfg,
             root,
@@ -234,8 +242,20 @@ impl SandboxPolicy {
             cap_last: cap_last(),
             guarantees,
             egress,
+            userns,
         };
-        policy.self_test()?;
+        if let Err(e) = policy.self_test() {
+            if policy.userns.is_some() {
+                return Err(SandboxError::Unsupported(format!(
+                    "private_mounts: this process is not root, so the child needs an \
+                     unprivileged user namespace for its mounts, and that failed ({e}); allow \
+                     them (user.max_user_namespaces > 0, kernel.unprivileged_userns_clone = 1, \
+                     kernel.apparmor_restrict_unprivileged_userns = 0) or run as root with \
+                     run_as=(uid, gid)"
+                )));
+            }
+            return Err(e);
+        }
         Ok(policy)
     }
 
@@ -431,14 +451,23 @@ impl SandboxPolicy {
             .iter()
             .map(|g| (g.path().to_path_buf(), g.visible()))
             .collect();
-        paths.push((self.root.root().to_path_buf(), Visible::Writable));
-        paths.push((tmp.to_path_buf(), Visible::Writable));
-        mount_plan::plan(
+        // no_exec_in_workspace: Landlock refuses execve there, but not mmap(PROT_EXEC), so
+        // `ld.so ./x` and dlopen would still run code from these; a noexec mount refuses both.
+        let rw = if self.cfg.no_exec_in_workspace {
+            Visible::WritableNoExec
+        } else {
+            Visible::Writable
+        };
+        paths.push((self.root.root().to_path_buf(), rw));
+        paths.push((tmp.to_path_buf(), rw));
+        let mut plan = mount_plan::plan(
             stage.path(),
             &paths,
             self.root.root(),
             &self.cfg.read_only_paths,
-        )
+        )?;
+        plan.userns.clone_from(&self.userns);
+        Ok(plan)
     }
 
     /// One command that must work, then escapes that must fail.

@@ -43,6 +43,10 @@ pub(crate) struct FilterOptions {
     pub sockets: SocketPolicy,
     /// Landlock below ABI 3 cannot mediate `truncate(2)` on paths.
     pub deny_path_truncate: bool,
+    /// No private mount namespace: inotify would watch directories outside the workspace
+    /// that Landlock lets the command traverse but not read (a live feed of other
+    /// processes' file names), so it is refused.
+    pub deny_inotify: bool,
 }
 
 /// System calls denied outright.
@@ -85,6 +89,30 @@ pub(crate) fn denied_syscalls(opts: &FilterOptions) -> Vec<i64> {
         libc::SYS_open_by_handle_at,
         libc::SYS_name_to_handle_at,
         libc::SYS_fanotify_init,
+        // memory no process maps and code no path holds: a memfd's pages are charged to no
+        // process's resident set (past the memory ceiling) and it can be executed
+        // (`/proc/self/fd/N`, `execveat`) although no_exec_in_workspace refuses every path
+        libc::SYS_memfd_create,
+        libc::SYS_memfd_secret,
+        // IPC objects in the host's IPC namespace: they outlive the call's process sweep,
+        // hold memory past the ceiling and are a channel between calls
+        libc::SYS_shmget,
+        libc::SYS_shmat,
+        libc::SYS_shmctl,
+        libc::SYS_msgget,
+        libc::SYS_msgsnd,
+        libc::SYS_msgrcv,
+        libc::SYS_msgctl,
+        libc::SYS_semget,
+        libc::SYS_semop,
+        libc::SYS_semtimedop,
+        libc::SYS_semctl,
+        libc::SYS_mq_open,
+        libc::SYS_mq_unlink,
+        libc::SYS_mq_timedsend,
+        libc::SYS_mq_timedreceive,
+        libc::SYS_mq_notify,
+        libc::SYS_mq_getsetattr,
         // host administration
         libc::SYS_reboot,
         libc::SYS_swapon,
@@ -112,6 +140,12 @@ pub(crate) fn denied_syscalls(opts: &FilterOptions) -> Vec<i64> {
     ]);
     if opts.deny_path_truncate {
         v.push(libc::SYS_truncate);
+    }
+    if opts.deny_inotify {
+        v.push(libc::SYS_inotify_add_watch);
+        #[cfg(target_arch = "x86_64")]
+        v.push(libc::SYS_inotify_init);
+        v.push(libc::SYS_inotify_init1);
     }
     #[allow(clippy::unnecessary_cast, clippy::useless_conversion)]
     v.into_iter().map(|n| n as i64).collect()
@@ -379,10 +413,13 @@ mod tests {
             SocketPolicy::Denied(UnixSockets::Connect),
         ] {
             for deny_path_truncate in [false, true] {
-                v.push(FilterOptions {
-                    sockets,
-                    deny_path_truncate,
-                });
+                for deny_inotify in [false, true] {
+                    v.push(FilterOptions {
+                        sockets,
+                        deny_path_truncate,
+                        deny_inotify,
+                    });
+                }
             }
         }
         v
@@ -495,6 +532,7 @@ mod tests {
         let p = &build(&FilterOptions {
             sockets: SocketPolicy::Denied(UnixSockets::Pairs),
             deny_path_truncate: true,
+            deny_inotify: true,
         })
         .unwrap()[0];
         assert!(p.len() < 400, "{}", p.len());

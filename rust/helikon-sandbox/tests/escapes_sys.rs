@@ -173,6 +173,64 @@ fn kill_the_supervisor() -> Case {
     )
 }
 
+// Attack findings S1/S3 (memfd: exec past no_exec_in_workspace, memory past the ceiling),
+// S8 (SysV and POSIX IPC objects outlive the call in the host's IPC namespace) and S7
+// (inotify on directories outside). Arguments are invalid on purpose: where the call is
+// allowed (host mode) the kernel answers EINVAL/EFAULT/EBADF and creates nothing.
+fn memfd_create_syscall() -> Case {
+    Case::new(
+        |_| probe(&syscall_action(&format!("{}, 0, 0", libc::SYS_memfd_create))),
+        |_, o| probe_verdict(o, &[libc::EPERM]),
+    )
+}
+
+fn sysv_shmget_syscall() -> Case {
+    Case::new(
+        |_| probe(&syscall_action(&format!("{}, 0, 0, 0", libc::SYS_shmget))),
+        |_, o| probe_verdict(o, &[libc::EPERM]),
+    )
+}
+
+fn sysv_msgctl_syscall() -> Case {
+    Case::new(
+        |_| probe(&syscall_action(&format!("{}, -1, 0, 0", libc::SYS_msgctl))),
+        |_, o| probe_verdict(o, &[libc::EPERM]),
+    )
+}
+
+fn sysv_semget_syscall() -> Case {
+    Case::new(
+        |_| probe(&syscall_action(&format!("{}, 0, -1, 0", libc::SYS_semget))),
+        |_, o| probe_verdict(o, &[libc::EPERM]),
+    )
+}
+
+fn posix_mq_open_syscall() -> Case {
+    Case::new(
+        |_| probe(&syscall_action(&format!("{}, 0, 0, 0, 0", libc::SYS_mq_open))),
+        |_, o| probe_verdict(o, &[libc::EPERM]),
+    )
+}
+
+fn inotify_init1_syscall() -> Case {
+    Case::new(
+        |_| probe(&syscall_action(&format!("{}, 1", libc::SYS_inotify_init1))),
+        |_, o| probe_verdict(o, &[libc::EPERM]),
+    )
+}
+
+fn inotify_add_watch_syscall() -> Case {
+    Case::new(
+        |_| {
+            probe(&syscall_action(&format!(
+                "{}, -1, 0, 0",
+                libc::SYS_inotify_add_watch
+            )))
+        },
+        |_, o| probe_verdict(o, &[libc::EPERM]),
+    )
+}
+
 os_sandbox_contains!(
     ptrace_strace,
     unshare_user_namespace,
@@ -189,6 +247,13 @@ os_sandbox_contains!(
     tiocsti_injection,
     chown_own_file,
     kill_the_supervisor,
+    memfd_create_syscall,
+    sysv_shmget_syscall,
+    sysv_msgctl_syscall,
+    sysv_semget_syscall,
+    posix_mq_open_syscall,
+    inotify_init1_syscall,
+    inotify_add_watch_syscall,
 );
 
 host_mode_allows!(
@@ -206,4 +271,11 @@ host_mode_allows!(
     personality_no_aslr,
     tiocsti_injection,
     chown_own_file,
+    memfd_create_syscall,
+    sysv_shmget_syscall,
+    sysv_msgctl_syscall,
+    sysv_semget_syscall,
+    posix_mq_open_syscall,
+    inotify_init1_syscall,
+    inotify_add_watch_syscall,
 );

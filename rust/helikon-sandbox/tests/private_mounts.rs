@@ -291,3 +291,38 @@ fn read_only_paths_need_private_mounts() {
         "{err}"
     );
 }
+
+/// Attack finding S1: `no_exec_in_workspace` refuses `execve` of workspace files (Landlock),
+/// but the dynamic loader maps a file with `mmap(PROT_EXEC)`, which Landlock does not
+/// mediate. With `private_mounts` the workspace and temp dir are mounted `noexec`, so every
+/// spelling fails; a script still runs through a system interpreter.
+#[test]
+fn no_exec_in_workspace_with_private_mounts_refuses_the_loader_spellings() {
+    let f = fixture_with(Mode::OsSandbox, |c| {
+        c.private_mounts = true;
+        c.no_exec_in_workspace = true;
+    });
+    let loaders = ["/lib64/ld-linux-x86-64.so.2", "/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2"];
+    for loader in loaders.iter().filter(|l| std::path::Path::new(l).exists()) {
+        for target in ["./e", "\"$TMPDIR/e\""] {
+            let cmd = format!(
+                "cp /bin/echo ./e && cp /bin/echo \"$TMPDIR/e\" && {loader} {target} RAN-IT"
+            );
+            let out = f.run(&cmd);
+            assert!(!out.stdout.contains("RAN-IT"), "{cmd}: {out:#?}");
+            assert_ne!(out.exit_code, Some(0), "{cmd}: {out:#?}");
+        }
+    }
+    let out = f.run(&py(
+        "import ctypes, shutil; shutil.copy(\"/lib/x86_64-linux-gnu/libc.so.6\", \"l.so\"); \
+         ctypes.CDLL(\"./l.so\"); print(\"LOADED\")",
+    ));
+    assert!(!out.stdout.contains("LOADED"), "{out:#?}");
+    let out = f.run("printf 'echo from-script\\n' > s.sh && sh s.sh && ./s.sh; echo rc=$?");
+    assert!(out.stdout.starts_with("from-script\n"), "{out:#?}");
+    assert!(out.stdout.contains("rc=126"), "{out:#?}");
+    // Without no_exec_in_workspace the loader runs a workspace binary (the mount is exec).
+    let g = private();
+    let out = g.run("cp /bin/echo ./e && /lib64/ld-linux-x86-64.so.2 ./e RAN-IT");
+    assert_eq!(out.stdout, "RAN-IT\n", "{out:#?}");
+}

@@ -292,3 +292,68 @@ def test_malformed_input_never_reaches_an_origin_and_the_proxy_keeps_serving(
     # still serving
     s = _socks_greet(proxy.port)
     s.close()
+
+
+def _small_proxy(**kw: object) -> tuple[ProxyThread, int]:
+    policy = NetworkPolicy(allow_domains=["pypi.test"], allow_addresses=["127.0.0.1/32"])
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.bind(("127.0.0.1", 0))
+    sock.listen(64)
+    resolver = StaticResolver({"pypi.test": "127.0.0.1"})
+    proxy = EgressProxy(policy, resolver=resolver, **kw)  # type: ignore[arg-type]
+    return ProxyThread(proxy, sock), sock.getsockname()[1]
+
+
+def _closed_by_peer(conn: socket.socket, within: float) -> bool:
+    """Whether the proxy closes ``conn`` within ``within`` seconds (replies are skipped)."""
+    conn.settimeout(within)
+    try:
+        while conn.recv(64):
+            pass
+        return True
+    except TimeoutError:
+        return False
+    except ConnectionResetError:
+        return True
+
+
+@needs_curl
+@pytest.mark.parametrize(
+    "idle",
+    [
+        b"",  # connects and sends nothing
+        b"\x05",  # a SOCKS5 greeting cut short
+        b"\x05\x01\x00\x05\x01\x00\x03",  # a SOCKS5 request cut short
+        b"CONNECT pypi.test:80 HTTP/1.1\r\n",  # an HTTP head never finished
+    ],
+)
+def test_connections_past_the_cap_are_closed_and_idle_ones_time_out(idle: bytes) -> None:
+    # S5 of the attack findings: idle connections held by a sandboxed command must not
+    # exhaust this process's descriptors.
+    thread, port = _small_proxy(max_connections=3, head_timeout=0.5)
+    try:
+        held = [socket.create_connection(("127.0.0.1", port)) for _ in range(3)]
+        for conn in held:
+            conn.sendall(idle) if idle else None
+        extra = [socket.create_connection(("127.0.0.1", port)) for _ in range(4)]
+        assert all(_closed_by_peer(c, 2.0) for c in extra)  # closed at once, past the cap
+        assert thread.proxy.active == 3 and thread.proxy.dropped == 4
+        assert all(_closed_by_peer(c, 3.0) for c in held)  # idle past head_timeout
+        with origin() as (oport, seen):
+            ok = Harness(port, []).curl(
+                "-x", f"http://127.0.0.1:{port}", f"http://pypi.test:{oport}/"
+            )
+        assert ok.stdout.encode() == ORIGIN_BODY and seen == ["/"]
+        for conn in held + extra:
+            conn.close()
+    finally:
+        thread.close()
+
+
+def test_bad_limits_are_refused() -> None:
+    from helikon.errors import ConfigError
+
+    policy = NetworkPolicy(allow_domains=["pypi.test"])
+    for kw in ({"max_connections": 0}, {"max_connections": True}, {"head_timeout": 0}):
+        with pytest.raises(ConfigError, match="max_connections must be"):
+            EgressProxy(policy, **kw)  # type: ignore[arg-type]

@@ -41,6 +41,7 @@ import base64
 import binascii
 import contextlib
 import ipaddress
+import logging
 import socket
 import struct
 import threading
@@ -53,6 +54,8 @@ from helikon.tools.egress.policy import NetworkDecision, NetworkPolicy, literal_
 from helikon.tools.web.resolve import Resolver, SystemResolver
 
 __all__ = ["EgressProxy", "ProxyThread"]
+
+_log = logging.getLogger("helikon.tools.egress")
 
 _HEAD_LIMIT = 64 * 1024
 _CHUNK = 64 * 1024
@@ -122,6 +125,11 @@ class EgressProxy:
             (``(username, password) -> tag | None``); others are refused (rule
             ``proxy_auth``).
         on_client_event: like ``on_event``, with the client's tag as a second argument.
+        max_connections: client connections served at once (default 256); one past it is
+            closed at once, so a command cannot exhaust this process's descriptors (each
+            client holds at most two: its own and the upstream one).
+        head_timeout: seconds a client has to finish its request (SOCKS5 handshake or HTTP
+            head) after connecting (default 10); an idle connection is then closed.
 
     Raises:
         ConfigError: ``policy`` is not a :class:`NetworkPolicy` or ``resolver`` has no
@@ -137,6 +145,8 @@ class EgressProxy:
         connect_timeout: float = 10.0,
         identify: Identify | None = None,
         on_client_event: ClientEventSink | None = None,
+        max_connections: int = 256,
+        head_timeout: float = 10.0,
     ) -> None:
         if not isinstance(policy, NetworkPolicy):
             raise ConfigError(f"EgressProxy needs a NetworkPolicy, got {type(policy).__name__}")
@@ -148,6 +158,17 @@ class EgressProxy:
         self.connect_timeout = float(connect_timeout)
         self.identify = identify
         self.on_client_event = on_client_event
+        if isinstance(max_connections, bool) or not isinstance(max_connections, int):
+            raise ConfigError("EgressProxy.max_connections must be an int >= 1")
+        if max_connections < 1 or not head_timeout > 0:
+            raise ConfigError(
+                "EgressProxy.max_connections must be >= 1 and head_timeout > 0 seconds"
+            )
+        self.max_connections = max_connections
+        self.head_timeout = float(head_timeout)
+        self.active = 0
+        #: Connections closed because ``max_connections`` were being served.
+        self.dropped = 0
 
     async def serve(self, sock: socket.socket) -> asyncio.Server:
         """Start serving on a listening TCP socket (it is put in non-blocking mode)."""
@@ -235,21 +256,43 @@ class EgressProxy:
         raise last or OSError(f"could not connect to {host}:{port}")
 
     async def _client(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        if self.active >= self.max_connections:
+            self.dropped += 1
+            if self.dropped == 1 or self.dropped % 1000 == 0:
+                _log.warning(
+                    "egress proxy: %d connections open (max_connections); closed %d more",
+                    self.active,
+                    self.dropped,
+                )
+            with contextlib.suppress(OSError, RuntimeError):
+                writer.close()
+            return
+        self.active += 1
         try:
-            first = await reader.readexactly(1)
-            if first == b"\x05":
-                await self._socks5(reader, writer)
-            else:
-                await self._http(first, reader, writer)
-        except (_BadRequest, asyncio.IncompleteReadError, asyncio.LimitOverrunError, OSError):
+            async with asyncio.timeout(self.head_timeout) as deadline:
+                first = await reader.readexactly(1)
+                if first == b"\x05":
+                    await self._socks5(reader, writer, deadline)
+                else:
+                    await self._http(first, reader, writer, deadline)
+        except (
+            _BadRequest,
+            asyncio.IncompleteReadError,
+            asyncio.LimitOverrunError,
+            OSError,
+            TimeoutError,
+        ):
             pass
         finally:
+            self.active -= 1
             with contextlib.suppress(OSError, RuntimeError):
                 writer.close()
 
     # ----------------------------------------------------------------------------- SOCKS5
 
-    async def _socks5(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    async def _socks5(
+        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, deadline: asyncio.Timeout
+    ) -> None:
         (count,) = await reader.readexactly(1)
         methods = await reader.readexactly(count)
         tag: str | None = None
@@ -294,6 +337,7 @@ class EgressProxy:
             writer.write(b"\x05\x07\x00\x01" + bytes(6))
             await writer.drain()
             return
+        deadline.reschedule(None)  # the request is in; _open has its own timeouts
         try:
             up_reader, up_writer = await self._open(host, port, "socks5", tag)
         except _Refused:
@@ -329,9 +373,14 @@ class EgressProxy:
         return None
 
     async def _http(
-        self, first: bytes, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+        self,
+        first: bytes,
+        reader: asyncio.StreamReader,
+        writer: asyncio.StreamWriter,
+        deadline: asyncio.Timeout,
     ) -> None:
         head = first + await reader.readuntil(b"\r\n\r\n")
+        deadline.reschedule(None)  # the head is in; _open has its own timeouts
         lines = head[:-4].split(b"\r\n")
         try:
             method, target, version = lines[0].decode("ascii").split(" ")

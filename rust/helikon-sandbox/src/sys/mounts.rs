@@ -4,7 +4,7 @@
 use libc::{c_int, c_ulong};
 
 use super::raw;
-use crate::mount_plan::{MountOp, MountPlan};
+use crate::mount_plan::{IdMaps, MountOp, MountPlan};
 
 const RESOLVE_NO_MAGICLINKS: u64 = 0x02;
 const RESOLVE_NO_SYMLINKS: u64 = 0x04;
@@ -14,6 +14,7 @@ const AT_RECURSIVE: u32 = 0x8000;
 const MOUNT_ATTR_RDONLY: u64 = 0x1;
 const MOUNT_ATTR_NOSUID: u64 = 0x2;
 const MOUNT_ATTR_NODEV: u64 = 0x4;
+const MOUNT_ATTR_NOEXEC: u64 = 0x8;
 const MOVE_MOUNT_F_EMPTY_PATH: u32 = 0x4;
 const MOVE_MOUNT_T_EMPTY_PATH: u32 = 0x40;
 
@@ -45,10 +46,63 @@ fn protect(rel: *const libc::c_char) -> Result<(), c_int> {
     result.map(|_| ())
 }
 
+/// Write `data` to the existing file `path` (one `write`).
+fn write_file(path: &core::ffi::CStr, data: &[u8]) -> Result<(), c_int> {
+    let fd = raw::open_mode(path.as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC, 0)? as c_int;
+    let r = raw::write(fd, data);
+    let _ = raw::close(fd);
+    match r {
+        Ok(n) if n == data.len() => Ok(()),
+        Ok(_) => Err(libc::EIO),
+        Err(e) => Err(e),
+    }
+}
+
+/// Enter a new user namespace mapping this process's uid and gid to themselves: the child
+/// then holds every capability over the namespaces it creates next (and none outside; an
+/// `execve` as a non-zero uid clears them).
+fn enter_user_namespace(maps: &IdMaps) -> Result<(), c_int> {
+    raw::unshare(libc::CLONE_NEWUSER)?;
+    write_file(c"/proc/self/setgroups", b"deny")?;
+    write_file(c"/proc/self/uid_map", maps.uid_map.as_bytes())?;
+    write_file(c"/proc/self/gid_map", maps.gid_map.as_bytes())?;
+    Ok(())
+}
+
+/// Make the mount at `path` (and every mount beneath it) read-only unless `writable`,
+/// `nosuid`, `nodev` unless `dev`, and `noexec` if `noexec`. Only adds restrictions
+/// (`mount_setattr`), so flags a user namespace cannot clear (a locked `noexec`, `noatime`)
+/// stay as they are.
+fn restrict(
+    path: *const libc::c_char,
+    writable: bool,
+    dev: bool,
+    noexec: bool,
+) -> Result<(), c_int> {
+    let flags = libc::O_PATH | libc::O_CLOEXEC | libc::O_NOFOLLOW;
+    let fd = raw::open_mode(path, flags, 0)? as c_int;
+    let mut attrs = MOUNT_ATTR_NOSUID;
+    if !dev {
+        attrs |= MOUNT_ATTR_NODEV;
+    }
+    if !writable {
+        attrs |= MOUNT_ATTR_RDONLY;
+    }
+    if noexec {
+        attrs |= MOUNT_ATTR_NOEXEC;
+    }
+    let r = raw::mount_setattr(fd, libc::AT_EMPTY_PATH as u32 | AT_RECURSIVE, attrs);
+    let _ = raw::close(fd);
+    r.map(|_| ())
+}
+
 /// Build the view and enter it. `Err(errno)` names nothing more: the caller reports the
 /// step.
 pub(super) fn enter(plan: &MountPlan) -> Result<(), c_int> {
     let null = std::ptr::null::<libc::c_char>();
+    if let Some(maps) = &plan.userns {
+        enter_user_namespace(maps)?;
+    }
     raw::unshare(libc::CLONE_NEWNS)?;
     // Nothing done here may propagate back to the host's mounts.
     raw::mount(
@@ -93,17 +147,11 @@ pub(super) fn enter(plan: &MountPlan) -> Result<(), c_int> {
                 dst,
                 writable,
                 dev,
+                noexec,
             } => {
-                let mut flags = libc::MS_BIND | libc::MS_REC | libc::MS_NOSUID;
+                let flags = libc::MS_BIND | libc::MS_REC | libc::MS_NOSUID;
                 raw::mount(src.as_ptr(), dst.as_ptr(), null, flags as c_ulong, null)?;
-                if !*dev {
-                    flags |= libc::MS_NODEV;
-                }
-                if !*writable {
-                    flags |= libc::MS_RDONLY;
-                }
-                flags = (flags & !libc::MS_REC) | libc::MS_REMOUNT;
-                raw::mount(null, dst.as_ptr(), null, flags as c_ulong, null)?;
+                restrict(dst.as_ptr(), *writable, *dev, *noexec)?;
             }
         }
     }

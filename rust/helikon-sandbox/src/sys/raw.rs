@@ -140,6 +140,10 @@ pub(crate) fn read(fd: c_int, buf: &mut [u8]) -> R {
     sc!(libc::SYS_read, fd, buf.as_mut_ptr(), buf.len())
 }
 
+pub(crate) fn write(fd: c_int, buf: &[u8]) -> R {
+    sc!(libc::SYS_write, fd, buf.as_ptr(), buf.len())
+}
+
 /// `openat(AT_FDCWD, path, flags)`; `path` must be NUL-terminated.
 pub(crate) fn open(path: &[u8], flags: c_int) -> R {
     if path.last() != Some(&0) {

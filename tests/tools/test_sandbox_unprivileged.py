@@ -1,0 +1,190 @@
+"""The OS sandbox from a host that is not root, for real: a small driver
+(``unprivileged_driver.py``) runs under ``setpriv`` as ``nobody``.
+
+* ``private_mounts=True`` works there through an unprivileged user namespace: probes of
+  paths outside are absent (``ENOENT``), ``read_only_paths`` refuse writes (``EROFS``), and
+  ``ls``/``git``/``python`` in the workspace still work; ``sandbox_capabilities()`` says
+  ``metadata == "user_mount_namespace"``.
+* Where the kernel refuses user namespaces (a namespace whose ``user.max_user_namespaces``
+  is 0, made by ``no_userns.py``), the build is refused (``SandboxUnavailable``: fail closed)
+  and ``sandbox_capabilities()`` says ``user_namespaces == False``, ``metadata == "uid_only"``.
+* ``network=NetworkPolicy(...)`` without root uses Landlock TCP port rules
+  (``egress_mechanism == "landlock_port"``); the private network namespace needs root.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from .conftest import needs_os_sandbox
+
+pytestmark = needs_os_sandbox
+
+HERE = Path(__file__).parent
+SETPRIV = shutil.which("setpriv")
+NOBODY = ["--reuid=65534", "--regid=65534", "--clear-groups"]
+GIT = "git -c user.name=t -c user.email=t@e"
+
+if os.geteuid() != 0:
+    DROP: list[str] | None = []  # already not root
+elif SETPRIV is None:
+    DROP = None
+else:
+    DROP = [SETPRIV, *NOBODY]
+needs_drop = pytest.mark.skipif(
+    DROP is None, reason="running as root needs setpriv (util-linux) to become nobody"
+)
+
+
+@pytest.fixture
+def tree() -> Iterator[dict[str, Path]]:
+    base = Path(tempfile.mkdtemp(prefix="helikon-unpriv-"))
+    base.chmod(0o755)
+    root, outside = base / "root", base / "outside"
+    root.mkdir()
+    outside.mkdir()
+    (root / "hello.txt").write_text("hello\nworld\n")
+    (root / ".env").write_text("TOKEN=1\n")
+    (outside / "secret.txt").write_text("OUTSIDE-SECRET\n")
+    (outside / "secret.txt").chmod(0o666)  # only the sandbox stands in the way
+    outside.chmod(0o777)
+    if os.geteuid() == 0:
+        for path in (root, root / "hello.txt", root / ".env"):
+            os.chown(path, 65534, 65534)
+    try:
+        yield {"root": root, "outside": outside}
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+
+
+def _drive(spec: dict[str, Any], wrap: list[str] | None = None) -> dict[str, Any]:
+    assert DROP is not None
+    argv = [*(wrap or []), *DROP, sys.executable, str(HERE / "unprivileged_driver.py")]
+    proc = subprocess.run(
+        [*argv, json.dumps(spec)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd="/",
+        env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LC_ALL": "C.UTF-8"},
+    )
+    assert proc.returncode == 0, proc.stderr
+    out: dict[str, Any] = json.loads(proc.stdout)
+    assert out["euid"] != 0
+    return out
+
+
+def _probe(code: str) -> str:
+    body = f'import os\ntry:\n {code}\n print("ok")\nexcept OSError as e:\n print(e.errno)'
+    return f"python3 -c '{body}'"
+
+
+PROBES = [
+    'os.stat("{secret}")',
+    'os.chmod("{secret}", 0o600)',
+    'os.utime("{secret}", (1, 1))',
+    'os.setxattr("{secret}", "user.x", b"1")',
+    'os.listdir("{outside}")',
+    'os.access("{secret}", os.F_OK) or os.stat("/nonexistent-marker")',
+]
+
+
+@needs_drop
+def test_private_mounts_without_root_use_a_user_namespace(tree: dict[str, Path]) -> None:
+    secret = tree["outside"] / "secret.txt"
+    before = secret.stat()
+    probes = [_probe(p.format(secret=secret, outside=tree["outside"])) for p in PROBES]
+    work = (
+        f"ls && python3 -c 'print(6*7)' && git init -q . && git add hello.txt && "
+        f"{GIT} commit -qm init && git log --oneline | wc -l"
+    )
+    out = _drive({"root": str(tree["root"]), "private_mounts": True, "commands": [*probes, work]})
+    caps = out["capabilities"]
+    assert (caps["user_namespaces"], caps["metadata"]) == (True, "user_mount_namespace")
+    assert "refused" not in out, out.get("refused")
+    results = out["results"]
+    assert [r["stdout"] for r in results[: len(PROBES)]] == ["2\n"] * len(PROBES), results
+    assert results[-1]["exit_code"] == 0, results[-1]
+    assert results[-1]["stdout"] == "hello.txt\n42\n1\n"
+    assert any(
+        n.startswith("private_mounts through an unprivileged user namespace") for n in out["notes"]
+    ), out["notes"]
+    after = secret.stat()
+    assert (after.st_mode, after.st_mtime_ns) == (before.st_mode, before.st_mtime_ns)
+
+
+@needs_drop
+def test_the_same_probes_reach_outside_without_private_mounts(tree: dict[str, Path]) -> None:
+    # The control: as nobody without the mount namespace, metadata calls on a file the
+    # uid may change do reach it (Landlock does not mediate them).
+    secret = tree["outside"] / "secret.txt"
+    out = _drive({"root": str(tree["root"]), "commands": [_probe(f'os.stat("{secret}")')]})
+    assert out["results"][0]["stdout"] == "ok\n"
+    assert out["capabilities"]["metadata"] == "user_mount_namespace"
+
+
+@needs_drop
+@pytest.mark.parametrize(
+    "command",
+    [
+        "echo x >> .env",
+        "rm .env",
+        "mv .env e2",
+        "chmod 600 .env",
+        "python3 -c 'import os; os.unlink(\".env\")'",
+        "echo x > .git/config",
+    ],
+)
+def test_read_only_paths_without_root(tree: dict[str, Path], command: str) -> None:
+    subprocess.run(["git", "init", "-q"], cwd=tree["root"], check=True)
+    if os.geteuid() == 0:
+        subprocess.run(["chown", "-R", "65534:65534", "."], cwd=tree["root"], check=True)
+    out = _drive(
+        {
+            "root": str(tree["root"]),
+            "private_mounts": True,
+            "read_only_paths": [".env", ".git"],
+            "commands": [command, "cat .env"],
+        }
+    )
+    done, cat = out["results"]
+    assert done["exit_code"] != 0
+    assert "Read-only file system" in done["stderr"] or "busy" in done["stderr"], done
+    assert cat["stdout"] == "TOKEN=1\n"
+    assert (tree["root"] / ".env").read_text() == "TOKEN=1\n"
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or SETPRIV is None, reason="needs root and setpriv")
+def test_refused_when_the_kernel_refuses_user_namespaces(tree: dict[str, Path]) -> None:
+    wrap = [sys.executable, str(HERE / "no_userns.py")]
+    out = _drive({"root": str(tree["root"]), "private_mounts": True, "commands": ["true"]}, wrap)
+    caps = out["capabilities"]
+    assert (caps["user_namespaces"], caps["metadata"]) == (False, "uid_only")
+    assert "results" not in out
+    assert out["refused"].startswith(
+        "unsupported: private_mounts: this process is not root, so the child needs an "
+        "unprivileged user namespace for its mounts, and that failed ("
+    ), out["refused"]
+    assert "at 'private mount namespace': No space left on device" in out["refused"]
+    assert "or run as root with run_as=(uid, gid)" in out["refused"]
+    # Without private_mounts the same host still gets the Landlock + seccomp sandbox.
+    out = _drive({"root": str(tree["root"]), "commands": ["cat hello.txt"]}, wrap)
+    assert out["results"][0]["stdout"] == "hello\nworld\n"
+
+
+@needs_drop
+def test_egress_without_root_uses_landlock_port_rules(tree: dict[str, Path]) -> None:
+    out = _drive({"root": str(tree["root"]), "network": True, "commands": ["true"]})
+    assert out["egress_mechanism"] == "landlock_port"
+    assert out["results"][0]["exit_code"] == 0
+    assert out["capabilities"]["landlock_tcp"] is True
