@@ -46,6 +46,12 @@ def lookup(q: str) -> str:
     return "42"
 
 
+@tool
+def capital(country: str) -> str:
+    """Return a country's capital."""
+    return {"UK": "London"}.get(country, "unknown")
+
+
 def _by_name(exporter: InMemorySpanExporter) -> dict[str, Any]:
     return {s.name: s for s in exporter.get_finished_spans()}
 
@@ -86,6 +92,49 @@ async def test_span_tree_and_genai_attributes(spans: InMemorySpanExporter) -> No
     assert tool_span.attributes["gen_ai.tool.name"] == "lookup"
     assert tool_span.attributes["gen_ai.tool.call.id"] == "c1"
     assert all(s.context.trace_id == root.context.trace_id for s in finished)
+
+
+async def test_chat_span_names_the_answering_model_and_response_id(
+    spans: InMemorySpanExporter,
+) -> None:
+    from helikon.testing.replay import ReplayServer
+    from tests.conftest import SHARED
+
+    pytest.importorskip("openai")
+    from helikon.providers.openai import OpenAIModel
+
+    cassette = SHARED / "wire" / "openai" / "chat_tool_loop_stream.yaml"
+    with ReplayServer(cassette) as server:
+        model = OpenAIModel.chat(
+            "gpt-4o-mini", api_key="test-key", base_url=server.base_url + "/v1"
+        )
+        try:
+            await Agent(name="capitals", model=model, tools=[capital]).run(
+                "What is the capital of the UK? Use the tool, then answer."
+            )
+        finally:
+            await model.aclose()
+    chats = [s for s in spans.get_finished_spans() if s.name == "chat gpt-4o-mini"]
+    assert [
+        (
+            s.attributes["gen_ai.request.model"],
+            s.attributes["gen_ai.response.model"],
+            s.attributes["gen_ai.response.id"],
+        )
+        for s in chats
+    ] == [
+        ("gpt-4o-mini", "gpt-4o-mini-2024-07-18", "chatcmpl-Dx0XpqH8w09uBXwq1zFGYdETjtnEl"),
+        ("gpt-4o-mini", "gpt-4o-mini-2024-07-18", "chatcmpl-Dx0Xq5Xx9rHB2ehcHZCRDsnuymUXc"),
+    ]
+
+
+async def test_no_response_attributes_when_the_model_names_none(
+    spans: InMemorySpanExporter,
+) -> None:
+    await Agent(name="f", model=MockModel([[Text("hi")]])).run("q")
+    chat = next(s for s in spans.get_finished_spans() if s.name == "chat mock")
+    assert "gen_ai.response.model" not in chat.attributes
+    assert "gen_ai.response.id" not in chat.attributes
 
 
 async def test_errors_are_marked(spans: InMemorySpanExporter) -> None:

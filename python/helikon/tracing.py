@@ -9,7 +9,8 @@ trace tree of a run is::
     └── agent.turn                  helikon.turn
         ├── chat {model}            gen_ai.operation.name=chat, gen_ai.provider.name,
         │                           gen_ai.request.model, gen_ai.usage.input_tokens,
-        │                           gen_ai.usage.output_tokens, gen_ai.response.finish_reasons
+        │                           gen_ai.usage.output_tokens, gen_ai.response.finish_reasons,
+        │                           gen_ai.response.model, gen_ai.response.id (when named)
         └── execute_tool {tool}     gen_ai.operation.name=execute_tool, gen_ai.tool.name,
                                     gen_ai.tool.call.id, error.type (on failure); span
                                     events a tool reports (``network_access``: helikon.host,
@@ -132,13 +133,25 @@ class RunSpans:
 
     @staticmethod
     def end_chat(
-        span: Any, *, input_tokens: int, output_tokens: int, finish: str | None, error: str | None
+        span: Any,
+        *,
+        input_tokens: int,
+        output_tokens: int,
+        finish: str | None,
+        error: str | None,
+        response_model: str | None = None,
+        response_id: str | None = None,
     ) -> None:
-        """Record usage / finish reason (or the error) and end a chat span."""
+        """Record usage, finish reason, the answering model and the response id (or the
+        error) and end a chat span."""
         span.set_attribute("gen_ai.usage.input_tokens", input_tokens)
         span.set_attribute("gen_ai.usage.output_tokens", output_tokens)
         if finish is not None:
             span.set_attribute("gen_ai.response.finish_reasons", [finish])
+        if response_model is not None:
+            span.set_attribute("gen_ai.response.model", response_model)
+        if response_id is not None:
+            span.set_attribute("gen_ai.response.id", response_id)
         _finish(span, error)
 
     def tool(self, name: str, call_id: str) -> Any:

@@ -60,3 +60,31 @@ async def test_recorded_tool_loop_runs_as_an_agent() -> None:
     ]
     assert [t["function"]["name"] for t in sent[0]["tools"]] == ["get_capital"]
     assert sent[0]["stream"] is True
+
+
+async def test_each_turns_events_name_the_answering_model_and_response() -> None:
+    """Finish's model and response id reach the run's events (recorded traffic)."""
+    with ReplayServer(CASSETTE) as server:
+        model = OpenAIModel.chat(
+            "gpt-4o-mini", api_key="test-key", base_url=server.base_url + "/v1"
+        )
+        try:
+            result = await Agent(name="capitals", model=model, tools=[get_capital]).run(
+                "What is the capital of the UK? Use the tool, then answer."
+            )
+        finally:
+            await model.aclose()
+    settled = [
+        (e.type, e.model, e.response_id)
+        for e in result.events
+        if e.type in ("tool_call_item", "message_output")
+    ]
+    assert settled == [
+        ("tool_call_item", "gpt-4o-mini-2024-07-18", "chatcmpl-Dx0XpqH8w09uBXwq1zFGYdETjtnEl"),
+        ("message_output", "gpt-4o-mini-2024-07-18", "chatcmpl-Dx0Xq5Xx9rHB2ehcHZCRDsnuymUXc"),
+    ]
+    dumped = next(e for e in result.events if e.type == "message_output").model_dump()
+    assert (dumped["model"], dumped["response_id"]) == (
+        "gpt-4o-mini-2024-07-18",
+        "chatcmpl-Dx0Xq5Xx9rHB2ehcHZCRDsnuymUXc",
+    )

@@ -252,6 +252,8 @@ class _Run:
                     output_tokens=acc.usage.output_tokens,
                     finish=acc.finish_raw or acc.finish.value,
                     error=error,
+                    response_model=acc.model,
+                    response_id=acc.response_id,
                 )
 
     # ----------------------------------------------------------------- tools
@@ -478,7 +480,13 @@ class _Run:
         core = self.core
         verdict = validate_output(self.agent.output_type, items) if core.validating else None
         self._pending = core.model_replied(
-            conversation, items, acc.usage, acc.finish.value, verdict
+            conversation,
+            items,
+            acc.usage,
+            acc.finish.value,
+            verdict,
+            model=acc.model,
+            response_id=acc.response_id,
         )
 
     async def _handoff(self, target_name: str) -> AsyncIterator[AgentEvent]:

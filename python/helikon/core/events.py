@@ -103,17 +103,31 @@ class ToolCallDelta(_Event):
 
 
 class MessageOutput(_Event):
-    """A complete assistant message once the turn settled."""
+    """A complete assistant message once the turn settled.
+
+    ``model`` is the model that answered and ``response_id`` the provider's id of the
+    response (OpenTelemetry GenAI ``gen_ai.response.model`` / ``gen_ai.response.id``), when
+    the provider named them (``Finish.model`` / ``Finish.response_id``); ``None`` otherwise
+    (a scripted model, a resumed run's earlier turn).
+    """
 
     type: Literal["message_output"] = "message_output"
     item: AssistantMessage
+    model: str | None = None
+    response_id: str | None = None
 
 
 class ToolCallItem(_Event):
-    """A complete tool call once the turn settled."""
+    """A complete tool call once the turn settled.
+
+    ``model`` / ``response_id``: the response the call came from, as for
+    :class:`MessageOutput`.
+    """
 
     type: Literal["tool_call_item"] = "tool_call_item"
     item: ToolCall
+    model: str | None = None
+    response_id: str | None = None
 
 
 class ToolOutputItem(_Event):

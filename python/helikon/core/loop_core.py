@@ -155,6 +155,7 @@ class LoopCore:
     """
 
     __slots__ = (
+        "answered",
         "check",
         "handoff_calls",
         "handoff_tools",
@@ -176,6 +177,8 @@ class LoopCore:
         self.check = ConversationCheck()
         #: the last model response, which the step's event references point into
         self.items: list[Item] = []
+        #: the model and response id of the turn ``items`` came from
+        self.answered: tuple[str | None, str | None] = (None, None)
         #: the last tool results, likewise
         self.results: list[ToolResult] = []
         self.invalid_args_seen: set[str] = set()
@@ -207,7 +210,7 @@ class LoopCore:
 
     def event(self, ref: tuple[str, Any]) -> AgentEvent:
         """The event a step's reference stands for (a transfer call is remembered)."""
-        ev = event_of(ref, self.items, self.results)
+        ev = event_of(ref, self.items, self.results, self.answered)
         if ev.type == "tool_call_item" and ev.item.name in self.handoff_tools:
             self.handoff_calls.append(ev.item.call_id)
         return ev
@@ -240,6 +243,9 @@ class LoopCore:
         usage: Usage,
         finish_reason: str,
         validation: list[str] | None,
+        *,
+        model: str | None = None,
+        response_id: str | None = None,
     ) -> NativeStep:
         """Feed a settled model turn (``items`` are added to ``conversation``).
 
@@ -250,8 +256,12 @@ class LoopCore:
             finish_reason: the turn's :class:`~helikon.core.turn.FinishReason` value.
             validation: :func:`validate_output`'s verdict (ignored unless
                 :attr:`validating`).
+            model: the model that answered, when the provider named it; the turn's
+                ``MessageOutput`` / ``ToolCallItem`` events carry it.
+            response_id: the provider's id of the response, likewise.
         """
         self.items = items
+        self.answered = (model, response_id)
         conv = "[]"
         if self.handoff_tools and any(
             isinstance(i, ToolCall) and i.name in self.handoff_tools for i in items
@@ -348,7 +358,7 @@ class LoopCore:
         step: NativeStep = self.machine.step_json(json.dumps({"decisions": decisions}))
         self.results = []
         for ref in step[1]:
-            ev = event_of(ref, self.items, self.results)
+            ev = event_of(ref, self.items, self.results, self.answered)
             if ev.type == "tool_output_item":
                 conversation.append(ev.item)
         return step

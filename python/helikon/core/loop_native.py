@@ -150,17 +150,32 @@ def call_of(items: list[Item], ref: int | str) -> ToolCall:
     return ToolCall.model_validate_json(ref)
 
 
-def event_of(ref: tuple[str, Any], items: list[Item], results: list[ToolResult]) -> AgentEvent:
-    """The event a native step reference stands for (see ``LoopRun`` in ``_native.pyi``)."""
+def event_of(
+    ref: tuple[str, Any],
+    items: list[Item],
+    results: list[ToolResult],
+    answered: tuple[str | None, str | None] = (None, None),
+) -> AgentEvent:
+    """The event a native step reference stands for (see ``LoopRun`` in ``_native.pyi``).
+
+    ``answered`` is the model and response id of the turn ``items`` came from; the events of
+    those items carry them.
+    """
     tag, value = ref
     if tag == "turn_started":
         return turn_started(value)
     if tag == "tool_call_item":
-        return ToolCallItem(item=as_machine_sees(cast(ToolCall, items[value])))
+        call = as_machine_sees(cast(ToolCall, items[value]))
+        if answered == (None, None):
+            return ToolCallItem(item=call)
+        return ToolCallItem(item=call, model=answered[0], response_id=answered[1])
     if tag == "tool_output_item":
         return ToolOutputItem(item=results[value])
     if tag == "message_output":
-        return MessageOutput(item=cast(AssistantMessage, items[value]))
+        message = cast(AssistantMessage, items[value])
+        if answered == (None, None):
+            return MessageOutput(item=message)
+        return MessageOutput(item=message, model=answered[0], response_id=answered[1])
     if tag == "run_completed":
         return RunCompleted(usage=usage_of(value))
     return event_adapter.validate_json(value)

@@ -201,9 +201,10 @@ def _final_text(events: list[AgentEvent]) -> str:
     return ""
 
 
-# Item events are recorded as their item (the conversation holds it anyway), raw deltas (the
-# model's own objects, often many) as a tuple of their fields; reading a recorded run's
-# events rebuilds equal events. Exact types only: a subclass instance is kept as it is.
+# Item events are recorded as their item (the conversation holds it anyway) unless they name
+# the answering model or response id, raw deltas (the model's own objects, often many) as a
+# tuple of their fields; reading a recorded run's events rebuilds equal events. Exact types
+# only: a subclass instance is kept as it is.
 _EVENT_OF_ITEM: dict[type[Any], type[Any]] = {
     AssistantMessage: MessageOutput,
     ToolCall: ToolCallItem,
@@ -232,8 +233,12 @@ class _Recorded:
                 append((cls, ev.call_id, ev.name, ev.args_delta))
             elif cls is ReasoningDelta:
                 append((cls, ev.text, ev.signature, ev.redacted))
-            elif cls in item_of and type(ev.item) is item_of[cls]:
-                append(ev.item)
+            elif (
+                cls in item_of
+                and type(ev.item) is item_of[cls]
+                and (cls is ToolOutputItem or (ev.model is None and ev.response_id is None))
+            ):
+                append(ev.item)  # nothing but the item: rebuilt equal by events()
             else:
                 append(ev)
 

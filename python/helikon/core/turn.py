@@ -47,6 +47,10 @@ class TurnAccumulator:
     usage: Usage = field(default_factory=Usage)
     finish: FinishReason = FinishReason.STOP
     finish_raw: str | None = None
+    model: str | None = None
+    """The model that answered (``Finish.model``), when the provider named it."""
+    response_id: str | None = None
+    """The provider's id of this response (``Finish.response_id``), when it gave one."""
     provider_data: dict[str, Any] | None = None
 
     def add(self, event: Any) -> None:
@@ -72,6 +76,8 @@ class TurnAccumulator:
         elif isinstance(event, Finish):
             self.finish = event.reason
             self.finish_raw = event.raw
+            self.model = event.model
+            self.response_id = event.response_id
         elif isinstance(event, ProviderMetadata):
             if event.call_id is None:
                 self.provider_data = {**(self.provider_data or {}), **event.data}

@@ -155,3 +155,34 @@ async def test_model_error_fails_the_run_like_the_loop() -> None:
     events = await _durable(_agent(scripts), "q", RunConfig())
     assert [e["type"] for e in events] == ["run_started", "turn_started", "run_failed"]
     assert events[-1]["error"]["message"].startswith("model error (")
+
+
+class _NamedMock(MockModel):
+    """A scripted model whose Finish names the answering model and the response id."""
+
+    async def invoke(self, request: Any, cancel: Any) -> Any:
+        from helikon.core.model import Finish as FinishEvent
+
+        turn = len(self.requests)
+        async for ev in super().invoke(request, cancel):
+            if isinstance(ev, FinishEvent):
+                ev = ev.model_copy(update={"model": "m-2025", "response_id": f"resp_{turn}"})
+            yield ev
+
+
+async def test_durable_events_name_the_answering_model_and_response() -> None:
+    agent = Agent(
+        name="calc",
+        model=_NamedMock([[Call("c1", "add", {"a": 2, "b": 3})], [Text("5")]]),
+        tools=[add],
+    )
+    events = await _durable(agent, "2+3?", RunConfig())
+    settled = [
+        (e["type"], e.get("model"), e.get("response_id"))
+        for e in events
+        if e["type"] in ("tool_call_item", "message_output")
+    ]
+    assert settled == [
+        ("tool_call_item", "m-2025", "resp_0"),
+        ("message_output", "m-2025", "resp_1"),
+    ]

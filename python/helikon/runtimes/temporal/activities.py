@@ -168,6 +168,8 @@ class AgentActivities:
             usage=acc.usage.model_dump(),
             finish_reason=acc.finish.value,
             validation=validation,
+            model=acc.model,
+            response_id=acc.response_id,
         )
 
     @activity.defn(name=INVOKE_TOOL)

@@ -134,7 +134,13 @@ class DurableDriver:
         items: list[Item] = list(items_adapter.validate_python(reply.items))
         usage = Usage.model_validate(reply.usage)
         step = self.core.model_replied(
-            self.conversation, items, usage, reply.finish_reason, reply.validation
+            self.conversation,
+            items,
+            usage,
+            reply.finish_reason,
+            reply.validation,
+            model=reply.model,
+            response_id=reply.response_id,
         )
         return self._advance(step)
 

@@ -135,6 +135,10 @@ class ModelReply:
     usage: dict[str, int]
     finish_reason: str
     validation: list[str] | None = None
+    model: str | None = None
+    """The model that answered, when the provider named it."""
+    response_id: str | None = None
+    """The provider's id of the response, when it gave one."""
 
 
 @dataclass
