@@ -245,11 +245,11 @@ async def test_the_agent_definition_is_shared() -> None:
     try:
         agents = [main.build_agent(m) for m in models]
         shapes = {
-            (a.name, a.instructions, tuple(t.name for t in a.tools), a.output_type.type_)
+            (a.name, a.instruction_parts, tuple(t.name for t in a.tools), a.output_type.type_)
             for a in agents
         }
         assert shapes == {
-            ("city-facts", example_agent.INSTRUCTIONS, tuple(AGENT_TOOLS), CityReport)
+            ("city-facts", (example_agent.INSTRUCTIONS,), tuple(AGENT_TOOLS), CityReport)
         }
         assert [m.model for m in models] == [
             "gpt-4o",

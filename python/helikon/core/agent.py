@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import AsyncIterator, Callable, Iterable, Sequence
-from typing import Any
+from typing import Any, Generic, Never, overload
+
+from typing_extensions import TypeVar
 
 from helikon.core.context import RunConfig, RunContext
 from helikon.core.driver import run_agent
@@ -12,18 +14,29 @@ from helikon.core.events import AgentEvent
 from helikon.core.guardrails import Guardrail, check_guardrail
 from helikon.core.handoff import HandoffSpec, handoff_tool_name
 from helikon.core.hooks import Hook, check_hook
+from helikon.core.instructions import InstructionPart, check_part, render_parts
 from helikon.core.loop_native import LoopConfig, loop_config_json
 from helikon.core.model import Model, ModelSettings
 from helikon.core.model_ref import resolve_model
 from helikon.core.output import OutputType
 from helikon.core.result import RunResult
 from helikon.core.runnable import AgentInput, check_run_args, collect_run, run_blocking
-from helikon.core.tool import Tool, ToolEffect
+from helikon.core.spellings import refuse_other_spellings
+from helikon.core.tool import FunctionTool, Tool, ToolEffect
 from helikon.errors import AgentOther, ConfigError, RunError
 
 __all__ = ["Agent", "Instructions"]
 
-Instructions = str | Callable[[RunContext[Any]], str]
+Instructions = InstructionPart
+"""Text, or a (sync or async) function ``fn(ctx)`` / ``fn()`` returning text."""
+
+CtxT = TypeVar("CtxT", default=Any)
+"""The type of ``RunContext.user_ctx`` the agent's runs carry (``Agent[Deps, Out]``)."""
+OutT = TypeVar("OutT", default=Any)
+"""The type of ``RunResult.final_output`` (``str`` without an ``output_type``)."""
+
+_F = TypeVar("_F", bound=Callable[..., Any])
+_RUN_KWARGS = ("ctx", "run_config")
 
 
 def _is_guardrail(value: Any) -> bool:
@@ -68,8 +81,12 @@ def _check_tool(i: int, t: Any) -> None:
     )
 
 
-class Agent:
+class Agent(Generic[CtxT, OutT]):
     """An agent driven by a model: it calls tools until it can answer.
+
+    ``Agent[Deps, Out]`` tells a type checker what the runs' context carries (``Deps``, the
+    ``user_ctx`` of :class:`RunContext` and :class:`ToolContext`) and what ``final_output``
+    is (``Out``); both default to ``Any``, and nothing is checked at run time from them.
 
     Args:
         name: the agent's name (shown in events and traces; the handoff tool slug).
@@ -77,8 +94,9 @@ class Agent:
             a model string ``"PROVIDER:MODEL_ID"`` (``"openai:gpt-5-mini"``,
             ``"anthropic:..."``, ``"gemini:..."``, ``"bedrock:..."``; see
             :mod:`helikon.providers.infer`), read when the agent is built.
-        instructions: the system prompt: text, or a plain (not async) function
-            ``fn(ctx) -> str`` rendered per run.
+        instructions: the system prompt: text, or a function ``fn(ctx) -> str`` (or
+            ``fn() -> str``; sync or async) rendered per run. More parts can be added with
+            the :meth:`instructions` decorator; the parts are joined with a blank line.
         description: what the agent does; shown to a parent choosing a handoff.
         tools: tools the model may call (``@tool`` functions or any :class:`helikon.Tool`).
         handoffs: agents this one may delegate to (each becomes a ``transfer_to_<slug>`` tool).
@@ -94,7 +112,8 @@ class Agent:
     Raises:
         TypeError: ``name`` or ``model`` is missing.
         ConfigError: a bad value; the message names the argument and the fix. E.g. an empty
-            name; a model string with an unknown provider, or whose extra or API key is
+            name; ``deps=`` or ``context=`` (the message says how helikon passes them: the
+            run context); a model string with an unknown provider, or whose extra or API key is
             missing (the message names the pip command or the variable); instructions that
             are neither a str nor a function; ``tools`` (or
             ``handoffs``, ``hooks``, guardrails) given a single item instead of a list, or
@@ -125,7 +144,9 @@ class Agent:
         hooks: Sequence[Hook] = (),
         input_guardrails: Sequence[Guardrail] = (),
         output_guardrails: Sequence[Guardrail] = (),
+        **unexpected: Never,
     ) -> None:
+        refuse_other_spellings("Agent", unexpected, _AGENT_KWARGS)
         if not isinstance(name, str) or not name.strip():
             raise ConfigError("Agent(name=...) must be a non-empty string")
         resolved: Model = resolve_model("Agent(model=...)", model)
@@ -134,20 +155,11 @@ class Agent:
                 f"Agent(model=...) must implement helikon.Model (an invoke() method) or be a "
                 f"model string such as 'openai:gpt-5-mini'; got {type(model).__name__}"
             )
-        if instructions is not None and not isinstance(instructions, str):
-            if not callable(instructions):
-                raise ConfigError(
-                    "Agent(instructions=...) must be a str or a function fn(ctx) -> str, got "
-                    f"{type(instructions).__name__} {instructions!r}"
-                )
-            if inspect.iscoroutinefunction(instructions):
-                raise ConfigError(
-                    "Agent(instructions=...) must return str synchronously; got the async "
-                    f"function {getattr(instructions, '__name__', '?')!r}: make it a plain def"
-                )
+        self._instruction_parts: list[InstructionPart] = (
+            [] if instructions is None else [check_part("Agent(instructions=...)", instructions)]
+        )
         self.name = name
         self.model = resolved
-        self.instructions = instructions
         self.description = description
         if inspect.isfunction(tools):
             raise ConfigError(
@@ -246,28 +258,110 @@ class Agent:
             self._native_configs[max_turns] = cfg
         return cfg
 
-    def render_instructions(self, ctx: RunContext[Any]) -> str:
-        """The system prompt for a run (calls the instructions function if there is one)."""
-        ins = self.instructions
-        if ins is None:
-            return ""
-        if isinstance(ins, str):
-            return ins
-        text = ins(ctx)
-        if inspect.isawaitable(text):
-            raise ConfigError(
-                f"agent {self.name!r}: instructions must return str synchronously, got a coroutine"
-            )
-        return str(text)
+    @property
+    def instruction_parts(self) -> tuple[InstructionPart, ...]:
+        """``Agent(instructions=...)`` then each ``@agent.instructions`` function, in order."""
+        return tuple(self._instruction_parts)
+
+    async def render_instructions(self, ctx: RunContext[Any]) -> str:
+        """The system prompt for a run: every part rendered (functions called, async ones
+        awaited), the non-empty ones joined with a blank line.
+
+        Raises:
+            ConfigError: a function returned something other than ``str`` or ``None``.
+        """
+        return await render_parts(self.name, self._instruction_parts, ctx)
+
+    # ------------------------------------------------------------------ decorators
+
+    def instructions(self, fn: _F) -> _F:
+        """Decorator: add a part to the system prompt, after those already there.
+
+        The function takes the :class:`RunContext` or nothing, may be ``async``, and returns
+        the text (``None`` or ``""`` adds nothing this run). It is returned unchanged.
+
+        Raises:
+            ConfigError: ``fn`` is not a function of zero or one argument.
+
+        Example:
+            >>> import asyncio
+            >>> from helikon.testing import MockModel, Text
+            >>> agent = Agent(name="a", model=MockModel([[Text("ok")]]), instructions="Be brief.")
+            >>> @agent.instructions
+            ... async def today() -> str:
+            ...     return "Today is Friday."
+            >>> print(asyncio.run(agent.render_instructions(RunContext.ephemeral())))
+            Be brief.
+            <BLANKLINE>
+            Today is Friday.
+        """
+        self._instruction_parts.append(check_part("@agent.instructions", fn))
+        return fn
+
+    @overload
+    def tool(self, fn: Callable[..., Any], /) -> FunctionTool: ...
+
+    @overload
+    def tool(
+        self,
+        /,
+        *,
+        name: str | None = None,
+        description: str | None = None,
+        effect: ToolEffect | str = ToolEffect.SIDE_EFFECT,
+    ) -> Callable[[Callable[..., Any]], FunctionTool]: ...
+
+    def tool(
+        self,
+        fn: Callable[..., Any] | None = None,
+        /,
+        *,
+        name: str | None = None,
+        description: str | None = None,
+        effect: ToolEffect | str = ToolEffect.SIDE_EFFECT,
+    ) -> FunctionTool | Callable[[Callable[..., Any]], FunctionTool]:
+        """Decorator: make ``fn`` a tool (as :func:`helikon.tool`) and add it to this agent.
+
+        Bare ``@agent.tool`` or ``@agent.tool(name=..., effect=...)``. A first parameter
+        ``ctx: ToolContext[Deps]`` receives the tool context; without one the tool takes only
+        its arguments. Returns the :class:`FunctionTool` (calling it calls ``fn``).
+
+        Raises:
+            ConfigError: as :func:`helikon.tool`, or another tool of this agent has the name.
+
+        Example:
+            >>> from helikon.testing import MockModel, Text
+            >>> agent = Agent(name="a", model=MockModel([[Text("ok")]]))
+            >>> @agent.tool(effect="read_only")
+            ... def roll() -> int:
+            ...     '''Roll a die.'''
+            ...     return 4
+            >>> [t.name for t in agent.tools]
+            ['roll']
+        """
+
+        def add(f: Callable[..., Any]) -> FunctionTool:
+            made = FunctionTool(f, name=name, description=description, effect=effect)
+            if any(t.name == made.name for t in self.tools):
+                raise ConfigError(
+                    f"@agent.tool: agent {self.name!r} already has a tool named {made.name!r}; "
+                    "pass name=... to tell them apart"
+                )
+            self.tools.append(made)
+            self._native_configs.clear()  # the compiled loop config lists the tools
+            return made
+
+        return add(fn) if fn is not None else add
 
     # ------------------------------------------------------------------ running
 
     def stream(
         self,
         input: AgentInput,
-        ctx: RunContext[Any] | None = None,
+        ctx: RunContext[CtxT] | None = None,
         *,
         run_config: RunConfig | None = None,
+        **unexpected: Never,
     ) -> AsyncIterator[AgentEvent]:
         """Run the agent, yielding every :data:`AgentEvent` as it happens.
 
@@ -284,17 +378,19 @@ class Agent:
             >>> # async for event in agent.stream("How am I doing?"):
             >>> #     if event.type == "token_delta": print(event.text, end="")
         """
+        refuse_other_spellings("Agent.stream", unexpected, _RUN_KWARGS)
         check_run_args("Agent.stream", ctx, run_config)
-        ctx = ctx if ctx is not None else RunContext.ephemeral(None)
-        return run_agent(self, input, ctx, run_config or self.run_config)
+        run_ctx: RunContext[Any] = ctx if ctx is not None else RunContext.ephemeral(None)
+        return run_agent(self, input, run_ctx, run_config or self.run_config)
 
     async def run(
         self,
         input: AgentInput,
-        ctx: RunContext[Any] | None = None,
+        ctx: RunContext[CtxT] | None = None,
         *,
         run_config: RunConfig | None = None,
-    ) -> RunResult[Any]:
+        **unexpected: Never,
+    ) -> RunResult[OutT]:
         """Run to completion.
 
         Returns:
@@ -306,8 +402,10 @@ class Agent:
                 ``InvalidStructuredOutput``, ``Cancelled``, ``RunTimeout``, ...).
             ConfigError: a bad argument: ``input`` is not text or items, ``ctx`` is not a
                 :class:`RunContext` (pass ``RunContext.ephemeral(deps)``), ``run_config``
-                is not a :class:`RunConfig` (pass ``RunConfig(max_turns=...)``).
+                is not a :class:`RunConfig` (pass ``RunConfig(max_turns=...)``); ``deps=`` or
+                ``context=`` (the message says to pass ``ctx=RunContext.ephemeral(deps)``).
         """
+        refuse_other_spellings("Agent.run", unexpected, _RUN_KWARGS)
         return await collect_run(self, "Agent.run", input, ctx, run_config)
 
     def typed_result(self, result: RunResult[Any]) -> RunResult[Any]:
@@ -328,10 +426,11 @@ class Agent:
     def run_sync(
         self,
         input: AgentInput,
-        ctx: RunContext[Any] | None = None,
+        ctx: RunContext[CtxT] | None = None,
         *,
         run_config: RunConfig | None = None,
-    ) -> RunResult[Any]:
+        **unexpected: Never,
+    ) -> RunResult[OutT]:
         """:meth:`run` for synchronous code (starts an event loop; not from inside one).
 
         Raises:
@@ -339,4 +438,8 @@ class Agent:
             ConfigError: as :meth:`run`.
             RuntimeError: called from a running event loop (use ``await agent.run``).
         """
+        refuse_other_spellings("Agent.run_sync", unexpected, _RUN_KWARGS)
         return run_blocking(self, "Agent.run_sync", input, ctx, run_config)
+
+
+_AGENT_KWARGS = tuple(p for p in inspect.signature(Agent.__init__).parameters if p != "self")

@@ -54,8 +54,8 @@ class DrivenAgent(Protocol):
         """Transfer-tool names that clash (each with what clashes)."""
         ...
 
-    def render_instructions(self, ctx: RunContext[Any]) -> str:
-        """The system prompt for a run."""
+    async def render_instructions(self, ctx: RunContext[Any]) -> str:
+        """The system prompt for a run (instruction functions called, async ones awaited)."""
         ...
 
     def handoff_target(self, name: str) -> DrivenAgent:

@@ -505,7 +505,7 @@ class _Run:
             )
         yield HandoffItem.model_validate({"from": self.agent.name, "to": target.name})
         yield AgentUpdated(agent=target.name)
-        conversation = _with_instructions(target, self.ctx, self.core.transcript())
+        conversation = await _with_instructions(target, self.ctx, self.core.transcript())
         sub = self._sub_run(target)
         async for ev in self._follow(sub, sub.drive(conversation), self.core.usage):
             yield ev
@@ -568,7 +568,9 @@ class _Run:
             self.handoffs,
             json.dumps(state.loop_state),
         )
-        conversation = _with_instructions(self.agent, self.ctx, list(state.conversation or []))
+        conversation = await _with_instructions(
+            self.agent, self.ctx, list(state.conversation or [])
+        )
         step = self.core.decided(conversation, plan.decisions)
         async for ev in self.drive(conversation, step):
             yield ev
@@ -585,8 +587,10 @@ def _retrieve(fut: asyncio.Future[Any]) -> None:
         fut.exception()
 
 
-def _with_instructions(agent: DrivenAgent, ctx: RunContext[Any], items: list[Item]) -> list[Item]:
-    text = agent.render_instructions(ctx)
+async def _with_instructions(
+    agent: DrivenAgent, ctx: RunContext[Any], items: list[Item]
+) -> list[Item]:
+    text = await agent.render_instructions(ctx)
     head: list[Item] = [SystemMessage(content=[TextPart(text=text)])] if text.strip() else []
     return head + items
 
@@ -670,7 +674,7 @@ async def _root(
                 raise _Stop(AgentOther(f"run denied by hook: {start.deny}"))
             run.injected.extend(start.inject)
         if plan is None:
-            conversation = _with_instructions(agent, ctx, list(items))
+            conversation = await _with_instructions(agent, ctx, list(items))
             events = run.drive(conversation)
         else:
             events = run.resume(plan)

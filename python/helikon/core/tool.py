@@ -3,8 +3,11 @@
 ``@tool`` turns a plain (sync or async) function into a tool. The function name becomes the
 tool name, the docstring's summary the description the model sees, and the parameters'
 type hints the JSON Schema of its arguments (pydantic builds it). Per-argument descriptions
-come from the docstring's ``Args:`` section or from ``Annotated[T, Field(description=...)]``.
-An optional first parameter annotated :class:`ToolContext` receives the run's tool context.
+come from ``Annotated[T, Field(description=...)]``, else ``Annotated[T, "a description"]``,
+else the docstring's ``Args:`` section (Google style) or ``:param name:`` lines (Sphinx style).
+An optional first parameter annotated :class:`ToolContext` receives the run's tool context;
+one annotated with the *run* context (``RunContext[Deps]``, as Pydantic AI writes it, or the
+OpenAI Agents SDK's ``RunContextWrapper``) is refused with an error naming ``ToolContext``.
 
 Arguments are validated before the function runs: invalid arguments never reach it; the
 model gets an ``InvalidArgs`` result listing each problem instead.
@@ -19,14 +22,22 @@ import inspect
 import json
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any, Protocol, get_origin, get_type_hints, overload, runtime_checkable
+from typing import (
+    Any,
+    Protocol,
+    get_args,
+    get_origin,
+    get_type_hints,
+    overload,
+    runtime_checkable,
+)
 
 import pydantic
 import pydantic_core
 from pydantic import BaseModel, ConfigDict
 from pydantic.fields import FieldInfo
 
-from helikon.core.context import ToolContext
+from helikon.core.context import RunContext, ToolContext
 from helikon.core.docstrings import parse_docstring
 from helikon.core.items import ContentPart, TextPart
 from helikon.errors import ConfigError, InvalidArgs, ToolError, ToolOther
@@ -122,6 +133,54 @@ def _is_tool_context(annotation: Any) -> bool:
     return isinstance(origin, type) and issubclass(origin, ToolContext)
 
 
+_RUN_CONTEXT_NAMES = ("RunContext", "RunContextWrapper")
+
+
+def _is_run_context(annotation: Any) -> bool:
+    """``RunContext[...]`` (helikon's or Pydantic AI's) or ``RunContextWrapper[...]`` (the
+    OpenAI Agents SDK's), resolved or still a string."""
+    if isinstance(annotation, str):
+        return annotation.strip().strip("'\"").split("[")[0].split(".")[-1] in _RUN_CONTEXT_NAMES
+    origin = get_origin(annotation) or annotation
+    if not isinstance(origin, type):
+        return False
+    return issubclass(origin, RunContext) or origin.__name__ in _RUN_CONTEXT_NAMES
+
+
+def _short(annotation: Any) -> str:
+    """``RunContext[Deps]`` for the alias (class names, not module paths)."""
+    if isinstance(annotation, str):
+        return annotation.strip()
+    origin = get_origin(annotation) or annotation
+    name = getattr(origin, "__name__", None) or repr(origin).replace("typing.", "")
+    args = get_args(annotation)
+    return f"{name}[{', '.join(_short(a) for a in args)}]" if args else name
+
+
+def _context_error(tool: str, param: str, annotation: Any, *, first: bool) -> ConfigError:
+    shown = _short(annotation)
+    if first:
+        return ConfigError(
+            f"tool {tool!r}: parameter {param!r} is annotated {shown}, the run context; a tool "
+            f"receives the tool context instead: annotate it {param}: ToolContext[Deps] (from "
+            f"helikon import ToolContext; {param}.user_ctx is the object the run was given "
+            "with ctx=RunContext.ephemeral(deps), what Pydantic AI calls ctx.deps)"
+        )
+    return ConfigError(
+        f"tool {tool!r}: parameter {param!r} is annotated {shown}; the context must be the "
+        f"first parameter, annotated ToolContext[Deps] ({param}: ToolContext[Deps], then the "
+        "arguments)"
+    )
+
+
+def _annotated_text(annotation: Any) -> str | None:
+    """The plain string in ``Annotated[T, "a description"]``, if there is one."""
+    for meta in getattr(annotation, "__metadata__", ()):
+        if isinstance(meta, str) and meta.strip():
+            return meta.strip()
+    return None
+
+
 def _has_field_description(annotation: Any) -> bool:
     """True when ``Annotated[..., Field(description=...)]`` already describes the argument."""
     for meta in getattr(annotation, "__metadata__", ()):
@@ -200,11 +259,20 @@ class FunctionTool:
         self.effect: ToolEffect = _as_effect(effect, where=f"tool {self.name!r}")
         self._is_async = inspect.iscoroutinefunction(fn)
         sig = inspect.signature(fn)
+        params = list(sig.parameters.values())
         try:
             hints = get_type_hints(fn, include_extras=True)
         except Exception as exc:  # unresolved forward refs
+            for i, p in enumerate(params):
+                if _is_run_context(p.annotation):
+                    raise _context_error(self.name, p.name, p.annotation, first=i == 0) from None
             raise ConfigError(f"tool {self.name!r}: cannot resolve type hints: {exc}") from exc
-        params = list(sig.parameters.values())
+        for i, p in enumerate(params):
+            ann = hints.get(p.name)
+            if _is_run_context(ann):
+                raise _context_error(self.name, p.name, ann, first=i == 0)
+            if i > 0 and _is_tool_context(ann):
+                raise _context_error(self.name, p.name, ann, first=False)
         self._takes_ctx = bool(params) and _is_tool_context(hints.get(params[0].name))
         if self._takes_ctx:
             params = params[1:]
@@ -224,7 +292,8 @@ class FunctionTool:
             if _has_field_description(ann):
                 fields[p.name] = (ann, default)
             else:
-                fields[p.name] = (ann, pydantic.Field(default, description=arg_docs.get(p.name)))
+                described = _annotated_text(ann) or arg_docs.get(p.name)
+                fields[p.name] = (ann, pydantic.Field(default, description=described))
         self._params = [p.name for p in params]
         try:
             self._args_model: type[BaseModel] = _args_model(f"{self.name}_args", fields)

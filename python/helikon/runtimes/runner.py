@@ -22,7 +22,7 @@ import contextlib
 import inspect
 import logging
 from collections.abc import AsyncGenerator, AsyncIterator, Mapping
-from typing import Any
+from typing import Any, Never
 
 from helikon.agents.pause import prepare_resume
 from helikon.core.agent import Agent
@@ -32,7 +32,9 @@ from helikon.core.events import AgentEvent, RunCompleted, RunFailed, RunInterrup
 from helikon.core.result import RunResult, RunResultStreaming
 from helikon.core.run_state import RunState
 from helikon.core.runnable import AgentInput, Runnable, check_run_args, input_items
+from helikon.core.spellings import refuse_other_spellings
 from helikon.errors import AgentOther, ConfigError
+from helikon.runtimes.either_call import either_call
 from helikon.runtimes.resume import claim_resume, session_position
 from helikon.sessions import MemorySession, Session, SessionRecorder, load_conversation
 from helikon.sessions.shield import complete
@@ -41,9 +43,16 @@ __all__ = ["Runner"]
 
 log = logging.getLogger("helikon.runtimes")
 
+_RUN_KWARGS = ("session", "ctx", "run_config")
+
 
 class Runner:
     """Runs agents on sessions (the spec's ``TokioRunner``, for asyncio).
+
+    The runner holds no state: ``Runner.run(agent, input)`` (the OpenAI Agents SDK's
+    spelling) and ``Runner().run(agent, input)`` are the same call, and so are the other
+    methods. ``context=`` is helikon's ``ctx=RunContext.ephemeral(obj)`` and ``max_turns=``
+    is ``run_config=RunConfig(max_turns=N)``; either keyword is refused with that fix.
 
     Example:
         >>> import asyncio
@@ -58,14 +67,17 @@ class Runner:
         ['user_message', 'assistant_message']
     """
 
+    @either_call
     async def run(
         self,
+        /,
         agent: Agent | Runnable,
         input: AgentInput,
         *,
         session: Session | None = None,
         ctx: RunContext[Any] | None = None,
         run_config: RunConfig | None = None,
+        **unexpected: Never,
     ) -> RunResult[Any]:
         """Run to completion; see the module doc for the lifecycle.
 
@@ -74,8 +86,10 @@ class Runner:
             RunError: the run failed (its events are still recorded in the session).
             ConfigError: ``session`` is not a :class:`~helikon.sessions.Session`, ``ctx``
                 not a :class:`RunContext` or ``run_config`` not a :class:`RunConfig`
-                (nothing runs).
+                (nothing runs); ``context=``, ``deps=`` or ``max_turns=`` (the message gives
+                helikon's spelling).
         """
+        refuse_other_spellings("Runner.run", unexpected, _RUN_KWARGS)
         _check_args("Runner.run", session, ctx, run_config)
         stream = self.run_streamed(agent, input, session=session, ctx=ctx, run_config=run_config)
         result: RunResult[Any] = await RunResultStreaming(stream, agent=agent).collect()
@@ -83,14 +97,17 @@ class Runner:
         typed = getattr(agent, "typed_result", None)  # a pattern without one returns text
         return typed(result) if typed is not None else result
 
+    @either_call
     async def run_streamed(
         self,
+        /,
         agent: Agent | Runnable,
         input: AgentInput,
         *,
         session: Session | None = None,
         ctx: RunContext[Any] | None = None,
         run_config: RunConfig | None = None,
+        **unexpected: Never,
     ) -> AsyncIterator[AgentEvent]:
         """Run, yielding every event; the session is written before the terminal event.
 
@@ -109,6 +126,7 @@ class Runner:
             SessionError: the session could not be read (raised at the first iteration).
             ConfigError: as :meth:`run` (raised at the first iteration).
         """
+        refuse_other_spellings("Runner.run_streamed", unexpected, _RUN_KWARGS)
         _check_args("Runner.run_streamed", session, ctx, run_config)
         durable = session is not None
         session = session if session is not None else MemorySession()
@@ -122,6 +140,7 @@ class Runner:
             async for ev in events:
                 yield ev
 
+    @either_call
     async def resume(
         self,
         agent: Agent | Runnable,
@@ -170,6 +189,7 @@ class Runner:
         typed = getattr(agent, "typed_result", None)
         return typed(result) if typed is not None else result
 
+    @either_call
     async def resume_streamed(
         self,
         agent: Agent | Runnable,

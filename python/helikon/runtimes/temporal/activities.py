@@ -113,7 +113,7 @@ class AgentActivities:
         hb = self.heartbeat_interval
         return Prepared(
             agent=agent.name,
-            instructions=agent.render_instructions(ctx),
+            instructions=await agent.render_instructions(ctx),
             tools=[
                 {"name": t.name, "description": t.description, "parameters": t.parameters}
                 for t in agent.tools
