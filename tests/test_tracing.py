@@ -137,6 +137,15 @@ async def test_no_response_attributes_when_the_model_names_none(
     assert "gen_ai.response.id" not in chat.attributes
 
 
+async def test_chat_span_sets_the_cache_reads_apart(spans: InMemorySpanExporter) -> None:
+    model = MockModel([[Text("hi"), Usage(10, 2, cached_input=6)]])
+    await Agent(name="f", model=model).run("q")
+    chat = next(s for s in spans.get_finished_spans() if s.name == "chat mock")
+    assert chat.attributes["gen_ai.usage.input_tokens"] == 10  # the whole prompt
+    assert chat.attributes["gen_ai.usage.cache_read.input_tokens"] == 6
+    assert "gen_ai.usage.cache_creation.input_tokens" not in chat.attributes
+
+
 async def test_errors_are_marked(spans: InMemorySpanExporter) -> None:
     model = MockModel([[Call("c1", "lookup", {"q": "bad"})], [Fail("Unavailable", "down")]])
     events = [e async for e in Agent(name="f", model=model, tools=[lookup]).stream("q")]

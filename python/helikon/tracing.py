@@ -10,7 +10,9 @@ trace tree of a run is::
         ├── chat {model}            gen_ai.operation.name=chat, gen_ai.provider.name,
         │                           gen_ai.request.model, gen_ai.usage.input_tokens,
         │                           gen_ai.usage.output_tokens, gen_ai.response.finish_reasons,
-        │                           gen_ai.response.model, gen_ai.response.id (when named)
+        │                           gen_ai.response.model, gen_ai.response.id (when named),
+        │                           gen_ai.usage.cache_read.input_tokens,
+        │                           gen_ai.usage.cache_creation.input_tokens (when not 0)
         └── execute_tool {tool}     gen_ai.operation.name=execute_tool, gen_ai.tool.name,
                                     gen_ai.tool.call.id, error.type (on failure); span
                                     events a tool reports (``network_access``: helikon.host,
@@ -141,11 +143,18 @@ class RunSpans:
         error: str | None,
         response_model: str | None = None,
         response_id: str | None = None,
+        cache_read_tokens: int = 0,
+        cache_write_tokens: int = 0,
     ) -> None:
-        """Record usage, finish reason, the answering model and the response id (or the
-        error) and end a chat span."""
+        """Record usage (input tokens include the prompt-cache reads and writes, also set
+        apart when not zero), finish reason, the answering model and the response id (or
+        the error) and end a chat span."""
         span.set_attribute("gen_ai.usage.input_tokens", input_tokens)
         span.set_attribute("gen_ai.usage.output_tokens", output_tokens)
+        if cache_read_tokens:
+            span.set_attribute("gen_ai.usage.cache_read.input_tokens", cache_read_tokens)
+        if cache_write_tokens:
+            span.set_attribute("gen_ai.usage.cache_creation.input_tokens", cache_write_tokens)
         if finish is not None:
             span.set_attribute("gen_ai.response.finish_reasons", [finish])
         if response_model is not None:

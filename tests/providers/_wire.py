@@ -247,6 +247,19 @@ def assert_usage(
     return usage
 
 
+def whole_prompt(expected: Mapping[str, int], read: str, written: str) -> dict[str, int]:
+    """The index's usage with ``input_tokens`` as helikon counts it: the whole prompt.
+
+    The index keeps the provider's own counters; Anthropic's ``input_tokens`` and Bedrock's
+    ``inputTokens`` are the uncached part only, so the cache reads (``read``) and writes
+    (``written``) are added, as :class:`~helikon.Usage` says ``input_tokens`` includes them.
+    """
+    out = dict(expected)
+    if "input_tokens" in out:
+        out["input_tokens"] += out.get(read, 0) + out.get(written, 0)
+    return out
+
+
 def assert_extracted(out: Outcome, expected: Mapping[str, Any]) -> None:
     """The text and the tool calls (ids, names, parsed arguments)."""
     assert out.text == expected["text"]

@@ -308,13 +308,13 @@ async def test_stream_events_usage_and_finish() -> None:
         ToolCallDelta(call_id="toolu_1", args_delta='{"q": '),
         ToolCallDelta(call_id="toolu_1", args_delta='"x"}'),
         UsageReported(
-            usage=Usage(
-                input_tokens=12,
+            usage=Usage(  # input: 12 uncached + 4000 read from + 7 written to the cache
+                input_tokens=4019,
                 output_tokens=40,
                 cached_input_tokens=4000,
                 cache_write_input_tokens=7,
                 reasoning_tokens=30,
-                total_tokens=52,
+                total_tokens=4059,
             )
         ),
         Finish(
@@ -355,7 +355,8 @@ async def test_message_delta_input_counters_replace_message_start() -> None:
     ]
     events, _, _ = await run_against([(200, {}, stream)])
     usage = next(e for e in events if isinstance(e, UsageReported)).usage
-    assert (usage.input_tokens, usage.output_tokens, usage.cached_input_tokens) == (5, 9, 2)
+    # input: 5 uncached + 2 read from the cache
+    assert (usage.input_tokens, usage.output_tokens, usage.cached_input_tokens) == (7, 9, 2)
 
 
 async def test_non_streamed_message() -> None:

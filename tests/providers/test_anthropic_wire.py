@@ -26,6 +26,7 @@ from tests.providers._wire import (
     assert_usage,
     collect,
     replaying,
+    whole_prompt,
     wire_entries,
 )
 
@@ -251,7 +252,11 @@ def check_outcome(out: Outcome, expected: dict[str, Any]) -> None:
         return
     assert out.error is None, out.error
     assert_extracted(out, expected)
-    usage = assert_usage(out, expected["usage"], USAGE_FIELDS)
+    usage = assert_usage(
+        out,
+        whole_prompt(expected["usage"], "cache_read_input_tokens", "cache_creation_input_tokens"),
+        USAGE_FIELDS,
+    )
     assert usage.total_tokens == usage.input_tokens + usage.output_tokens
     assert_one_finish(out, expected["finish_reason"])
     assert_answered_by(out, expected["model"], expected["response_id"])
@@ -458,3 +463,21 @@ async def test_recorded_parallel_tool_loop_with_cache_breakpoints() -> None:
     first = sent[0]["messages"]
     assert first[0]["content"][-1].pop("cache_control") == {"type": "ephemeral"}
     assert normalize_messages(first) == normalize_messages(recorded[0].request_body["messages"])
+
+
+async def test_cache_writes_and_reads_count_in_the_whole_prompt() -> None:
+    """The recorded cache write then read: Anthropic's input_tokens (8, then 12) is the
+    uncached part; helikon's is the whole prompt: + 4167 written, then + 4167 read."""
+    entry = next(e for e in ENTRIES if e["file"] == "anthropic/messages_cache_write_read.yaml")
+    usages = []
+    with replaying(entry) as (server, exchanges):
+        for turn in exchanges:
+            model = model_for(turn.facts.get("request"), server, turn.body)
+            try:
+                out = await collect(model, request_from_recorded(turn.body))
+            finally:
+                await model.aclose()
+            u = out.usages[0].usage
+            fields = ("input_tokens", "cached_input_tokens", "cache_write_input_tokens")
+            usages.append(tuple(getattr(u, f) for f in (*fields, "output_tokens", "total_tokens")))
+    assert usages == [(8 + 4167, 0, 4167, 204, 4379), (12 + 4167, 4167, 0, 350, 4529)]

@@ -70,13 +70,14 @@ def _offline_aws(monkeypatch: pytest.MonkeyPatch) -> None:
 
 async def test_guardrail_stop_is_a_content_filter_and_usage_counts_the_cache() -> None:
     frames = text_stream("Sorry.", stop="guardrail_intervened")
-    frames[-1] = usage_event(20, 2, cacheReadInputTokens=7, cacheWriteInputTokens=3)
+    frames[-1] = usage_event(20, 2, cacheReadInputTokens=7, cacheWriteInputTokens=3, totalTokens=32)
     server = ReplayServer.from_responses([stream_response(frames)], path=route(CLAUDE, stream=True))
     with server:
         model = BedrockModel.converse(CLAUDE, client=client_at(server.base_url))
         events = await events_of(model, ask())
     usage = next(e.usage for e in events if e.type == "usage")
-    assert (usage.input_tokens, usage.output_tokens, usage.total_tokens) == (20, 2, 22)
+    # input: 20 uncached + 7 read from + 3 written to the cache (Bedrock's total counts them)
+    assert (usage.input_tokens, usage.output_tokens, usage.total_tokens) == (30, 2, 32)
     assert (usage.cached_input_tokens, usage.cache_write_input_tokens) == (7, 3)
     assert (events[-1].reason, events[-1].raw) == (
         FinishReason.CONTENT_FILTER,

@@ -32,6 +32,7 @@ from tests.providers._wire import (
     get_capital,
     get_temperature,
     replaying,
+    whole_prompt,
     wire_entries,
 )
 from tests.providers.test_bedrock_support import client_at, offline_aws
@@ -244,7 +245,12 @@ def check_outcome(
         return
     assert out.error is None, out.error
     assert_extracted(out, expected)
-    usage = assert_usage(out, expected["usage"], USAGE_FIELDS)
+    usage = assert_usage(
+        out,
+        whole_prompt(expected["usage"], "cache_read_input_tokens", "cache_write_input_tokens"),
+        USAGE_FIELDS,
+    )
+    assert usage.total_tokens == usage.input_tokens + usage.output_tokens
     # Bedrock counts reasoning inside outputTokens and reports no separate count
     assert_reasoning_in_output(usage, expected["usage"])
     assert_one_finish(out, expected["finish_reason"])
@@ -380,3 +386,24 @@ async def test_recorded_tool_loop_runs_as_an_agent() -> None:
             want["toolConfig"]["tools"]
         )
         assert sent[k]["messages"] == want["messages"]  # status "success" included, as recorded
+
+
+async def test_cache_writes_and_reads_count_in_the_whole_prompt() -> None:
+    """The recorded cache write then read: inputTokens 2 each time, plus 1322 written, then
+    1322 read; helikon's input_tokens is the whole prompt (1324), as Bedrock's totalTokens
+    (1329) already counts it."""
+    entry = next(e for e in ENTRIES if e["file"] == "bedrock/converse_cache_write_read.yaml")
+    usages = []
+    with replaying(entry) as (server, exchanges):
+        for turn in exchanges:
+            model = BedrockModel.converse(
+                model_id_of(turn.recorded.path),
+                client=client_for(server),
+                stream=turn.facts["stream"],
+                cache=cache_from_recorded(turn.body),
+            )
+            out = await collect(model, request_from_recorded(turn.body))
+            u = out.usages[0].usage
+            fields = ("input_tokens", "cached_input_tokens", "cache_write_input_tokens")
+            usages.append(tuple(getattr(u, f) for f in (*fields, "output_tokens", "total_tokens")))
+    assert usages == [(1324, 0, 1322, 5, 1329), (1324, 1322, 0, 5, 1329)]

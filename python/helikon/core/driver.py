@@ -254,6 +254,8 @@ class _Run:
                     error=error,
                     response_model=acc.model,
                     response_id=acc.response_id,
+                    cache_read_tokens=acc.usage.cached_input_tokens,
+                    cache_write_tokens=acc.usage.cache_write_input_tokens,
                 )
 
     # ----------------------------------------------------------------- tools

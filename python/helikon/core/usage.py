@@ -10,10 +10,19 @@ __all__ = ["Usage"]
 class Usage(BaseModel):
     """Token counts for one model turn or a whole run (all counts are tokens).
 
-    ``cached_input_tokens`` and ``reasoning_tokens`` are subsets of ``input_tokens`` and
-    ``output_tokens`` as the provider reports them; ``total_tokens`` is the provider's total
-    (or input + output when the provider gives none). ``cache_write_input_tokens`` counts
-    tokens written to a prompt cache (Anthropic, Bedrock).
+    The same on every provider:
+
+    * ``input_tokens`` is the whole prompt, tokens read from or written to a prompt cache
+      included (OpenTelemetry GenAI ``gen_ai.usage.input_tokens``, which should include
+      cached tokens). OpenAI's ``prompt_tokens`` / ``input_tokens`` and Gemini's
+      ``promptTokenCount`` already count them; Anthropic's ``input_tokens`` and Bedrock's
+      ``inputTokens`` count only the uncached part, so their adapters add the cache reads and
+      writes.
+    * ``cached_input_tokens`` (read from a prompt cache; ``gen_ai.usage.cache_read.input_tokens``)
+      and ``cache_write_input_tokens`` (written to one, Anthropic and Bedrock;
+      ``gen_ai.usage.cache_creation.input_tokens``) are parts of ``input_tokens``.
+    * ``reasoning_tokens`` is part of ``output_tokens`` (the whole answer, thinking included).
+    * ``total_tokens`` is the provider's total, or input + output when it gives none.
     """
 
     model_config = ConfigDict(frozen=True)

@@ -258,14 +258,16 @@ class MessageTurn:
         if data:
             yield ProviderMetadata(data=data)
         if self.usage_seen:
+            # Anthropic's input_tokens is the uncached part only; helikon's is the whole prompt
+            prompt = self.input_tokens + self.cache_read + self.cache_write
             yield UsageReported(
                 usage=Usage(
-                    input_tokens=self.input_tokens,
+                    input_tokens=prompt,
                     output_tokens=self.output_tokens,
                     cached_input_tokens=self.cache_read,
                     cache_write_input_tokens=self.cache_write,
                     reasoning_tokens=self.reasoning_tokens,
-                    total_tokens=self.input_tokens + self.output_tokens,
+                    total_tokens=prompt + self.output_tokens,
                 )
             )
         if self.stop_reason is None:

@@ -195,15 +195,18 @@ class ConverseTurn:
         data = _map(usage)
         if not data:
             return
-        input_tokens = _count(data.get("inputTokens")) or 0
+        cache_read = _count(data.get("cacheReadInputTokens")) or 0
+        cache_write = _count(data.get("cacheWriteInputTokens")) or 0
+        # Bedrock's inputTokens is the uncached part only; helikon's is the whole prompt
+        input_tokens = (_count(data.get("inputTokens")) or 0) + cache_read + cache_write
         output_tokens = _count(data.get("outputTokens")) or 0
         total = _count(data.get("totalTokens"))
         self.usage = Usage(
             input_tokens=input_tokens,
             output_tokens=output_tokens,
             total_tokens=total if total is not None else input_tokens + output_tokens,
-            cached_input_tokens=_count(data.get("cacheReadInputTokens")) or 0,
-            cache_write_input_tokens=_count(data.get("cacheWriteInputTokens")) or 0,
+            cached_input_tokens=cache_read,
+            cache_write_input_tokens=cache_write,
         )
 
     # ------------------------------------------------------------------ entry points
