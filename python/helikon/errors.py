@@ -22,6 +22,8 @@ keeps working for callers who do not know helikon::
     │   ├── MaxTurnsExceeded
     │   ├── MaxAgentDepthExceeded
     │   ├── InvalidStructuredOutput(AgentError, ValueError)
+    │   │   └── OutputRetriesExceeded                 an output validator kept asking for a retry
+    │   ├── ToolRetriesExceeded                       a tool kept asking for a retry (or bad args)
     │   ├── Cancelled
     │   ├── RunTimeout(AgentError, TimeoutError)
     │   ├── NotImplementedPhase(AgentError, NotImplementedError)
@@ -32,6 +34,8 @@ keeps working for callers who do not know helikon::
     ├── RunError                                      raised by ``run()`` / ``collect()``;
     │                                                 ``.error`` holds the AgentError
     ├── OutputTypeError(HelikonError, TypeError)      ``final_output_as(T)``: not a ``T``
+    ├── ModelRetry                                    raised by a tool or output validator:
+    │                                                 send the model back with the reason
     ├── SandboxUnavailable                            the OS cannot enforce the sandbox asked for
     ├── HookError                                     a hook's ``on_event`` raised
     ├── RunInterruptedError                           ``run()`` paused for approval (``.state``)
@@ -79,8 +83,10 @@ __all__ = [
     "MaxTurnsExceeded",
     "ModelError",
     "ModelOther",
+    "ModelRetry",
     "ModelUnavailable",
     "NotImplementedPhase",
+    "OutputRetriesExceeded",
     "OutputTypeError",
     "RateLimited",
     "Refused",
@@ -91,6 +97,7 @@ __all__ = [
     "ToolDenied",
     "ToolError",
     "ToolOther",
+    "ToolRetriesExceeded",
     "TransportError",
 ]
 
@@ -269,22 +276,100 @@ class MaxAgentDepthExceeded(AgentError):
 
 
 class InvalidStructuredOutput(AgentError, ValueError):
-    """The final answer did not validate against ``output_type`` after one repair turn."""
+    """The final answer did not validate against ``output_type`` after the repair turns
+    (``Agent(retries=...)``, default one).
+
+    Attributes:
+        schema_errors: one string per problem, ``"path: message"``.
+        final_text: the last answer's text (the output tool's arguments as JSON, in tool mode).
+        attempts: the repair turns spent (0 with ``retries=0``).
+    """
 
     kind = "InvalidStructuredOutput"
 
-    def __init__(self, schema_errors: list[str], final_text: str) -> None:
+    def __init__(self, schema_errors: list[str], final_text: str, attempts: int = 1) -> None:
         self.schema_errors = list(schema_errors)
         self.final_text = final_text
+        self.attempts = attempts
         super().__init__(
-            "invalid structured output after one repair attempt: " + "; ".join(self.schema_errors)
+            f"invalid structured output after {_repairs(attempts)}: "
+            + "; ".join(self.schema_errors)
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        out = {
+            **super().to_dict(),
+            "schema_errors": self.schema_errors,
+            "final_text": self.final_text,
+        }
+        if self.attempts != 1:
+            out["attempts"] = self.attempts
+        return out
+
+
+def _repairs(n: int) -> str:
+    return "one repair attempt" if n == 1 else f"{n} repair attempts"
+
+
+class OutputRetriesExceeded(InvalidStructuredOutput):
+    """An output validator raised :class:`ModelRetry` after the last repair turn.
+
+    Attributes:
+        validator: the validator's name (its ``__qualname__``).
+        reason: what the validator said last (also ``schema_errors[0]``).
+        retries: the agent's ``retries`` bound.
+    """
+
+    kind = "OutputRetriesExceeded"
+
+    def __init__(self, validator: str, reason: str, final_text: str, retries: int) -> None:
+        super().__init__([reason], final_text, retries)
+        self.validator = validator
+        self.reason = reason
+        self.retries = retries
+        AgentError.__init__(
+            self,
+            f"output validator {validator!r} asked for a retry after {_repairs(retries)}: {reason}",
         )
 
     def to_dict(self) -> dict[str, Any]:
         return {
             **super().to_dict(),
-            "schema_errors": self.schema_errors,
-            "final_text": self.final_text,
+            "validator": self.validator,
+            "reason": self.reason,
+            "retries": self.retries,
+        }
+
+
+class ToolRetriesExceeded(AgentError):
+    """A tool raised :class:`ModelRetry`, or got invalid arguments, more often than its
+    ``retries`` bound (``@tool(retries=...)``, else ``Agent(retries=...)``, default one).
+
+    Attributes:
+        tool: the tool's name.
+        reason: the last retry reason (or the argument errors, joined by ``"; "``).
+        retries: the bound.
+        invalid_args: the last round was invalid arguments, not a :class:`ModelRetry`.
+    """
+
+    kind = "ToolRetriesExceeded"
+
+    def __init__(self, tool: str, reason: str, retries: int, *, invalid_args: bool = False) -> None:
+        self.tool = tool
+        self.reason = reason
+        self.retries = retries
+        self.invalid_args = invalid_args
+        fed = "once" if retries == 1 else f"{retries} times"
+        what = "got invalid arguments again" if invalid_args else "asked for a retry again"
+        super().__init__(f"tool {tool!r} {what} after the errors were fed back {fed}: {reason}")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            **super().to_dict(),
+            "tool": self.tool,
+            "reason": self.reason,
+            "retries": self.retries,
+            "invalid_args": self.invalid_args,
         }
 
 
@@ -539,6 +624,23 @@ class RunInterruptedError(HelikonError):
         self.state = state
         self.events = events or []
         self.usage = usage
+
+
+class ModelRetry(HelikonError):
+    """Raise from a tool or an output validator to send the model back with ``reason``.
+
+    From a tool, the reason is the call's (error) result and the model may call again; from
+    an output validator, the reason is listed in the repair message and the model answers
+    again. Bounded by ``retries`` (per tool, else per agent; default one), after which the run
+    fails with :class:`ToolRetriesExceeded` or :class:`OutputRetriesExceeded`.
+
+    Example:
+        >>> raise ModelRetry("the date must be in the future")  # doctest: +SKIP
+    """
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
 
 
 class OutputTypeError(HelikonError, TypeError):

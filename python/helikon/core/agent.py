@@ -20,6 +20,15 @@ from helikon.core.model import Model, ModelSettings
 from helikon.core.model_ref import resolve_model
 from helikon.core.output import OutputType
 from helikon.core.result import RunResult
+from helikon.core.retries import (
+    DEFAULT_OUTPUT_TOOL,
+    OutputValidator,
+    RetryRules,
+    check_output_mode,
+    check_retries,
+    check_validator,
+    resolve_output_mode,
+)
 from helikon.core.runnable import AgentInput, check_run_args, collect_run, run_blocking
 from helikon.core.spellings import refuse_other_spellings
 from helikon.core.tool import FunctionTool, Tool, ToolEffect
@@ -59,6 +68,10 @@ def _as_list(arg: str, value: Any, one: str, is_one: Callable[[Any], bool]) -> l
     if isinstance(value, str | bytes | dict) or not isinstance(value, Iterable):
         raise ConfigError(f"Agent({arg}=...) must be a list of {one}s, got {type(value).__name__}")
     return list(value)
+
+
+def _never(_: Any) -> bool:
+    return False
 
 
 def _check_tool(i: int, t: Any) -> None:
@@ -108,6 +121,15 @@ class Agent(Generic[CtxT, OutT]):
         output_guardrails: checks on the final answer before it is returned. An answer given
             after a handoff passes the answering agent's output guardrails, then those of
             every agent that handed off on the way (this one's included).
+        output_mode: how a run with tools gets its typed answer: ``"tool"`` (an output tool
+            the model calls to finish), ``"native"`` (the schema as response format alongside
+            the tools) or ``"finalize"`` (alias ``"prompted"``: one more call without tools);
+            ``None`` takes the model's default (see :mod:`helikon.core.retries`).
+        output_validators: functions ``fn(output)`` or ``fn(ctx, output)`` (sync or async) run
+            on each valid typed answer; raising :class:`~helikon.ModelRetry` sends the model
+            back with the reason (also ``@agent.output_validator``).
+        retries: repair turns an invalid answer gets (default 1), and the default bound of
+            each tool's ``ModelRetry``/invalid-argument rounds (``@tool(retries=)`` overrides).
 
     Raises:
         TypeError: ``name`` or ``model`` is missing.
@@ -144,6 +166,9 @@ class Agent(Generic[CtxT, OutT]):
         hooks: Sequence[Hook] = (),
         input_guardrails: Sequence[Guardrail] = (),
         output_guardrails: Sequence[Guardrail] = (),
+        output_mode: str | None = None,
+        output_validators: Sequence[OutputValidator] = (),
+        retries: int = 1,
         **unexpected: Never,
     ) -> None:
         refuse_other_spellings("Agent", unexpected, _AGENT_KWARGS)
@@ -208,7 +233,22 @@ class Agent(Generic[CtxT, OutT]):
                 check_guardrail(f"Agent({name}=...): {name}[{i}]", g)
         for i, hook in enumerate(self.hooks):
             check_hook(f"Agent(hooks=...): hooks[{i}]", hook)
-        self._native_configs: dict[int, Any] = {}
+        self.output_mode = check_output_mode("Agent(output_mode=...)", output_mode)
+        self.retries = check_retries("Agent(retries=...)", retries)
+        mode = resolve_output_mode(self.output_mode, model)
+        if output_type is not None and mode == "tool" and DEFAULT_OUTPUT_TOOL in seen:
+            raise ConfigError(
+                f"Agent(tools=...): a tool is named {DEFAULT_OUTPUT_TOOL!r}, the output tool's "
+                "name in output_mode='tool'; rename the tool, or pass output_mode='native' or "
+                "'finalize'"
+            )
+        self.output_validators: list[OutputValidator] = [
+            check_validator(f"Agent(output_validators=...): output_validators[{i}]", fn)
+            for i, fn in enumerate(
+                _as_list("output_validators", output_validators, "validator", _never)
+            )
+        ]
+        self._native_configs: dict[tuple[int, str, int], Any] = {}
 
     def __repr__(self) -> str:
         return f"Agent(name={self.name!r}, model={getattr(self.model, 'model', '?')!r})"
@@ -242,9 +282,34 @@ class Agent(Generic[CtxT, OutT]):
                 owners[spec.tool_name] = mine
         return out
 
+    def output_validator(self, fn: OutputValidator) -> OutputValidator:
+        """Decorator: add ``fn`` to :attr:`output_validators` (returned unchanged).
+
+        Raises:
+            ConfigError: ``fn`` takes neither ``(output)`` nor ``(ctx, output)``.
+        """
+        self.output_validators.append(check_validator("@agent.output_validator", fn))
+        return fn
+
+    @property
+    def retry_rules(self) -> RetryRules:
+        """The output mode (resolved against the model), validators and retry bounds."""
+        limits = {
+            t.name: r for t in self.tools if isinstance(r := getattr(t, "retries", None), int)
+        }
+        return RetryRules(
+            mode=resolve_output_mode(self.output_mode, self.model),
+            retries=self.retries,
+            tool_name=DEFAULT_OUTPUT_TOOL,
+            validators=tuple(self.output_validators),
+            tool_retries={name: n for name, n in limits.items() if isinstance(n, int)},
+        )
+
     def native_config(self, max_turns: int) -> Any:
-        """The compiled loop configuration (built once per ``max_turns``)."""
-        cfg = self._native_configs.get(max_turns)
+        """The compiled loop configuration (built once per ``max_turns``, mode and retries)."""
+        mode = resolve_output_mode(self.output_mode, self.model)
+        key = (max_turns, mode, self.retries)
+        cfg = self._native_configs.get(key)
         if cfg is None:
             ot = self.output_type
             cfg = LoopConfig(
@@ -253,9 +318,11 @@ class Agent(Generic[CtxT, OutT]):
                     [(t.name, t.description) for t in self.tools],
                     [(s.tool_name, s.target, s.description) for s in self.handoff_specs],
                     None if ot is None else (ot.name, ot.schema),
+                    output_mode=mode,
+                    output_retries=self.retries,
                 )
             )
-            self._native_configs[max_turns] = cfg
+            self._native_configs[key] = cfg
         return cfg
 
     @property

@@ -16,6 +16,7 @@ from helikon.core.handoff import HandoffSpec
 from helikon.core.hooks import Hook
 from helikon.core.model import Model, ModelSettings
 from helikon.core.output import OutputType
+from helikon.core.retries import RetryRules
 from helikon.core.tool import Tool
 
 __all__ = ["DrivenAgent"]
@@ -45,6 +46,8 @@ class DrivenAgent(Protocol):
     def input_guardrails(self) -> Sequence[Guardrail]: ...
     @property
     def output_guardrails(self) -> Sequence[Guardrail]: ...
+    @property
+    def retry_rules(self) -> RetryRules: ...
 
     def native_config(self, max_turns: int) -> Any:
         """The compiled native ``LoopConfig`` for ``max_turns``."""

@@ -58,10 +58,11 @@ from helikon.core.items import (
     UserMessage,
     text_of,
 )
-from helikon.core.loop_core import LoopCore, request_settings, turn_plan, validate_output
+from helikon.core.loop_core import LoopCore, request_settings, turn_plan
 from helikon.core.loop_native import call_of, run_started
 from helikon.core.model import ModelRequest, ModelSettings, ToolDef
 from helikon.core.pause import CALLING_APPROVALS, Approvals, ResumePlan, pause_state
+from helikon.core.retries import judge_output, output_tool_def
 from helikon.core.run_state import RunState
 from helikon.core.runnable import AgentInput, input_items
 from helikon.core.tool import Tool
@@ -147,7 +148,9 @@ class _Run:
         self.input_guard = input_guard
         self.tools: dict[str, Tool] = {t.name: t for t in agent.tools}
         self.handoffs = {h.tool_name: h for h in agent.handoff_specs}
-        self.core = LoopCore(agent.native_config(config.max_turns), self.handoffs)
+        self.core = LoopCore(
+            agent.native_config(config.max_turns), self.handoffs, policy=agent.retry_rules
+        )
         self._usage: Usage | None = None
         self.hooks = [*agent.hooks, *ctx.hooks]
         self.injected: list[str] = []
@@ -215,6 +218,8 @@ class _Run:
             elif name in self.handoffs:
                 h = self.handoffs[name]
                 tools.append(ToolDef(name, h.description, dict(_TRANSFER_SCHEMA)))
+            elif self.agent.output_type is not None and name == self.core.policy.tool_name:
+                tools.append(output_tool_def(self.agent.output_type, name))
         settings = request_settings(
             self.agent.model_settings,
             self.agent.output_type,
@@ -480,13 +485,14 @@ class _Run:
         del request
         items = acc.items(self.agent.name)
         core = self.core
-        verdict = validate_output(self.agent.output_type, items) if core.validating else None
+        verdict = await judge_output(self.agent.output_type, core, self.ctx, items)
         self._pending = core.model_replied(
             conversation,
             items,
             acc.usage,
             acc.finish.value,
-            verdict,
+            verdict.errors,
+            verdict.validator,
             model=acc.model,
             response_id=acc.response_id,
         )
@@ -569,6 +575,7 @@ class _Run:
             self.agent.native_config(self.config.max_turns),
             self.handoffs,
             json.dumps(state.loop_state),
+            policy=self.agent.retry_rules,
         )
         conversation = await _with_instructions(
             self.agent, self.ctx, list(state.conversation or [])

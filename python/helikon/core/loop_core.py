@@ -50,9 +50,16 @@ from helikon.core.loop_native import (
 from helikon.core.model import JsonSchemaFormat, ModelSettings
 from helikon.core.output import OutputType
 from helikon.core.repair import ConversationCheck
+from helikon.core.retries import RetryRules
 from helikon.core.tool_exec import CallOutcome
 from helikon.core.usage import Usage
-from helikon.errors import AgentError, AgentOther
+from helikon.errors import (
+    AgentError,
+    AgentOther,
+    InvalidStructuredOutput,
+    OutputRetriesExceeded,
+    ToolRetriesExceeded,
+)
 
 __all__ = [
     "EMPTY_CONVERSATION",
@@ -152,6 +159,8 @@ class LoopCore:
         handoff_tools: the agent's transfer-tool names (their calls are remembered, each
             gets a result when the handoff happens).
         state_json: a state :meth:`state_json` wrote, to resume from (default: the start).
+        policy: the agent's output mode and retry bounds (the mode must be the one ``config``
+            was built with).
     """
 
     __slots__ = (
@@ -162,7 +171,9 @@ class LoopCore:
         "invalid_args_seen",
         "items",
         "machine",
+        "policy",
         "results",
+        "retry_by",
         "validating",
     )
 
@@ -171,6 +182,7 @@ class LoopCore:
         config: Any,
         handoff_tools: Collection[str] = frozenset(),
         state_json: str | None = None,
+        policy: RetryRules | None = None,
     ) -> None:
         self.machine: Any = LoopRun(config, state_json)
         self.handoff_tools = handoff_tools
@@ -181,7 +193,11 @@ class LoopCore:
         self.answered: tuple[str | None, str | None] = (None, None)
         #: the last tool results, likewise
         self.results: list[ToolResult] = []
-        self.invalid_args_seen: set[str] = set()
+        #: retry rounds (invalid arguments or ModelRetry) per tool name
+        self.invalid_args_seen: dict[str, int] = {}
+        self.policy = policy if policy is not None else RetryRules()
+        #: the output validator whose ModelRetry the last verdict carried
+        self.retry_by: str | None = None
         #: transfer calls seen since the last handoff, in order
         self.handoff_calls: list[str] = []
         #: whether the current model turn's answer is validated (structured output)
@@ -209,11 +225,23 @@ class LoopCore:
         return step
 
     def event(self, ref: tuple[str, Any]) -> AgentEvent:
-        """The event a step's reference stands for (a transfer call is remembered)."""
+        """The event a step's reference stands for (a transfer call is remembered; an
+        output failure says how many repair turns were spent, and names the validator
+        when one asked for the last retry)."""
         ev = event_of(ref, self.items, self.results, self.answered)
         if ev.type == "tool_call_item" and ev.item.name in self.handoff_tools:
             self.handoff_calls.append(ev.item.call_id)
+        elif ev.type == "run_failed" and ev.error.get("kind") == "InvalidStructuredOutput":
+            ev = ev.model_copy(update={"error": self._output_failure(ev.error).to_dict()})
         return ev
+
+    def _output_failure(self, error: dict[str, Any]) -> InvalidStructuredOutput:
+        errors = list(error.get("schema_errors", []))
+        text = str(error.get("final_text", ""))
+        retries = self.policy.retries
+        if self.retry_by is not None and errors:
+            return OutputRetriesExceeded(self.retry_by, errors[0], text, retries)
+        return InvalidStructuredOutput(errors, text, retries)
 
     def appended(self, conversation: list[Item], appends: str | None) -> None:
         """Add the items a step appends (a structured-output repair prompt) to the
@@ -233,7 +261,10 @@ class LoopCore:
         repairs = self.check.repair(conversation)
         if nothing_to_send(conversation):
             return repairs, AgentOther(EMPTY_CONVERSATION)
-        self.validating = self.machine.state in _VALIDATING_STATES
+        state = self.machine.state
+        self.validating = state in _VALIDATING_STATES or (
+            state == "CallingModel" and self.policy.mode != "finalize"
+        )
         return repairs, None
 
     def model_replied(
@@ -243,6 +274,7 @@ class LoopCore:
         usage: Usage,
         finish_reason: str,
         validation: list[str] | None,
+        retry_by: str | None = None,
         *,
         model: str | None = None,
         response_id: str | None = None,
@@ -256,12 +288,14 @@ class LoopCore:
             finish_reason: the turn's :class:`~helikon.core.turn.FinishReason` value.
             validation: :func:`validate_output`'s verdict (ignored unless
                 :attr:`validating`).
+            retry_by: the output validator that produced ``validation`` (its ModelRetry).
             model: the model that answered, when the provider named it; the turn's
                 ``MessageOutput`` / ``ToolCallItem`` events carry it.
             response_id: the provider's id of the response, likewise.
         """
         self.items = items
         self.answered = (model, response_id)
+        self.retry_by = retry_by
         conv = "[]"
         if self.handoff_tools and any(
             isinstance(i, ToolCall) and i.name in self.handoff_tools for i in items
@@ -293,26 +327,32 @@ class LoopCore:
     def invalid_args_error(
         self, calls: Sequence[ToolCall], outcomes: Sequence[CallOutcome]
     ) -> AgentError | None:
-        """The one-feedback-round rule for invalid tool arguments.
+        """The retry bound of tools: invalid arguments and :class:`~helikon.ModelRetry`.
 
-        A tool whose arguments were invalid in an earlier turn ends the run when they are
-        invalid again; several bad calls in one turn count as one round.
+        Each turn in which a tool got invalid arguments or asked for a retry is one round
+        for that tool (several calls in one turn count once); a round past the tool's bound
+        (``RetryRules.tool_limit``, default 1) ends the run.
 
         Returns:
-            The error that ends the run, else ``None`` (this turn's offenders are noted).
+            :class:`~helikon.errors.ToolRetriesExceeded` naming the tool, else ``None`` (this
+            turn's rounds are counted).
         """
-        invalid: set[str] = set()
+        seen: set[str] = set()
         for call, outcome in zip(calls, outcomes, strict=True):
-            if outcome.invalid_args is None:
+            if outcome.invalid_args is None and outcome.retry is None:
                 continue
             name = call.name
-            if name in self.invalid_args_seen:
-                return AgentOther(
-                    f"tool {name!r} got invalid arguments again after the errors were fed "
-                    f"back once: {'; '.join(outcome.invalid_args)}"
-                )
-            invalid.add(name)
-        self.invalid_args_seen |= invalid
+            if name in seen:
+                continue
+            seen.add(name)
+            rounds = self.invalid_args_seen.get(name, 0) + 1
+            limit = self.policy.tool_limit(name)
+            if rounds > limit:
+                if outcome.invalid_args is not None:
+                    reason = "; ".join(outcome.invalid_args)
+                    return ToolRetriesExceeded(name, reason, limit, invalid_args=True)
+                return ToolRetriesExceeded(name, outcome.retry or "", limit)
+            self.invalid_args_seen[name] = rounds
         return None
 
     def tools_replied(

@@ -52,6 +52,9 @@ def loop_config_json(
     tools: list[tuple[str, str]],
     handoffs: list[tuple[str, str, str]],
     output_type: tuple[str, dict[str, Any]] | None,
+    *,
+    output_mode: str = "finalize",
+    output_retries: int = 1,
 ) -> str:
     """The native ``LoopConfig`` JSON.
 
@@ -60,15 +63,23 @@ def loop_config_json(
         tools: ``(name, description)`` of each regular tool, in the agent's order.
         handoffs: ``(tool_name, target, description)`` of each transfer tool.
         output_type: ``(name, JSON Schema)`` of the structured output, if any.
+        output_mode: ``"finalize"``, ``"native"`` or ``"tool"`` (see
+            :mod:`helikon.core.retries`).
+        output_retries: repair turns an invalid answer gets.
     """
+    out: dict[str, Any] | None = None
+    if output_type is not None:
+        out = {"name": output_type[0], "schema": output_type[1]}
+        if output_mode != "finalize":
+            out["mode"] = output_mode
+        if output_retries != 1:
+            out["retries"] = output_retries
     return json.dumps(
         {
             "max_turns": max_turns,
             "tools": [{"name": n, "description": d} for n, d in tools],
             "handoffs": [{"tool_name": t, "target": g, "description": d} for t, g, d in handoffs],
-            "output_type": None
-            if output_type is None
-            else {"name": output_type[0], "schema": output_type[1]},
+            "output_type": out,
         }
     )
 

@@ -34,10 +34,12 @@ from helikon.errors import (
     MaxIterationsExceeded,
     MaxTurnsExceeded,
     NotImplementedPhase,
+    OutputRetriesExceeded,
     OutputTypeError,
     RunError,
     RunInterruptedError,
     RunTimeout,
+    ToolRetriesExceeded,
 )
 
 __all__ = ["RunResult", "RunResultStreaming", "agent_error_from_dict"]
@@ -292,7 +294,23 @@ def agent_error_from_dict(error: dict[str, Any]) -> AgentError:
         return MaxAgentDepthExceeded(int(error.get("max_depth", 0)))
     if kind == "InvalidStructuredOutput":
         return InvalidStructuredOutput(
-            list(error.get("schema_errors", [])), str(error.get("final_text", ""))
+            list(error.get("schema_errors", [])),
+            str(error.get("final_text", "")),
+            int(error.get("attempts", 1)),
+        )
+    if kind == "OutputRetriesExceeded":
+        return OutputRetriesExceeded(
+            str(error.get("validator", "")),
+            str(error.get("reason", "")),
+            str(error.get("final_text", "")),
+            int(error.get("retries", 1)),
+        )
+    if kind == "ToolRetriesExceeded":
+        return ToolRetriesExceeded(
+            str(error.get("tool", "")),
+            str(error.get("reason", "")),
+            int(error.get("retries", 1)),
+            invalid_args=bool(error.get("invalid_args", False)),
         )
     if kind == "Cancelled":
         return Cancelled(message or "run cancelled")

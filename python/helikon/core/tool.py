@@ -40,7 +40,7 @@ from pydantic.fields import FieldInfo
 from helikon.core.context import RunContext, ToolContext
 from helikon.core.docstrings import parse_docstring
 from helikon.core.items import ContentPart, TextPart
-from helikon.errors import ConfigError, InvalidArgs, ToolError, ToolOther
+from helikon.errors import ConfigError, InvalidArgs, ModelRetry, ToolError, ToolOther
 
 __all__ = ["FunctionTool", "Tool", "ToolEffect", "ToolOutput", "tool"]
 
@@ -245,9 +245,16 @@ class FunctionTool:
         name: str | None = None,
         description: str | None = None,
         effect: ToolEffect | str = ToolEffect.SIDE_EFFECT,
+        retries: int | None = None,
     ) -> None:
         if not callable(fn):
             raise ConfigError(f"@tool needs a function, got {type(fn).__name__}")
+        if retries is not None and (
+            isinstance(retries, bool) or not isinstance(retries, int) or retries < 0
+        ):
+            raise ConfigError(f"@tool(retries={retries!r}) must be an int >= 0, or None")
+        #: ModelRetry / invalid-argument rounds before the run fails (None: the agent's)
+        self.retries = retries
         self.fn = fn
         self.name = name or fn.__name__
         if not self.name.replace("_", "a").replace("-", "a").isalnum():
@@ -346,6 +353,7 @@ class FunctionTool:
         Raises:
             InvalidArgs: the arguments do not match the schema (the function is not called).
             ToolError: whatever the function raised as a ToolError, unchanged.
+            ModelRetry: the function asked the model to try again, unchanged.
             ToolOther: any other exception, with its type and message.
         """
         kwargs = self.validate_args(args)
@@ -355,7 +363,7 @@ class FunctionTool:
                 result = await self.fn(*call_args, **kwargs)
             else:
                 result = await asyncio.to_thread(self.fn, *call_args, **kwargs)
-        except ToolError:
+        except (ToolError, ModelRetry):
             raise
         except Exception as exc:
             raise ToolOther(f"{type(exc).__name__}: {exc}") from exc
@@ -372,6 +380,7 @@ def tool(
     name: str | None = None,
     description: str | None = None,
     effect: ToolEffect | str = ToolEffect.SIDE_EFFECT,
+    retries: int | None = None,
 ) -> Callable[[Callable[..., Any]], FunctionTool]: ...
 
 
@@ -382,6 +391,7 @@ def tool(
     name: str | None = None,
     description: str | None = None,
     effect: ToolEffect | str = ToolEffect.SIDE_EFFECT,
+    retries: int | None = None,
 ) -> FunctionTool | Callable[[Callable[..., Any]], FunctionTool]:
     """Make a tool from a function (bare ``@tool`` or ``@tool(name=..., effect=...)``).
 
@@ -391,6 +401,9 @@ def tool(
         description: overrides the docstring summary.
         effect: a :class:`ToolEffect` or its value (``"read_only"``, ``"write"``,
             ``"side_effect"``); defaults to ``SIDE_EFFECT``.
+        retries: rounds of :class:`~helikon.ModelRetry` (raised by the function) or invalid
+            arguments the model gets before the run fails with ``ToolRetriesExceeded``;
+            ``None`` (default) takes the agent's ``retries`` (default 1).
 
     Returns:
         A :class:`FunctionTool`.
@@ -412,9 +425,9 @@ def tool(
         'Spending category, e.g. "Dining".'
     """
     if fn is not None:
-        return FunctionTool(fn, name=name, description=description, effect=effect)
+        return FunctionTool(fn, name=name, description=description, effect=effect, retries=retries)
 
     def wrap(f: Callable[..., Any]) -> FunctionTool:
-        return FunctionTool(f, name=name, description=description, effect=effect)
+        return FunctionTool(f, name=name, description=description, effect=effect, retries=retries)
 
     return wrap

@@ -30,7 +30,7 @@ from helikon.core.hooks import Hook, HookError, PostToolUse, PreToolUse, fire
 from helikon.core.items import ContentPart, TextPart, ToolCall, ToolResult, text_of
 from helikon.core.permissions import PermissionDecision, PermissionDeny, ReplaceArgs
 from helikon.core.tool import Tool, ToolOutput
-from helikon.errors import InvalidArgs, SubRunPaused, ToolError
+from helikon.errors import InvalidArgs, ModelRetry, SubRunPaused, ToolError
 
 if TYPE_CHECKING:
     from helikon.redaction import Redactor
@@ -53,6 +53,8 @@ class CallOutcome:
     a placeholder the driver never feeds back)."""
     nested: Any = None
     """The ``RunState`` of a sub-run (an agent as a tool) that paused inside this call."""
+    retry: str | None = None
+    """The reason when the tool raised :class:`~helikon.ModelRetry` (fed back as its result)."""
 
     @property
     def result(self) -> dict[str, Any]:
@@ -244,6 +246,7 @@ class ToolCallRunner:
         span = self.spans.tool(tool.name, call_id) if self.spans is not None else None
         error_type: str | None = None
         invalid: list[str] | None = None
+        retry: str | None = None
         out: ToolOutput | None = None
         text = ""
         try:
@@ -263,6 +266,8 @@ class ToolCallRunner:
             )
         except InvalidArgs as exc:
             error_type, invalid, text = "InvalidArgs", exc.schema_errors, str(exc)
+        except ModelRetry as exc:
+            error_type, retry, text = "ModelRetry", exc.reason, exc.reason
         except ToolError as exc:
             error_type, text = type(exc).__name__, str(exc)
         except Exception as exc:  # a third-party Tool implementation raised
@@ -290,6 +295,7 @@ class ToolCallRunner:
         if out is None:
             outcome = self._error(call_id, text, events)
             outcome.invalid_args = invalid
+            outcome.retry = retry
             return outcome
         parts: list[ContentPart] = []
         for p in out.content:

@@ -12,7 +12,8 @@ use crate::validate::OutputSchema;
 pub const DEFAULT_MAX_TURNS: u32 = 16;
 
 /// `{"max_turns", "tools": [{"name", "description"}], "handoffs": [{"tool_name", "target",
-/// "description"}], "output_type": null | {"name", "schema"}}`.
+/// "description"}], "output_type": null | {"name", "schema", "mode"?, "retries"?,
+/// "tool_name"?}}`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct LoopConfig {
     pub max_turns: u32,
@@ -45,6 +46,54 @@ pub struct HandoffSpec {
 pub struct OutputType {
     pub name: String,
     pub schema: OutputSchema,
+    /// How the answer is asked for on the turns that may offer tools.
+    pub mode: OutputMode,
+    /// How many repair turns an invalid answer gets before the run fails (default 1).
+    pub retries: u32,
+    /// The output tool's name in [`OutputMode::Tool`] (default `final_result`).
+    pub tool_name: String,
+}
+
+/// How a run with tools gets its structured answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OutputMode {
+    /// Tool turns ask for nothing; an answer without calls is followed by a constrained
+    /// finalizing turn (no tools, the schema as response format). One extra call.
+    #[default]
+    Finalize,
+    /// Every turn sends the schema as the response format alongside the tools; an answer
+    /// without calls is the output (validated; invalid goes to a repair turn).
+    Native,
+    /// Every turn offers an output tool whose parameters are the schema; calling it ends the
+    /// run with its arguments as the output. A text answer that validates ends the run too;
+    /// any other text falls back to the finalizing turn.
+    Tool,
+}
+
+/// The default output tool name.
+pub const DEFAULT_OUTPUT_TOOL: &str = "final_result";
+
+fn default_retries() -> u32 {
+    1
+}
+
+fn default_tool_name() -> String {
+    DEFAULT_OUTPUT_TOOL.to_owned()
+}
+
+#[allow(clippy::trivially_copy_pass_by_ref)] // serde's skip_serializing_if passes a reference
+fn is_default_mode(m: &OutputMode) -> bool {
+    *m == OutputMode::Finalize
+}
+
+#[allow(clippy::trivially_copy_pass_by_ref)]
+fn is_one(n: &u32) -> bool {
+    *n == 1
+}
+
+fn is_default_tool(name: &str) -> bool {
+    name == DEFAULT_OUTPUT_TOOL
 }
 
 #[derive(Serialize, Deserialize)]
@@ -52,6 +101,12 @@ pub struct OutputType {
 struct RawOutputType {
     name: String,
     schema: Value,
+    #[serde(default, skip_serializing_if = "is_default_mode")]
+    mode: OutputMode,
+    #[serde(default = "default_retries", skip_serializing_if = "is_one")]
+    retries: u32,
+    #[serde(default = "default_tool_name", skip_serializing_if = "is_default_tool")]
+    tool_name: String,
 }
 
 /// A configuration problem; the message names the field.
@@ -116,6 +171,9 @@ impl LoopConfig {
                 Some(OutputType {
                     name: raw.name,
                     schema,
+                    mode: raw.mode,
+                    retries: raw.retries,
+                    tool_name: raw.tool_name,
                 })
             }
         };
@@ -163,6 +221,17 @@ impl LoopConfig {
             if out.name.is_empty() {
                 return Err(err("output_type.name", "must not be empty"));
             }
+            if out.mode == OutputMode::Tool {
+                if out.tool_name.is_empty() {
+                    return Err(err("output_type.tool_name", "must not be empty"));
+                }
+                if seen.contains(out.tool_name.as_str()) {
+                    return Err(err(
+                        "output_type.tool_name",
+                        format!("tool name collision: `{}` is already used", out.tool_name),
+                    ));
+                }
+            }
         }
         Ok(())
     }
@@ -172,6 +241,9 @@ impl LoopConfig {
         let output_type = self.output_type.as_ref().map(|o| RawOutputType {
             name: o.name.clone(),
             schema: o.schema.as_value().clone(),
+            mode: o.mode,
+            retries: o.retries,
+            tool_name: o.tool_name.clone(),
         });
         serde_json::json!({
             "max_turns": self.max_turns,
@@ -186,12 +258,23 @@ impl LoopConfig {
         self.handoffs.iter().find(|h| h.tool_name == tool_name)
     }
 
-    /// A regular turn: real tools then transfer tools, the caller's response format.
+    /// A regular turn: real tools then transfer tools (then the output tool, in
+    /// [`OutputMode::Tool`]), the caller's response format (the output schema, in
+    /// [`OutputMode::Native`]).
     pub(crate) fn plain_request(&self) -> RequestPlan {
         let tools = self.tools.iter().map(|t| t.name.clone());
         let transfers = self.handoffs.iter().map(|h| h.tool_name.clone());
+        let mut names: Vec<String> = tools.chain(transfers).collect();
+        let mut response_format = ResponseFormat::Unchanged;
+        match &self.output_type {
+            Some(out) if out.mode == OutputMode::Tool => names.push(out.tool_name.clone()),
+            Some(out) if out.mode == OutputMode::Native => {
+                response_format = out.json_schema_format();
+            }
+            _ => {}
+        }
         RequestPlan {
-            tools: tools.chain(transfers).collect(),
+            tools: names,
             transfer_tool_defs: self
                 .handoffs
                 .iter()
@@ -203,7 +286,7 @@ impl LoopConfig {
                     }),
                 })
                 .collect(),
-            response_format: ResponseFormat::Unchanged,
+            response_format,
             clear_tool_choice: false,
             repair_message: None,
         }
@@ -211,16 +294,21 @@ impl LoopConfig {
 }
 
 impl OutputType {
+    /// This type's JSON schema as a (strict) response format.
+    pub(crate) fn json_schema_format(&self) -> ResponseFormat {
+        ResponseFormat::JsonSchema {
+            name: self.name.clone(),
+            schema: self.schema.as_value().clone(),
+            strict: true,
+        }
+    }
+
     /// A constrained turn: no tools, this type's JSON schema (strict), tool choice cleared.
     pub(crate) fn constrained_request(&self, repair_message: Option<crate::Item>) -> RequestPlan {
         RequestPlan {
             tools: Vec::new(),
             transfer_tool_defs: Vec::new(),
-            response_format: ResponseFormat::JsonSchema {
-                name: self.name.clone(),
-                schema: self.schema.as_value().clone(),
-                strict: true,
-            },
+            response_format: self.json_schema_format(),
             clear_tool_choice: true,
             repair_message,
         }

@@ -64,7 +64,10 @@ mod usage;
 mod validate;
 
 pub use approval::denial_text;
-pub use config::{ConfigError, HandoffSpec, LoopConfig, OutputType, ToolSpec, DEFAULT_MAX_TURNS};
+pub use config::{
+    ConfigError, HandoffSpec, LoopConfig, OutputMode, OutputType, ToolSpec, DEFAULT_MAX_TURNS,
+    DEFAULT_OUTPUT_TOOL,
+};
 pub use content::{text_of, ContentPart};
 pub use error::AgentError;
 pub use events::AgentEvent;

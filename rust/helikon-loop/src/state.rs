@@ -49,12 +49,15 @@ pub enum LoopState {
         #[serde(default)]
         usage: Usage,
     },
-    /// The one repair turn after a failed structured-output validation.
+    /// A repair turn after a failed structured-output validation (`attempt` counts them
+    /// from 1; the output type's `retries` bounds it).
     RepairingOutput {
         #[serde(default)]
         turn: u32,
         #[serde(default)]
         usage: Usage,
+        #[serde(default = "first_attempt", skip_serializing_if = "is_first_attempt")]
+        attempt: u32,
     },
     /// The driver is compacting the conversation before the model call of `turn`
     /// (entered by `compaction_started`, left by `compaction_completed`).
@@ -168,4 +171,13 @@ impl FinalOutput {
             None => FinalOutput::default(),
         }
     }
+}
+
+fn first_attempt() -> u32 {
+    1
+}
+
+#[allow(clippy::trivially_copy_pass_by_ref)] // serde's skip_serializing_if passes a reference
+fn is_first_attempt(n: &u32) -> bool {
+    *n == 1
 }

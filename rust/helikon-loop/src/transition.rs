@@ -9,7 +9,7 @@ use crate::input::{ModelResponse, ToolOutcome, ToolOutcomeResult, TransitionInpu
 use crate::items::{Item, ToolCall, ToolResult};
 use crate::outcome::{NextAction, TransitionOutcome};
 use crate::state::{FinalOutput, LoopState, PendingHandoff};
-use crate::structured::{on_final_response, Phase};
+use crate::structured::{answers_now, on_final_response, Phase};
 use crate::usage::Usage;
 use crate::ContentPart;
 
@@ -59,9 +59,14 @@ pub fn transition(
         (S::Finalizing { turn, usage }, I::ModelResponse(response)) => {
             on_final_response(Phase::Finalizing, *turn, *usage, response, config)
         }
-        (S::RepairingOutput { turn, usage }, I::ModelResponse(response)) => {
-            on_final_response(Phase::Repairing, *turn, *usage, response, config)
-        }
+        (
+            S::RepairingOutput {
+                turn,
+                usage,
+                attempt,
+            },
+            I::ModelResponse(response),
+        ) => on_final_response(Phase::Repairing(*attempt), *turn, *usage, response, config),
         (
             S::ExecutingTools {
                 turn, calls, usage, ..
@@ -168,6 +173,9 @@ fn on_model_response(
     ctx: &TransitionCtx<'_>,
 ) -> TransitionOutcome {
     let config = ctx.config;
+    if answers_now(&response.items, config) {
+        return on_final_response(Phase::Open, turn, usage, response, config);
+    }
     let usage = usage + response.usage;
     let items = response.items;
     let has_calls = items.iter().any(|i| matches!(i, Item::ToolCall(_)));

@@ -193,6 +193,7 @@ class AgentActivities:
             events=[dump_event(e) for e in outcome.events],
             invalid_args=outcome.invalid_args,
             deferred=outcome.deferred,
+            retry=outcome.retry,
         )
 
     @contextlib.asynccontextmanager

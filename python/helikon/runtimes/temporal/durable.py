@@ -152,6 +152,7 @@ class DurableDriver:
                 [event_adapter.validate_python(e) for e in r.events],
                 r.invalid_args,
                 r.deferred,
+                retry=r.retry,
             )
             for r in replies
         ]

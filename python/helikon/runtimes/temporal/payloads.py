@@ -164,3 +164,5 @@ class ToolReply:
     invalid_args: list[str] | None = None
     deferred: str | None = None
     """The permission prompt when the call waits for a person (it did not run)."""
+    retry: str | None = None
+    """The reason when the tool raised ``ModelRetry`` (counted against its retries)."""
