@@ -235,7 +235,7 @@ class Agent(Generic[CtxT, OutT]):
             check_hook(f"Agent(hooks=...): hooks[{i}]", hook)
         self.output_mode = check_output_mode("Agent(output_mode=...)", output_mode)
         self.retries = check_retries("Agent(retries=...)", retries)
-        mode = resolve_output_mode(self.output_mode, model)
+        mode = resolve_output_mode(self.output_mode, self.model)
         if output_type is not None and mode == "tool" and DEFAULT_OUTPUT_TOOL in seen:
             raise ConfigError(
                 f"Agent(tools=...): a tool is named {DEFAULT_OUTPUT_TOOL!r}, the output tool's "
