@@ -74,4 +74,7 @@ def build_agent(model: Model) -> Agent:
         instructions=INSTRUCTIONS,
         tools=[get_user_country, get_capital, get_temperature],
         output_type=CityReport,
+        # the recorded traffic ends with a finalizing turn on every provider; without this
+        # each provider's default applies (OpenAI: "native", the others: "tool"), one call less
+        output_mode="finalize",
     )

@@ -12,7 +12,10 @@ class LoopConfig:
 
     ``config_json``: ``{"max_turns": 16, "tools": [{"name", "description"}],
     "handoffs": [{"tool_name", "target", "description"}],
-    "output_type": null | {"name", "schema"}}``. Unknown fields are rejected.
+    "output_type": null | {"name", "schema", "mode"?, "retries"?, "tool_name"?}}``, where
+    ``mode`` is ``"finalize"`` (default), ``"native"`` or ``"tool"``, ``retries`` the repair
+    turns (default 1) and ``tool_name`` the output tool (default ``"final_result"``; it must
+    not clash with a tool). Unknown fields are rejected.
 
     Raises:
         helikon.errors.ConfigError: bad JSON or an invalid field (the message names it).

@@ -173,6 +173,12 @@ class RetryingModel:
         return self._policy
 
     @property
+    def output_mode(self) -> str | None:
+        """The wrapped model's default structured-output mode (see helikon.core.retries)."""
+        mode = getattr(self._inner, "output_mode", None)
+        return mode if isinstance(mode, str) else None
+
+    @property
     def provider(self) -> str:
         """The wrapped model's provider name."""
         return self._inner.provider

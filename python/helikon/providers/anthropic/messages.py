@@ -46,7 +46,7 @@ Limitations:
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import Any, ClassVar
 
 import anthropic
 
@@ -73,6 +73,11 @@ class AnthropicModel(ProviderModel):
         >>> (model.provider, model.model)
         ('anthropic', 'claude-sonnet-4-5')
     """
+
+    #: the structured-output mode a typed run with tools uses by default
+    #: (``Agent(output_mode=None)``, see helikon.core.retries): an output tool works on every
+    #: Claude model with tools (``output_config`` needs Sonnet 4.5 or later)
+    output_mode: ClassVar[str] = "tool"
 
     def __init__(
         self,

@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import os
 from contextlib import suppress
-from typing import Any
+from typing import Any, ClassVar
 
 from helikon.core.model import ModelCapabilities, ModelRequest
 from helikon.errors import ConfigError, ModelError
@@ -74,6 +74,11 @@ class BedrockModel(ProviderModel):
         >>> (model.provider, model.family.value, model.capabilities().structured_output)
         ('aws.bedrock', 'anthropic', True)
     """
+
+    #: the structured-output mode a typed run with tools uses by default
+    #: (``Agent(output_mode=None)``, see helikon.core.retries): Converse has no response format;
+    #: structured output is a tool there anyway
+    output_mode: ClassVar[str] = "tool"
 
     def __init__(
         self,

@@ -78,6 +78,11 @@ class GeminiModel(ProviderModel):
         ('gcp.gemini', 'gemini-2.5-flash')
     """
 
+    #: the structured-output mode a typed run with tools uses by default
+    #: (``Agent(output_mode=None)``, see helikon.core.retries): Gemini 2.x refuses a response
+    #: schema together with function declarations
+    output_mode: ClassVar[str] = "tool"
+
     _error_types: ClassVar[tuple[type[BaseException], ...]] = (
         httpx.TransportError,
         httpx.StreamError,

@@ -29,7 +29,7 @@ Limitations:
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Literal, cast
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, cast
 
 import openai
 
@@ -59,6 +59,11 @@ class OpenAIModel(OpenAIClientModel):
         >>> (model.provider, model.model)
         ('openai', 'gpt-5-mini')
     """
+
+    #: the structured-output mode a typed run with tools uses by default
+    #: (``Agent(output_mode=None)``, see helikon.core.retries): OpenAI chat completions take
+    #: ``response_format`` together with ``tools``
+    output_mode: ClassVar[str] = "native"
 
     def __init__(
         self,

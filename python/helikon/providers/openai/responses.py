@@ -31,7 +31,7 @@ Limitations:
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, Literal, cast
+from typing import Any, ClassVar, Literal, cast
 
 import openai
 
@@ -58,6 +58,11 @@ class OpenAIResponsesModel(OpenAIClientModel):
         >>> (model.provider, model.model, model.api, model.capabilities().server_managed_state)
         ('openai', 'gpt-5-mini', 'responses', True)
     """
+
+    #: the structured-output mode a typed run with tools uses by default
+    #: (``Agent(output_mode=None)``, see helikon.core.retries): the Responses API takes
+    #: ``text.format`` together with ``tools``
+    output_mode: ClassVar[str] = "native"
 
     def __init__(
         self,
