@@ -250,9 +250,7 @@ async def explain(
     return replace(decided, containment=tuple(sandbox.containment_notes(tool, args)))
 
 
-async def _explain(
-    ctx: RunContext[Any], tool: str, args: Any, effect: ToolEffect
-) -> Explanation:
+async def _explain(ctx: RunContext[Any], tool: str, args: Any, effect: ToolEffect) -> Explanation:
     p = ctx.permissions
     for rule in p.deny_rules:
         if _rule_matches(rule, tool, args, allow=False):

@@ -38,6 +38,7 @@ from helikon.core.events import (
     ToolOutputItem,
 )
 from helikon.core.guardrails import GuardrailInput, Tripwire, run_guardrails
+from helikon.core.handoff import TRANSFER_SCHEMA
 from helikon.core.hooks import (
     HookError,
     OnHandoff,
@@ -58,7 +59,7 @@ from helikon.core.items import (
     UserMessage,
     text_of,
 )
-from helikon.core.loop_core import LoopCore, request_settings, turn_plan
+from helikon.core.loop_core import core_for, request_settings, turn_plan
 from helikon.core.loop_native import call_of, run_started
 from helikon.core.model import ModelRequest, ModelSettings, ToolDef
 from helikon.core.pause import CALLING_APPROVALS, Approvals, ResumePlan, pause_state
@@ -96,13 +97,6 @@ def calling_run_context() -> RunContext[Any] | None:
     not carry: the tracer and the permission configuration.
     """
     return _CALLING_CONTEXT.get()
-
-
-_TRANSFER_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {},
-    "additionalProperties": False,
-}
 
 
 class _Stop(Exception):
@@ -148,9 +142,7 @@ class _Run:
         self.input_guard = input_guard
         self.tools: dict[str, Tool] = {t.name: t for t in agent.tools}
         self.handoffs = {h.tool_name: h for h in agent.handoff_specs}
-        self.core = LoopCore(
-            agent.native_config(config.max_turns), self.handoffs, policy=agent.retry_rules
-        )
+        self.core = core_for(agent, config.max_turns, self.handoffs)
         self._usage: Usage | None = None
         self.hooks = [*agent.hooks, *ctx.hooks]
         self.injected: list[str] = []
@@ -217,7 +209,7 @@ class _Run:
                 tools.append(ToolDef(t.name, t.description, t.parameters))
             elif name in self.handoffs:
                 h = self.handoffs[name]
-                tools.append(ToolDef(name, h.description, dict(_TRANSFER_SCHEMA)))
+                tools.append(ToolDef(name, h.description, dict(TRANSFER_SCHEMA)))
             elif self.agent.output_type is not None and name == self.core.policy.tool_name:
                 tools.append(output_tool_def(self.agent.output_type, name))
         settings = request_settings(
@@ -571,12 +563,8 @@ class _Run:
                 yield ev
             return
         state = plan.state
-        self.core = LoopCore(
-            self.agent.native_config(self.config.max_turns),
-            self.handoffs,
-            json.dumps(state.loop_state),
-            policy=self.agent.retry_rules,
-        )
+        loop_state = json.dumps(state.loop_state)
+        self.core = core_for(self.agent, self.config.max_turns, self.handoffs, loop_state)
         conversation = await _with_instructions(
             self.agent, self.ctx, list(state.conversation or [])
         )

@@ -3,8 +3,16 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
-__all__ = ["HandoffSpec", "handoff_tool_name", "slug"]
+__all__ = ["TRANSFER_SCHEMA", "HandoffSpec", "handoff_tool_name", "slug"]
+
+#: the parameters of every transfer tool: none
+TRANSFER_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {},
+    "additionalProperties": False,
+}
 
 
 def slug(name: str) -> str:

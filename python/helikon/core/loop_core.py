@@ -66,6 +66,7 @@ __all__ = [
     "LoopCore",
     "NativeStep",
     "TurnPlan",
+    "core_for",
     "nothing_to_send",
     "request_settings",
     "turn_plan",
@@ -144,6 +145,15 @@ def validate_output(output_type: OutputType[Any] | None, items: Sequence[Item]) 
     last = next((i for i in reversed(items) if isinstance(i, AssistantMessage)), None)
     _, errors = output_type.validate_text(text_of(last.content) if last else "")
     return errors
+
+
+def core_for(
+    agent: Any, max_turns: int, handoff_tools: Collection[str], state_json: str | None = None
+) -> LoopCore:
+    """The :class:`LoopCore` of ``agent`` (a ``DrivenAgent``): its native config for
+    ``max_turns`` and its retry rules, from the start or from ``state_json``."""
+    config = agent.native_config(max_turns)
+    return LoopCore(config, handoff_tools, state_json, policy=agent.retry_rules)
 
 
 def nothing_to_send(conversation: Sequence[Item]) -> bool:
