@@ -8,6 +8,10 @@ Modes:
               ``notifications/tools/list_changed``
     context   resources ``note://readme`` (text), ``img://logo`` (PNG), ``bin://blob`` (4 bytes),
               template ``note://{name}``, prompt ``review(code, style?)``; one tool ``echo``
+    asks      tools that ask the client back: ``ask_llm`` (sampling/createMessage with the
+              text), ``ask_user`` (elicitation, a form whose field ``name`` defaults to Ada;
+              ``ask_user_required``: one without a default), ``ask_roots`` (roots/list) and
+              ``roots_seen`` (the roots/list_changed notifications received so far)
     stubborn  serves ``initialize``/``tools/list``, then ignores stdin EOF and SIGTERM (BR-25)
     agent     helikon's McpAgentServer over a scripted MockModel (``agent:slow`` etc.,
               see ``agent_server.build``)
@@ -192,6 +196,57 @@ def _context() -> Server[Any]:
     )
 
 
+def _asks() -> Server[Any]:
+    tools = [
+        _tool(n, n) for n in ("ask_llm", "ask_user", "ask_user_required", "ask_roots", "roots_seen")
+    ]
+    changes: list[str] = []
+
+    async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
+        return types.ListToolsResult(tools=tools)
+
+    async def call(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
+        from mcp.shared.exceptions import MCPError
+
+        text = str((params.arguments or {}).get("text", ""))
+        try:
+            if params.name == "ask_llm":
+                msg = types.SamplingMessage(role="user", content=_text(text))
+                res = await ctx.session.create_message(
+                    [msg],
+                    max_tokens=50,
+                    system_prompt="Be brief.",
+                    related_request_id=ctx.request_id,
+                )
+                return types.CallToolResult(content=[_text(f"{res.model}: {res.content.text}")])
+            if params.name in ("ask_user", "ask_user_required"):
+                field: dict[str, Any] = {"type": "string"}
+                if params.name == "ask_user":
+                    field["default"] = "Ada"
+                schema = {"type": "object", "properties": {"name": field}, "required": ["name"]}
+                res = await ctx.session.elicit(
+                    "Your name?", schema, related_request_id=ctx.request_id
+                )
+                return types.CallToolResult(content=[_text(f"{res.action} {res.content}")])
+            if params.name == "ask_roots":
+                res = await ctx.session.list_roots()
+                return types.CallToolResult(
+                    content=[_text(" ".join(f"{r.name}={r.uri}" for r in res.roots))]
+                )
+            if params.name == "roots_seen":
+                return types.CallToolResult(content=[_text(str(len(changes)))])
+        except MCPError as exc:
+            return types.CallToolResult(content=[_text(f"refused: {exc.message}")], is_error=True)
+        return types.CallToolResult(content=[_text("?")], is_error=True)
+
+    async def roots_changed(ctx: Any, params: Any) -> None:
+        changes.append("changed")
+
+    return Server(
+        "asks", on_list_tools=list_tools, on_call_tool=call, on_roots_list_changed=roots_changed
+    )
+
+
 def main(mode: str) -> None:
     if mode.startswith("agent"):
         from tests.mcp.agent_server import serve_stdio
@@ -200,6 +255,9 @@ def main(mode: str) -> None:
         return
     if mode == "dynamic":
         asyncio.run(_serve(_dynamic()))
+        return
+    if mode == "asks":
+        asyncio.run(_serve(_asks()))
         return
     if mode == "context":
         asyncio.run(_serve(_context()))

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import shutil
 from collections.abc import AsyncIterator
+from pathlib import Path
 
 import pytest
 
@@ -19,7 +20,7 @@ from helikon.core.items import TextPart, UserMessage
 from helikon.core.tool import ToolEffect
 from helikon.errors import ToolOther
 from helikon.mcp import McpServerHandle, expand_template
-from helikon.testing import Call, MockModel, Text
+from helikon.testing import Call, MockModel, Text, Usage
 from tests.conftest import require_service
 from tests.mcp._support import REPO, bounded, by_name, process_gone, tool_ctx
 
@@ -41,6 +42,8 @@ TOOLS = [
     "toggle-simulated-logging",
     "toggle-subscriber-updates",
     "trigger-long-running-operation",
+    "trigger-elicitation-request",  # offered because the client declares elicitation
+    "trigger-url-elicitation",
     "simulate-research-query",
 ]
 
@@ -134,3 +137,34 @@ async def test_a_long_running_operation_is_bounded_by_call_timeout() -> None:
             await bounded(slow.invoke(tool_ctx(), {"duration": 20, "steps": 2}))
         quick = await bounded(slow.invoke(tool_ctx(), {"duration": 0.2, "steps": 2}))
         assert "Long running operation completed" in str(quick.value)
+
+
+async def test_sampling_roots_and_elicitation_with_the_reference_server(tmp_path: Path) -> None:
+    require_service(f"@modelcontextprotocol/server-everything@{VERSION} (scripts/test)", _installed)
+    node = shutil.which("node")
+    assert node is not None
+    sampler = MockModel([[Text("a haiku about tests"), Usage(5, 4)]])
+    h = McpServerHandle.stdio(
+        node,
+        args=[str(ENTRY), "stdio"],
+        connect_timeout=60,
+        sampling_model=sampler,
+        roots=[tmp_path],
+    )
+    async with h:
+        names = [t.name for t in h.tools()]
+        # the server offers these only to a client declaring sampling and roots
+        assert {"trigger-sampling-request", "get-roots-list"} <= set(names)
+        t = by_name(h)
+        sampled = await bounded(
+            t["trigger-sampling-request"].invoke(tool_ctx(), {"prompt": "a haiku"})
+        )
+        assert "a haiku about tests" in str(sampled.value)
+        assert h.sampling_usage.output_tokens == 4
+        roots = await bounded(t["get-roots-list"].invoke(tool_ctx(), {}))
+        assert tmp_path.resolve().as_uri() in str(roots.value)
+        # elicitation outside a run (no approval handler): declined, reported by the server
+        declined = await bounded(t["trigger-elicitation-request"].invoke(tool_ctx(), {}))
+        assert "decline" in str(declined.value).lower()
+    request = sampler.requests[0]  # type: ignore[attr-defined]
+    assert request.messages[-1].content[0].text.endswith("a haiku")

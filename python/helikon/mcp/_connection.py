@@ -20,6 +20,7 @@ import json
 import os
 import signal
 import sys
+import warnings
 from collections.abc import Awaitable, Callable
 from contextlib import AbstractAsyncContextManager, AsyncExitStack
 from typing import Any, TypeVar
@@ -28,7 +29,7 @@ import anyio
 import mcp_types as types
 from mcp.client._transport import TransportStreams
 from mcp.client.session import ClientSession
-from mcp.shared.exceptions import MCPError
+from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
 from mcp_types import CONNECTION_CLOSED, REQUEST_TIMEOUT
 
 from helikon.core.cancel import CancellationToken
@@ -88,9 +89,11 @@ class Connection:
         http_log: HttpErrorLog | None = None,
         call_timeout: float | None = None,
         on_list_changed: Callable[[str], None] | None = None,
+        session_callbacks: dict[str, Any] | None = None,
     ) -> None:
         self.label = label
         self._on_list_changed = on_list_changed
+        self._callbacks = dict(session_callbacks or {})
         self._open = open_transport
         self._stdio = stdio
         self._http_log = http_log
@@ -227,6 +230,7 @@ class Connection:
                             write,
                             client_info=_client_info(),
                             message_handler=self._on_message,
+                            **self._callbacks,
                         )
                         await stack.enter_async_context(session)
                         failure = await self._handshake(session, ready)
@@ -305,6 +309,15 @@ class Connection:
                 f"MCP server {self.label}: {self._dead_reason or 'not connected'}"
             )
         return await self._list_all(session)
+
+    async def send_roots_changed(self) -> None:
+        """``notifications/roots/list_changed`` (nothing when not connected)."""
+        session = self._session
+        if session is not None and self._dead_reason is None:
+            with contextlib.suppress(Exception), warnings.catch_warnings():
+                # deprecated by the 2026-07-28 revision, which this session does not speak
+                warnings.simplefilter("ignore", MCPDeprecationWarning)
+                await session.send_roots_list_changed()
 
     async def _on_message(self, message: Any) -> None:
         """The session's message handler: list-change notifications go to the handle."""

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any, Protocol
 
 import mcp_types as types
 
 from helikon.core.context import ToolContext
+from helikon.core.driver import calling_run_context
 from helikon.core.tool import ToolEffect, ToolOutput
 from helikon.errors import ToolOther
 
@@ -19,6 +21,10 @@ class ConnectionSource(Protocol):
 
     async def live_connection(self, display: str) -> Connection:
         """The connection to call on (raises ``ToolOther`` when there is none)."""
+        ...
+
+    def calls_from(self, run: Any) -> AbstractContextManager[None]:
+        """Server requests during the block are decided under ``run``'s permissions."""
         ...
 
 
@@ -152,5 +158,6 @@ class McpTool:
                 answered HTTP 5xx, or the run was cancelled (the message says which).
         """
         connection = await self._handle.live_connection(self.name)
-        result = await connection.call(self.wire_name, self.name, args, ctx.cancel)
+        with self._handle.calls_from(calling_run_context()):
+            result = await connection.call(self.wire_name, self.name, args, ctx.cancel)
         return map_result(self.name, result, self._max_chars)

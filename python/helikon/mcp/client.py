@@ -6,7 +6,7 @@ import asyncio
 import contextlib
 import functools
 import sys
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 from types import TracebackType
@@ -17,21 +17,25 @@ from mcp.client._transport import TransportStreams
 
 from helikon.core.cancel import CancellationToken
 from helikon.core.items import AssistantMessage, ContentPart, UserMessage
+from helikon.core.model import Model
 from helikon.core.tool import Tool
+from helikon.core.usage import Usage
 from helikon.errors import ConfigError, McpError, McpOther, McpServiceError, ToolOther
 from helikon.mcp._catalog import prompt_items, resource_parts, resource_text
 from helikon.mcp._connection import Connection
 from helikon.mcp._context_tools import GetPromptTool, ReadResourceTool
 from helikon.mcp._lazy import SearchTools
 from helikon.mcp._naming import SEARCH_TOOLS, display_name
+from helikon.mcp._requests import ServerRequests
 from helikon.mcp._stdio import DEFAULT_MAX_MESSAGE_BYTES, StdioState, open_stdio
 from helikon.mcp._tool import DEFAULT_MAX_RESULT_CHARS, McpTool
 from helikon.mcp._transport import HttpErrorLog, http_transport, stdio_transport
 
 __all__ = ["McpServerHandle"]
 
-_ConnectionFactory = Callable[[Callable[[str], None]], Connection]
-"""Builds a fresh, unstarted connection whose list-change notifications go to the callback."""
+_ConnectionFactory = Callable[[Callable[[str], None], dict[str, Any]], Connection]
+"""Builds a fresh, unstarted connection: list-change notifications go to the callback, the
+dict holds the ``ClientSession`` callbacks for server requests."""
 
 _MAX_BACKOFF = 8.0
 
@@ -81,9 +85,12 @@ class McpServerHandle:
         max_result_chars: int = DEFAULT_MAX_RESULT_CHARS,
         max_reconnects: int = 3,
         reconnect_delay: float = 0.5,
+        sampling_model: Model | None = None,
+        roots: Sequence[str | Path] | None = None,
     ) -> None:
+        self._requests = ServerRequests(tool_prefix, sampling_model=sampling_model, roots=roots)
         self._make = make
-        self._connection = make(self._list_changed)
+        self._connection = make(self._list_changed, self._requests.callbacks())
         self.tool_prefix = tool_prefix
         self.lazy = lazy
         self.connect_timeout = connect_timeout
@@ -118,6 +125,8 @@ class McpServerHandle:
         max_result_chars: int = DEFAULT_MAX_RESULT_CHARS,
         max_reconnects: int = 3,
         reconnect_delay: float = 0.5,
+        sampling_model: Model | None = None,
+        roots: Sequence[str | Path] | None = None,
     ) -> McpServerHandle:
         """A server started as a child process speaking MCP over stdin/stdout.
 
@@ -145,6 +154,11 @@ class McpServerHandle:
             max_reconnects: tries to restart a server that died, per outage (0: never;
                 the handle then fails every later call at once).
             reconnect_delay: seconds before the first try; doubled after each failure.
+            sampling_model: the model that answers the server's ``sampling/createMessage``
+                requests, under the calling run's permissions as the pseudo-tool
+                ``<prefix>mcp_sampling`` (``None``: sampling is not offered).
+            roots: directories declared as the client's roots (``roots/list``); change
+                them with :meth:`set_roots` (``None``: roots are not offered).
 
         Raises:
             ConfigError: a bad argument (the message names it).
@@ -163,7 +177,7 @@ class McpServerHandle:
         env_map = dict(env) if env is not None else None
         label = _stdio_label(command, arg_list)
 
-        def make(on_list_changed: Callable[[str], None]) -> Connection:
+        def make(on_list_changed: Callable[[str], None], callbacks: dict[str, Any]) -> Connection:
             state = StdioState(label, max_message_bytes)
 
             def open_transport() -> AbstractAsyncContextManager[TransportStreams]:
@@ -177,6 +191,7 @@ class McpServerHandle:
                 stdio=state,
                 call_timeout=call_timeout,
                 on_list_changed=on_list_changed,
+                session_callbacks=callbacks,
             )
 
         return cls(
@@ -187,6 +202,8 @@ class McpServerHandle:
             max_result_chars=max_result_chars,
             max_reconnects=max_reconnects,
             reconnect_delay=reconnect_delay,
+            sampling_model=sampling_model,
+            roots=roots,
         )
 
     @classmethod
@@ -202,6 +219,8 @@ class McpServerHandle:
         max_result_chars: int = DEFAULT_MAX_RESULT_CHARS,
         max_reconnects: int = 3,
         reconnect_delay: float = 0.5,
+        sampling_model: Model | None = None,
+        roots: Sequence[str | Path] | None = None,
     ) -> McpServerHandle:
         """A server reached over streamable HTTP at ``url`` (e.g. ``http://host:8000/mcp``).
 
@@ -209,7 +228,7 @@ class McpServerHandle:
             url: the MCP endpoint.
             headers: sent with every request (e.g. ``{"Authorization": "Bearer ..."}``).
             tool_prefix, lazy, connect_timeout, call_timeout, max_result_chars,
-                max_reconnects, reconnect_delay: as for :meth:`stdio`.
+                max_reconnects, reconnect_delay, sampling_model, roots: as for :meth:`stdio`.
 
         Raises:
             ConfigError: a bad argument (the message names it).
@@ -223,7 +242,7 @@ class McpServerHandle:
             )
         header_map = dict(headers or {})
 
-        def make(on_list_changed: Callable[[str], None]) -> Connection:
+        def make(on_list_changed: Callable[[str], None], callbacks: dict[str, Any]) -> Connection:
             log = HttpErrorLog()
             return Connection(
                 repr(url),
@@ -232,6 +251,7 @@ class McpServerHandle:
                 http_log=log,
                 call_timeout=call_timeout,
                 on_list_changed=on_list_changed,
+                session_callbacks=callbacks,
             )
 
         return cls(
@@ -242,6 +262,8 @@ class McpServerHandle:
             max_result_chars=max_result_chars,
             max_reconnects=max_reconnects,
             reconnect_delay=reconnect_delay,
+            sampling_model=sampling_model,
+            roots=roots,
         )
 
     # ------------------------------------------------------------------ lifetime
@@ -307,6 +329,46 @@ class McpServerHandle:
         with contextlib.suppress(McpError):
             await self.refresh()
 
+    # ------------------------------------------------------------------ server requests
+
+    @property
+    def sampling_usage(self) -> Usage:
+        """Tokens the ``sampling_model`` used answering this server, summed."""
+        return self._requests.sampling_usage
+
+    @property
+    def roots(self) -> list[str | Path] | None:
+        """The declared roots (``None``: roots are not offered)."""
+        return None if self._requests.roots is None else list(self._requests.roots)
+
+    async def set_roots(self, roots: Sequence[str | Path]) -> None:
+        """Replace the declared roots and send ``notifications/roots/list_changed``.
+
+        Raises:
+            ConfigError: the handle was built without ``roots`` (the capability is
+                declared at connect, so it cannot be added later).
+        """
+        if self._requests.roots is None:
+            raise ConfigError(
+                "McpServerHandle.set_roots(...): the handle was built without roots=...; pass "
+                "roots=[] to the constructor to declare the capability"
+            )
+        self._requests.roots = list(roots)
+        await self._connection.send_roots_changed()
+
+    @contextlib.contextmanager
+    def calls_from(self, run: Any) -> Iterator[None]:
+        """While the block runs, server requests are decided under ``run``'s permissions
+        (``run``: the calling :class:`~helikon.RunContext`, or ``None`` outside a run)."""
+        if run is None:
+            yield
+            return
+        self._requests.active.append(run)
+        try:
+            yield
+        finally:
+            self._requests.active.remove(run)
+
     # ------------------------------------------------------------------ reconnect
 
     async def live_connection(self, display: str) -> Connection:
@@ -332,7 +394,7 @@ class McpServerHandle:
                 await asyncio.sleep(delay)
                 if self._closed:
                     return conn
-                fresh = self._make(self._list_changed)
+                fresh = self._make(self._list_changed, self._requests.callbacks())
                 try:
                     remote = await fresh.start(self.connect_timeout)
                 except McpError as exc:

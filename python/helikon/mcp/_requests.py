@@ -1,0 +1,176 @@
+"""Requests a server sends to the client: sampling, elicitation and roots.
+
+Declaring a callback to the ``mcp`` package's ``ClientSession`` is what declares the
+capability at ``initialize``, so a handle declares only what it can answer:
+
+* ``sampling/createMessage`` (when the handle has a ``sampling_model``): the request is a
+  call of the pseudo-tool ``<prefix>mcp_sampling`` (effect ``SIDE_EFFECT``, arguments the
+  request's messages, system prompt and token limit) under the permission pipeline of the
+  run whose tool call is in flight on this handle (deny rules, mode, policy, approval
+  handler; outside a run, the default permissions, which allow). Allowed, it is answered by
+  the named model; its token usage is added to :attr:`ServerRequests.sampling_usage`.
+  Refused, the server gets an MCP error naming the reason.
+* ``elicitation/create`` (always declared): routed to the approval handler of the run in
+  flight, as a call of ``<prefix>mcp_elicitation`` with the message and the requested
+  schema (or URL). With no run or no handler it is declined. ``ApprovalAllow`` accepts:
+  with content built from the requested schema's ``default`` values (a form with a required
+  field that has no default is declined: an approval handler cannot fill it in);
+  ``ApprovalDeny`` declines.
+* ``roots/list`` (when the handle has ``roots``): the directories as ``file://`` URIs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import mcp_types as types
+
+from helikon.core.authorize import authorize
+from helikon.core.cancel import CancellationToken
+from helikon.core.context import RunContext
+from helikon.core.items import AssistantMessage, SystemMessage, TextPart, UserMessage
+from helikon.core.model import Model, ModelRequest, ModelSettings
+from helikon.core.permissions import ApprovalAllow, PermissionAllow, PermissionDeny
+from helikon.core.tool import ToolEffect
+from helikon.core.turn import TurnAccumulator
+from helikon.core.usage import Usage
+
+__all__ = ["ServerRequests", "root_uris"]
+
+_REFUSED = -32600  # INVALID_REQUEST, what the package's own refusal uses
+
+
+def root_uris(roots: Sequence[str | Path]) -> list[types.Root]:
+    """Each directory as a ``file://`` root named after its last component."""
+    out = []
+    for root in roots:
+        path = Path(root).expanduser().resolve()
+        out.append(types.Root(uri=path.as_uri(), name=path.name or str(path)))  # type: ignore[arg-type]
+    return out
+
+
+def _text(content: Any) -> str:
+    blocks = content if isinstance(content, list) else [content]
+    return "\n".join(b.text if isinstance(b, types.TextContent) else f"[{b.type}]" for b in blocks)
+
+
+class ServerRequests:
+    """The handle's answers to server requests (see the module docstring)."""
+
+    def __init__(
+        self,
+        prefix: str | None,
+        *,
+        sampling_model: Model | None,
+        roots: Sequence[str | Path] | None,
+    ) -> None:
+        self.sampling_tool = f"{prefix or ''}mcp_sampling"
+        self.elicitation_tool = f"{prefix or ''}mcp_elicitation"
+        self.sampling_model = sampling_model
+        self.roots = list(roots) if roots is not None else None
+        self.sampling_usage = Usage()
+        """Tokens the sampling model used for this handle's server, summed."""
+        self.active: list[RunContext[Any]] = []
+        """Runs with a tool call in flight on the handle (the last one decides)."""
+
+    def callbacks(self) -> dict[str, Any]:
+        """Keyword arguments for ``ClientSession``: one per capability to declare."""
+        out: dict[str, Any] = {"elicitation_callback": self._elicit}
+        if self.sampling_model is not None:
+            out["sampling_callback"] = self._sample
+        if self.roots is not None:
+            out["list_roots_callback"] = self._list_roots
+        return out
+
+    def _run(self) -> RunContext[Any]:
+        return self.active[-1] if self.active else RunContext.ephemeral()
+
+    # ------------------------------------------------------------------ sampling
+
+    async def _sample(
+        self, context: Any, params: types.CreateMessageRequestParams
+    ) -> types.CreateMessageResult | types.ErrorData:
+        model = self.sampling_model
+        assert model is not None
+        args = {
+            "messages": [{"role": m.role, "text": _text(m.content)} for m in params.messages],
+            "system_prompt": params.system_prompt,
+            "max_tokens": params.max_tokens,
+        }
+        decision = await authorize(self._run(), self.sampling_tool, ToolEffect.SIDE_EFFECT, args)
+        if not isinstance(decision, PermissionAllow):
+            reason = decision.reason if isinstance(decision, PermissionDeny) else "deferred"
+            return types.ErrorData(code=_REFUSED, message=f"sampling refused: {reason}")
+        items: list[Any] = []
+        if params.system_prompt:
+            items.append(SystemMessage(content=[TextPart(text=params.system_prompt)]))
+        for m in params.messages:
+            part = TextPart(text=_text(m.content))
+            items.append(
+                AssistantMessage(content=[part])
+                if m.role == "assistant"
+                else UserMessage(content=[part])
+            )
+        settings = ModelSettings(
+            temperature=params.temperature, max_output_tokens=params.max_tokens
+        )
+        acc = TurnAccumulator()
+        try:
+            async for event in model.invoke(
+                ModelRequest(messages=items, settings=settings), CancellationToken()
+            ):
+                acc.add(event)
+        except Exception as exc:
+            return types.ErrorData(
+                code=_REFUSED, message=f"sampling failed: {type(exc).__name__}: {exc}"
+            )
+        self.sampling_usage = self.sampling_usage + acc.usage
+        return types.CreateMessageResult(
+            role="assistant",
+            content=types.TextContent(type="text", text="".join(acc.text)),
+            model=str(getattr(model, "model", "") or type(model).__name__),
+            stop_reason="maxTokens" if acc.finish.value == "length" else "endTurn",
+        )
+
+    # ------------------------------------------------------------------ elicitation
+
+    async def _elicit(self, context: Any, params: Any) -> types.ElicitResult | types.ErrorData:
+        ctx = self._run()
+        handler = ctx.permissions.approval_handler if self.active else None
+        if handler is None:
+            return types.ElicitResult(action="decline")
+        schema = getattr(params, "requested_schema", None)
+        args: dict[str, Any] = {"message": params.message}
+        if schema is not None:
+            args["requested_schema"] = schema
+        if getattr(params, "url", None):
+            args["url"] = params.url
+        try:
+            outcome = await handler.decide(self.elicitation_tool, params.message, args)
+        except Exception:  # fail closed
+            return types.ElicitResult(action="decline")
+        if not isinstance(outcome, ApprovalAllow):
+            return types.ElicitResult(action="decline")
+        if schema is None:
+            return types.ElicitResult(action="accept")
+        content = _defaults(schema)
+        if content is None:
+            return types.ElicitResult(action="decline")
+        return types.ElicitResult(action="accept", content=content)
+
+    # ------------------------------------------------------------------ roots
+
+    async def _list_roots(self, context: Any) -> types.ListRootsResult:
+        return types.ListRootsResult(roots=root_uris(self.roots or []))
+
+
+def _defaults(schema: Any) -> dict[str, Any] | None:
+    """The schema's property defaults, or ``None`` when a required one has none."""
+    props = schema.get("properties", {}) if isinstance(schema, dict) else {}
+    content = {k: v["default"] for k, v in props.items() if isinstance(v, dict) and "default" in v}
+    required = schema.get("required", []) if isinstance(schema, dict) else []
+    if any(r not in content for r in required):
+        return None
+    return content

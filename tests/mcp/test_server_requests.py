@@ -1,0 +1,140 @@
+"""Requests from the server: sampling under the permission pipeline, elicitation through the
+approval handler, roots."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+import helikon.testing as testing
+from helikon import Agent
+from helikon.core.context import RunContext
+from helikon.core.events import ToolOutputItem
+from helikon.core.permissions import (
+    AllowRule,
+    ApprovalAllow,
+    ApprovalDeny,
+    DenyRule,
+    PermissionAllow,
+    PermissionDeny,
+    PermissionMode,
+)
+from helikon.core.usage import Usage
+from helikon.testing import Call, MockModel, Text
+from tests.mcp._support import bounded, by_name, stdio_handle, tool_ctx
+
+
+def _sampler() -> MockModel:
+    return MockModel([[Text("short answer"), testing.Usage(7, 2)] for _ in range(4)])
+
+
+async def _run(handle: Any, tool: str, ctx: RunContext[Any] | None = None) -> tuple[bool, str]:
+    agent = Agent(
+        name="a",
+        model=MockModel([[Call("c1", tool, {"text": "what is 2+2?"})], [Text("ok")]]),
+        tools=handle.tools(),
+    )
+    result = await bounded(agent.run("go", ctx) if ctx is not None else agent.run("go"))
+    (out,) = [e.item for e in result.events if isinstance(e, ToolOutputItem)]
+    return out.is_error, "".join(getattr(p, "text", "") for p in out.content)
+
+
+async def test_sampling_is_answered_by_the_named_model_and_its_usage_counted() -> None:
+    sampler = _sampler()
+    async with stdio_handle("asks", sampling_model=sampler) as h:
+        error, text = await _run(h, "ask_llm")
+        assert (error, text) == (False, "mock: short answer")
+        assert h.sampling_usage == Usage(input_tokens=7, output_tokens=2, total_tokens=9)
+    request = sampler.requests[0]  # type: ignore[attr-defined]
+    assert [type(m).__name__ for m in request.messages] == ["SystemMessage", "UserMessage"]
+    assert request.messages[1].content[0].text == "what is 2+2?"
+    assert request.settings.max_output_tokens == 50
+
+
+class _Budget:
+    async def check(self, ctx: Any, tool: str, args: Any) -> PermissionDeny | PermissionAllow:
+        if tool == "mcp_sampling" and args["max_tokens"] > 10:
+            return PermissionDeny(f"over budget: {args['max_tokens']} tokens")
+        return PermissionAllow()
+
+
+async def test_sampling_is_refused_by_the_calling_runs_permissions() -> None:
+    sampler = _sampler()
+    base = RunContext.ephemeral()
+    refusals = {
+        "MCP tool 'ask_llm' failed: refused: sampling refused: "
+        "DenyRule.tool('mcp_sampling') matched": base.with_deny_rules(
+            [DenyRule.tool("mcp_sampling")]
+        ),
+        "MCP tool 'ask_llm' failed: refused: sampling refused: "
+        "mode dont_ask does not allow mcp_sampling (side_effect)": base.with_permission_mode(
+            PermissionMode.DONT_ASK
+        ).with_allow_rules([AllowRule.tool("ask_llm")]),
+        "MCP tool 'ask_llm' failed: refused: sampling refused: over budget: 50 tokens": (
+            base.with_permission_policy(_Budget())
+        ),
+    }
+    async with stdio_handle("asks", sampling_model=sampler) as h:
+        for expected, ctx in refusals.items():
+            assert await _run(h, "ask_llm", ctx) == (True, expected)
+    assert sampler.requests == []  # type: ignore[attr-defined]
+
+
+async def test_without_a_sampling_model_sampling_is_not_offered() -> None:
+    async with stdio_handle("asks") as h:
+        error, text = await _run(h, "ask_llm")
+    assert error
+    assert "refused:" in text
+
+
+class _Approver:
+    def __init__(self, allow: bool) -> None:
+        self.allow = allow
+        self.seen: list[tuple[str, str, Any]] = []
+
+    async def decide(self, tool: str, prompt: str, args: Any) -> ApprovalAllow | ApprovalDeny:
+        self.seen.append((tool, prompt, args))
+        return ApprovalAllow() if self.allow else ApprovalDeny("no thanks")
+
+
+async def test_elicitation_goes_to_the_approval_handler() -> None:
+    approver = _Approver(allow=True)
+    async with stdio_handle("asks") as h:
+        ctx = RunContext.ephemeral().with_approval_handler(approver)
+        assert await _run(h, "ask_user", ctx) == (False, "accept {'name': 'Ada'}")
+        # a required field without a default cannot be filled in by an approval: declined
+        assert await _run(h, "ask_user_required", ctx) == (False, "decline None")
+        denied = RunContext.ephemeral().with_approval_handler(_Approver(allow=False))
+        assert await _run(h, "ask_user", denied) == (False, "decline None")
+        # no handler: declined
+        assert await _run(h, "ask_user") == (False, "decline None")
+    tool, prompt, args = approver.seen[0]
+    assert (tool, prompt) == ("mcp_elicitation", "Your name?")
+    assert args["requested_schema"]["required"] == ["name"]
+
+
+async def test_roots_are_declared_listed_and_changed(tmp_path: Path) -> None:
+    first, second = tmp_path / "one", tmp_path / "two"
+    first.mkdir()
+    second.mkdir()
+    async with stdio_handle("asks", roots=[first]) as h:
+        t = by_name(h)
+        out = await bounded(t["ask_roots"].invoke(tool_ctx(), {}))
+        assert out.value == f"one={first.resolve().as_uri()}"
+        await bounded(h.set_roots([first, second]))
+        out = await bounded(t["ask_roots"].invoke(tool_ctx(), {}))
+        assert out.value == f"one={first.resolve().as_uri()} two={second.resolve().as_uri()}"
+        for _ in range(200):  # the notification is processed after the request before it
+            seen = await bounded(t["roots_seen"].invoke(tool_ctx(), {}))
+            if seen.value != "0":
+                break
+            await asyncio.sleep(0.01)
+        assert seen.value == "1"
+        assert h.roots == [first, second]
+
+
+async def test_without_roots_roots_list_is_refused() -> None:
+    async with stdio_handle("asks") as h:
+        error, text = await _run(h, "ask_roots")
+    assert error and "refused:" in text
