@@ -93,6 +93,13 @@ async def open_sqlite(session_id: str) -> Any:
     return await SqliteSession.open(pool, session_id)
 
 
+async def open_sqlite_one_line(session_id: str) -> Any:
+    """``SqliteSession(session_id, HELIKON_TEST_SQLITE_PATH)``: the one-line form."""
+    from helikon.sessions.sqlite import SqliteSession
+
+    return SqliteSession(session_id, os.environ["HELIKON_TEST_SQLITE_PATH"])
+
+
 async def open_redis(session_id: str) -> Any:
     """Open ``session_id`` under the key prefix ``HELIKON_TEST_REDIS_PREFIX``."""
     import redis.asyncio as aioredis

@@ -56,6 +56,26 @@ class TestSqliteSession(SessionConformance):
         )
 
 
+class TestSqliteSessionOneLine(SessionConformance):
+    """``SqliteSession(session_id, path)``: its own pool, a connection per operation, the
+    schema migrated on first use (child processes use the same form)."""
+
+    @pytest.fixture
+    def backend(self, tmp_path: Path) -> Backend:
+        from helikon.sessions.sqlite import SqliteSession
+
+        path = tmp_path / "one-line.db"
+
+        async def open_sqlite(sid: str) -> Session:
+            return SqliteSession(sid, path)
+
+        return Backend(
+            open_sqlite,
+            subprocess_open="tests.sessions.backends:open_sqlite_one_line",
+            subprocess_env={**CHILD_ENV, "HELIKON_TEST_SQLITE_PATH": str(path)},
+        )
+
+
 class TestSqliteSessionOnWorkerThreads(SessionConformance):
     """``write_on_loop_thread=False``: every append goes through aiosqlite's worker thread
     (and the cancellation shield); child processes write on their loop threads."""

@@ -29,7 +29,9 @@ async def test_sqlite_open_with_a_path_says_to_connect_a_pool(tmp_path: Path) ->
     assert not (tmp_path / "chat.db").exists()  # nothing was created
     with pytest.raises(ConfigError) as exc:
         SqliteSession.open_without_migrate("chat.db", "id")  # type: ignore[arg-type]
-    assert str(exc.value).startswith("SqliteSession(pool=...) must be a SqlitePool, got str;")
+    assert str(exc.value).startswith(
+        "SqliteSession.open_without_migrate(pool=...) must be a SqlitePool, got str;"
+    )
     with pytest.raises(ConfigError) as exc:
         await SqliteSession.migrate(None)  # type: ignore[arg-type]
     assert str(exc.value) == (

@@ -61,6 +61,7 @@ from helikon.sessions.repair import (
     load_conversation,
     repair_conversation,
 )
+from helikon.sessions.tail import last_items
 from helikon.sessions.tokens import HeuristicTokenCounter, TokenCounter
 
 if TYPE_CHECKING:
@@ -103,6 +104,7 @@ __all__ = [
     "event_to_json",
     "find_repairs",
     "handoff_occurred",
+    "last_items",
     "load_conversation",
     "project",
     "repair_conversation",

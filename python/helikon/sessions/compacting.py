@@ -15,6 +15,7 @@ from helikon.errors import ConfigError
 from helikon.sessions.events import Compacted, SequenceId, SessionEvent
 from helikon.sessions.projection import event_item, project
 from helikon.sessions.protocol import Session
+from helikon.sessions.tail import last_items
 from helikon.sessions.tokens import HeuristicTokenCounter, TokenCounter
 
 __all__ = ["DEFAULT_COMPACTION_PROMPT", "CompactingSession"]
@@ -174,9 +175,14 @@ class CompactingSession:
         """The inner session's events."""
         return await self.inner.events(since)
 
-    async def snapshot(self) -> list[Item]:
-        """The inner session's projected conversation."""
-        return await self.inner.snapshot()
+    async def snapshot(self, last: int | None = None) -> list[Item]:
+        """The inner session's projected conversation, or its ``last`` items.
+
+        Raises:
+            ConfigError: ``last`` is not an int >= 0.
+        """
+        items = await self.inner.snapshot()
+        return last_items(items, last, where="CompactingSession.snapshot")
 
     async def _maybe_compact(self) -> None:
         log_events = await self.inner.events()

@@ -9,6 +9,7 @@ from helikon.core.items import Item
 from helikon.sessions._codec import check_since, decode, encode_all
 from helikon.sessions.events import SequenceId, SessionEvent
 from helikon.sessions.projection import project
+from helikon.sessions.tail import last_items
 
 __all__ = ["MemorySession"]
 
@@ -61,6 +62,11 @@ class MemorySession:
             rows = self._rows[start:]
         return [decode(row, where=f"memory[{start + i}]") for i, row in enumerate(rows)]
 
-    async def snapshot(self) -> list[Item]:
-        """The projected conversation."""
-        return project(await self.events())
+    async def snapshot(self, last: int | None = None) -> list[Item]:
+        """The projected conversation, or its ``last`` items (see
+        :func:`helikon.sessions.last_items`).
+
+        Raises:
+            ConfigError: ``last`` is not an int >= 0.
+        """
+        return last_items(project(await self.events()), last, where="MemorySession.snapshot")

@@ -50,6 +50,7 @@ from helikon.sessions._codec import check_since, decode, encode_all
 from helikon.sessions.events import SequenceId, SessionEvent
 from helikon.sessions.projection import project
 from helikon.sessions.shield import complete
+from helikon.sessions.tail import last_items
 
 __all__ = ["PostgresSession"]
 
@@ -294,6 +295,11 @@ class PostgresSession:
             raise _error(exc, f"read session {self._id!r}") from exc
         return [decode(r["payload"], where=f"{self._id!r}#{r['sequence']}") for r in records]
 
-    async def snapshot(self) -> list[Item]:
-        """The projected conversation."""
-        return project(await self.events())
+    async def snapshot(self, last: int | None = None) -> list[Item]:
+        """The projected conversation, or its ``last`` items (see
+        :func:`helikon.sessions.last_items`).
+
+        Raises:
+            ConfigError: ``last`` is not an int >= 0.
+        """
+        return last_items(project(await self.events()), last, where="PostgresSession.snapshot")

@@ -43,6 +43,7 @@ from helikon.sessions._codec import check_since, decode, encode_all, ts_nanos
 from helikon.sessions.events import SequenceId, SessionEvent
 from helikon.sessions.projection import project
 from helikon.sessions.shield import complete
+from helikon.sessions.tail import last_items
 
 __all__ = ["RedisSession"]
 
@@ -191,6 +192,11 @@ class RedisSession:
                 return out
             start = "(" + _text(page[-1][0])
 
-    async def snapshot(self) -> list[Item]:
-        """The projected conversation."""
-        return project(await self.events())
+    async def snapshot(self, last: int | None = None) -> list[Item]:
+        """The projected conversation, or its ``last`` items (see
+        :func:`helikon.sessions.last_items`).
+
+        Raises:
+            ConfigError: ``last`` is not an int >= 0.
+        """
+        return last_items(project(await self.events()), last, where="RedisSession.snapshot")

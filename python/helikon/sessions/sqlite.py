@@ -78,7 +78,7 @@ from contextlib import asynccontextmanager, suppress
 from functools import cache
 from os import PathLike, fspath
 from types import TracebackType
-from typing import Any, Literal
+from typing import Any, Literal, overload
 
 try:
     import aiosqlite
@@ -99,6 +99,7 @@ from helikon.sessions._sqlite_writer import LoopWriter
 from helikon.sessions.events import SequenceId, SessionEvent
 from helikon.sessions.projection import project
 from helikon.sessions.shield import complete
+from helikon.sessions.tail import last_items
 
 __all__ = ["SqlitePool", "SqliteSession"]
 
@@ -175,6 +176,11 @@ class SqlitePool:
             ``busy_timeout = 0``, and its checkpointer; see the module docs for the
             trade-off). Only with ``synchronous="NORMAL"`` on a file: ``FULL`` commits
             ``fsync``, so there it has no effect.
+        keep_connections: keep released connections open for the next use (the default).
+            ``False`` closes each one when it is given back, so nothing stays open between
+            operations and no :meth:`close` is needed (each operation opens a connection:
+            about a millisecond more); it turns ``write_on_loop_thread`` off. This is what
+            the one-line ``SqliteSession(session_id, path)`` uses.
     """
 
     def __init__(
@@ -185,6 +191,7 @@ class SqlitePool:
         busy_timeout: float = 30.0,
         synchronous: Literal["NORMAL", "FULL"] = "NORMAL",
         write_on_loop_thread: bool = True,
+        keep_connections: bool = True,
     ) -> None:
         if max_connections < 1:
             raise ConfigError(
@@ -200,7 +207,8 @@ class SqlitePool:
         self.max_connections = 1 if self.path == ":memory:" else max_connections
         self.busy_timeout = busy_timeout
         self.synchronous = synchronous
-        self.write_on_loop_thread = bool(write_on_loop_thread)
+        self.keep_connections = bool(keep_connections)
+        self.write_on_loop_thread = bool(write_on_loop_thread) and self.keep_connections
         self._idle: list[aiosqlite.Connection] = []
         self._open: set[aiosqlite.Connection] = set()
         self._slots = asyncio.Semaphore(self.max_connections)
@@ -210,6 +218,11 @@ class SqlitePool:
         self._writer_wanted = (
             self.write_on_loop_thread and synchronous == "NORMAL" and self.path != ":memory:"
         )
+        if not self.keep_connections and self.path == ":memory:":
+            raise ConfigError(
+                "SqlitePool: keep_connections=False with ':memory:' would lose the database "
+                "after every operation; use a file path, or MemorySession for a session in memory"
+            )
 
     def __repr__(self) -> str:
         return f"SqlitePool({self.path!r}, max_connections={self.max_connections})"
@@ -324,7 +337,7 @@ class SqlitePool:
                 if not healthy and conn.in_transaction:
                     with suppress(Exception):
                         await conn.execute("ROLLBACK")
-                if self._closed or conn.in_transaction:
+                if self._closed or conn.in_transaction or not self.keep_connections:
                     self._open.discard(conn)
                     await conn.close()
                 else:
@@ -376,6 +389,14 @@ class SqlitePool:
             self._writer.wrote(n, size)
 
 
+_DB_SUFFIXES = (".db", ".sqlite", ".sqlite3", ".db3")
+
+
+def _looks_like_a_file(text: str) -> bool:
+    """A database file name (``chats.db``, ``data/x.sqlite``), not a session id."""
+    return text.lower().endswith(_DB_SUFFIXES)
+
+
 def _check_pool(where: str, pool: object) -> None:
     """Reject a path, a coroutine or anything else that is not a pool, before any I/O.
 
@@ -395,27 +416,77 @@ def _check_pool(where: str, pool: object) -> None:
 
 
 class SqliteSession:
-    """One session's log in a SQLite database shared through a :class:`SqlitePool`.
+    """One session's log in a SQLite database.
 
-    Build with :meth:`open` (runs the migrations) or, once :meth:`migrate` has run at
-    startup, with :meth:`open_without_migrate` on the hot path.
+    Two ways to build one:
+
+    * **One line**, for a script or a single process: ``SqliteSession("user-42",
+      "chats.db")`` (session id, then the file). The session makes its own pool with
+      ``keep_connections=False``: each operation opens a connection and closes it, so there
+      is nothing to close and nothing keeps the process from exiting; the schema is
+      migrated on first use.
+    * **Pooled**, for a server with many sessions: ``await SqliteSession.open(pool, id)``
+      (runs the migrations) on a shared :class:`SqlitePool`, or, once :meth:`migrate` has
+      run at startup, :meth:`open_without_migrate` on the hot path. ``SqliteSession(pool,
+      id)`` is the latter.
 
     Args:
-        pool: the database's pool.
+        pool: the database's pool (pooled form).
         session_id: the id this instance reads and writes (non-empty).
+        path: the database file (one-line form; created if missing).
 
     Raises:
-        ConfigError: an empty ``session_id``.
+        ConfigError: an empty ``session_id``; a first argument that is neither a pool nor a
+            session id; a one-line form whose arguments look swapped (the file first).
+
+    Example:
+        >>> import asyncio, os, tempfile
+        >>> from helikon.sessions import user_message
+        >>> with tempfile.TemporaryDirectory() as d:
+        ...     session = SqliteSession("user-42", os.path.join(d, "chats.db"))
+        ...     _ = asyncio.run(session.append([user_message("hi")]))
+        ...     [i.type for i in asyncio.run(session.snapshot())]
+        ['user_message']
     """
 
-    def __init__(self, pool: SqlitePool, session_id: str) -> None:
-        _check_pool("SqliteSession", pool)
+    @overload
+    def __init__(self, pool: SqlitePool, session_id: str, /) -> None: ...
+
+    @overload
+    def __init__(self, session_id: str, path: str | PathLike[str], /) -> None: ...
+
+    def __init__(self, first: Any, second: Any, /) -> None:
+        self._migrate_lock: asyncio.Lock | None = None
+        if isinstance(first, str) and isinstance(second, str | PathLike):
+            session_id, path = first, fspath(second)
+            if _looks_like_a_file(session_id) and not _looks_like_a_file(path):
+                raise ConfigError(
+                    f"SqliteSession({session_id!r}, {path!r}): the session id comes first, "
+                    f"then the file: SqliteSession({path!r}, {session_id!r})"
+                )
+            self._needs_migrate = True
+            pool = SqlitePool(path, keep_connections=False)
+        else:
+            _check_pool("SqliteSession", first)
+            pool, session_id = first, second
+            self._needs_migrate = False
         if not isinstance(session_id, str) or not session_id:
             raise ConfigError(
                 f"SqliteSession: session_id must be a non-empty str, got {session_id!r}"
             )
         self._pool = pool
         self._id = session_id
+
+    async def _ready(self) -> None:
+        """Migrate once before the first operation of a one-line session."""
+        if not self._needs_migrate:
+            return
+        if self._migrate_lock is None:
+            self._migrate_lock = asyncio.Lock()
+        async with self._migrate_lock:
+            if self._needs_migrate:
+                await self.migrate(self._pool)
+                self._needs_migrate = False
 
     def __repr__(self) -> str:
         return f"SqliteSession({self._pool.path!r}, {self._id!r})"
@@ -480,6 +551,7 @@ class SqliteSession:
     @classmethod
     def open_without_migrate(cls, pool: SqlitePool, session_id: str) -> SqliteSession:
         """Open ``session_id`` on an already migrated database (no I/O)."""
+        _check_pool("SqliteSession.open_without_migrate", pool)
         return cls(pool, session_id)
 
     async def append(self, events: Sequence[SessionEvent]) -> list[SequenceId]:
@@ -498,6 +570,8 @@ class SqliteSession:
         rows = encode_all(events)
         if not rows:
             return []
+        if self._needs_migrate:
+            await self._ready()
         kinds = [e.type for e in events]
         stamps = [e.ts.isoformat() for e in events]
         size = sum(map(len, rows))
@@ -590,6 +664,8 @@ class SqliteSession:
             ConfigError: ``since`` is negative.
         """
         after = check_since(since)
+        if self._needs_migrate:
+            await self._ready()
         try:
             async with self._pool.acquire() as conn:
                 rows = await conn.execute_fetchall(  # one hop to the worker thread
@@ -601,6 +677,11 @@ class SqliteSession:
             raise _error(exc, f"read session {self._id!r}") from exc
         return [decode(payload, where=f"{self._id!r}#{seq}") for seq, payload in rows]
 
-    async def snapshot(self) -> list[Item]:
-        """The projected conversation."""
-        return project(await self.events())
+    async def snapshot(self, last: int | None = None) -> list[Item]:
+        """The projected conversation, or its ``last`` items (see
+        :func:`helikon.sessions.last_items`).
+
+        Raises:
+            ConfigError: ``last`` is not an int >= 0.
+        """
+        return last_items(project(await self.events()), last, where="SqliteSession.snapshot")
