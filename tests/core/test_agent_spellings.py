@@ -319,6 +319,24 @@ def test_runner_run_as_the_openai_agents_sdk_spells_it() -> None:
     assert texts == ["one", "first", "two", "second", "three"]
 
 
+def test_runner_run_sync_on_the_class() -> None:
+    session = MemorySession()
+    agent = Agent(name="a", model=MockModel([[Text("first")], [Text("second")]]))
+    assert Runner.run_sync(agent, "one", session=session).final_output == "first"
+    assert Runner().run_sync(agent, "two", session=session).final_output == "second"
+    with pytest.raises(ConfigError, match=r"^Runner.run_sync\(context=\.\.\.\): helikon calls"):
+        Runner.run_sync(agent, "x", context=1)
+
+    async def inside() -> None:
+        Runner.run_sync(agent, "x")
+
+    with pytest.raises(RuntimeError) as caught:
+        asyncio.run(inside())
+    assert str(caught.value) == (
+        "Runner.run_sync() cannot run inside an event loop; use await Runner.run()"
+    )
+
+
 # -------------------------------------------------------- parameter descriptions
 
 

@@ -18,6 +18,7 @@ model in :class:`~helikon.RetryingModel` for retries; the runner itself never re
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import inspect
 import logging
@@ -96,6 +97,38 @@ class Runner:
         result._input = input_items(input)  # checked by the stream already
         typed = getattr(agent, "typed_result", None)  # a pattern without one returns text
         return typed(result) if typed is not None else result
+
+    @either_call
+    def run_sync(
+        self,
+        /,
+        agent: Agent | Runnable,
+        input: AgentInput,
+        *,
+        session: Session | None = None,
+        ctx: RunContext[Any] | None = None,
+        run_config: RunConfig | None = None,
+        **unexpected: Never,
+    ) -> RunResult[Any]:
+        """:meth:`run` for synchronous code: starts an event loop (not from inside one).
+
+        Raises:
+            RuntimeError: called from a running event loop (use ``await Runner.run(...)``).
+            SessionError, RunError, ConfigError: as :meth:`run`.
+        """
+        refuse_other_spellings("Runner.run_sync", unexpected, _RUN_KWARGS)
+        _check_args("Runner.run_sync", session, ctx, run_config)
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            pass  # no loop running: the normal case
+        else:
+            raise RuntimeError(
+                "Runner.run_sync() cannot run inside an event loop; use await Runner.run()"
+            )
+        return asyncio.run(
+            self.run(agent, input, session=session, ctx=ctx, run_config=run_config)
+        )
 
     @either_call
     async def run_streamed(
