@@ -49,3 +49,31 @@ def test_hook_error_is_a_helikon_error_with_the_hook_and_event_named() -> None:
     assert isinstance(err, errors.HelikonError)
     assert str(err) == "hook Audit raised KeyError: 'x' (on OnRunStart)"
     assert (err.hook_name, err.event_name) == ("Audit", "OnRunStart")
+
+
+def test_the_package_re_exports_every_area_module_and_nothing_else() -> None:
+    import importlib
+    import pkgutil
+
+    areas = [
+        importlib.import_module(f"helikon.errors.{m.name}")
+        for m in pkgutil.iter_modules(errors.__path__)
+    ]
+    assert {a.__name__.rsplit(".", 1)[1] for a in areas} == {
+        "agent",
+        "base",
+        "evals",
+        "mcp",
+        "model",
+        "run",
+        "sandbox",
+        "server",
+        "session",
+        "tool",
+    }
+    defined = [name for area in areas for name in area.__all__]
+    assert sorted(defined) == sorted(errors.__all__)  # each class in exactly one area
+    for area in areas:
+        for name in area.__all__:
+            assert getattr(area, name) is getattr(errors, name)
+            assert getattr(errors, name).__module__ == "helikon.errors"  # the public path

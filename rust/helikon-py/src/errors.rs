@@ -1,7 +1,8 @@
 //! The one place Rust errors become Python exceptions.
 //!
-//! The exception classes live in `helikon/errors.py` (the Python tree is the single source of
-//! truth); [`Class`] names the ones the native module raises, each looked up once and cached.
+//! The exception classes live in the `helikon.errors` package (the Python tree is the single
+//! source of truth); [`Class`] names the ones the native module raises, each looked up once and
+//! cached.
 //! Every crate's error type is mapped here ([`from_schema`], [`from_redact`],
 //! [`from_sandbox`], [`from_shell`], [`from_script_compile`], [`from_script_call`],
 //! [`from_loop`]); the area files only convert values and
