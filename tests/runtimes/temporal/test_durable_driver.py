@@ -186,3 +186,44 @@ async def test_durable_events_name_the_answering_model_and_response() -> None:
         ("tool_call_item", "m-2025", "resp_0"),
         ("message_output", "m-2025", "resp_1"),
     ]
+
+
+async def test_durable_runs_keep_the_retry_bounds() -> None:
+    """Agent(retries=) bounds the repair turns and @tool(retries=) a tool's ModelRetry rounds,
+    as in a plain run."""
+    from helikon import ModelRetry
+
+    bad = [Text('{"n": "x"}')]
+    # the prose turn, the finalizing turn, then two repair turns
+    agent = _agent([bad, bad, bad, [Text('{"n": 3}')]], output_type=Answer, retries=2)
+    events = await _durable(agent, "n?", RunConfig())
+    assert [e["attempt"] for e in events if e["type"] == "repair_started"] == [1, 2]
+    assert events[-1]["type"] == "run_completed"
+
+    @tool(retries=2)
+    async def flaky(q: str) -> str:
+        """Asks again."""
+        raise ModelRetry("not yet")
+
+    asks = [[Call(f"c{i}", "flaky", {"q": "x"})] for i in range(3)]
+    agent = Agent(name="calc", model=MockModel(asks), tools=[flaky])
+    events = await _durable(agent, "go", RunConfig())
+    error = events[-1]["error"]
+    assert (error["kind"], error["tool"], error["retries"]) == ("ToolRetriesExceeded", "flaky", 2)
+    outputs = [e["item"] for e in events if e["type"] == "tool_output_item"]
+    assert [o["content"][0]["text"] for o in outputs] == ["not yet", "not yet"]
+
+
+def test_output_validators_are_refused_for_durable_runs() -> None:
+    import pytest
+
+    from helikon.errors import ConfigError
+    from helikon.runtimes.temporal.worker import check_durable
+
+    agent = _agent([], output_type=Answer, output_validators=[lambda answer: None])
+    with pytest.raises(ConfigError) as exc:
+        check_durable(agent)
+    assert str(exc.value).startswith(
+        "agent 'calc' cannot run durably: it has output_validators; the Temporal runner does "
+        "not support hooks, guardrails, output validators or handoffs in v0"
+    )

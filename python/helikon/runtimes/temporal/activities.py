@@ -119,6 +119,8 @@ class AgentActivities:
                 for t in agent.tools
             ],
             output_type=None if ot is None else {"name": ot.name, "schema": ot.schema},
+            retries=agent.retries,
+            tool_retries=dict(agent.retry_rules.tool_retries),
             tool_attempts={
                 t.name: self.tool_attempts[t.name]
                 for t in agent.tools

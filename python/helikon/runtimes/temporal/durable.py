@@ -31,6 +31,7 @@ from helikon.core.items import (
 from helikon.core.loop_core import LoopCore, NativeStep, turn_plan
 from helikon.core.loop_native import LoopConfig, call_of
 from helikon.core.pause import Approvals
+from helikon.core.retries import RetryRules
 from helikon.core.run_state import PendingCall
 from helikon.core.tool_exec import CallOutcome
 from helikon.core.usage import Usage
@@ -99,7 +100,8 @@ class DurableDriver:
     ) -> None:
         self.prepared = prepared
         self.limit = parallel_tool_call_limit
-        self.core = LoopCore(LoopConfig(prepared.loop_config_json(max_turns)))
+        rules = RetryRules(retries=prepared.retries, tool_retries=prepared.tool_retries)
+        self.core = LoopCore(LoopConfig(prepared.loop_config_json(max_turns)), policy=rules)
         head: list[Item] = []
         if prepared.instructions.strip():
             head.append(SystemMessage(content=[TextPart(text=prepared.instructions)]))

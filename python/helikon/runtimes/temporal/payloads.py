@@ -103,15 +103,21 @@ class Prepared:
     output_type: dict[str, Any] | None = None
     tool_attempts: dict[str, int] = field(default_factory=dict)
     heartbeat_timeout: float | None = None
+    retries: int = 1
+    """``Agent(retries=)``: repair turns of the answer, and each tool's default bound."""
+    tool_retries: dict[str, int] = field(default_factory=dict)
+    """``@tool(retries=)`` of the tools that set it."""
 
     def loop_config_json(self, max_turns: int) -> str:
-        """The native ``LoopConfig`` JSON (as ``Agent.native_config`` builds it)."""
+        """The native ``LoopConfig`` JSON (as ``Agent.native_config`` builds it, in the
+        ``finalize`` output mode: durable runs take no one-call mode yet)."""
         ot = self.output_type
         return loop_config_json(
             max_turns,
             [(t["name"], t["description"]) for t in self.tools],
             [],
             None if ot is None else (ot["name"], ot["schema"]),
+            output_retries=self.retries,
         )
 
 

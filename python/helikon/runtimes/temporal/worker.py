@@ -1,9 +1,9 @@
 """The worker process side: register agents, serve the workflow and its activities.
 
-v0 constraints, refused at registration (fail fast): hooks and guardrails (arbitrary user
-code cannot be made deterministic inside a workflow) and handoffs (the durable driver does
-not follow them). Agent-as-tool runs are allowed but run non-durably inside their tool
-activity: a retry after a crash re-runs the whole nested run.
+v0 constraints, refused at registration (fail fast): hooks, guardrails and output
+validators (arbitrary user code cannot be made deterministic inside a workflow) and handoffs
+(the durable driver does not follow them). Agent-as-tool runs are allowed but run
+non-durably inside their tool activity: a retry after a crash re-runs the whole nested run.
 """
 
 from __future__ import annotations
@@ -40,7 +40,8 @@ def check_durable(agent: Agent) -> None:
     """Refuse what the durable driver cannot run (the v0 constraint set).
 
     Raises:
-        ConfigError: the agent has hooks, input or output guardrails, or handoffs.
+        ConfigError: the agent has hooks, input or output guardrails, output validators, or
+            handoffs.
     """
     if not isinstance(agent, Agent):
         raise ConfigError(f"TemporalAgentWorker(agents=...): {agent!r} is not an Agent")
@@ -50,6 +51,7 @@ def check_durable(agent: Agent) -> None:
             ("hooks", agent.hooks),
             ("input_guardrails", agent.input_guardrails),
             ("output_guardrails", agent.output_guardrails),
+            ("output_validators", agent.output_validators),
             ("handoffs", agent.handoffs),
         )
         if present
@@ -57,8 +59,9 @@ def check_durable(agent: Agent) -> None:
     if refused:
         raise ConfigError(
             f"agent {agent.name!r} cannot run durably: it has {', '.join(refused)}; the Temporal "
-            "runner does not support hooks, guardrails or handoffs in v0 (arbitrary async "
-            "code cannot be replayed deterministically). Run it with helikon.Runner instead."
+            "runner does not support hooks, guardrails, output validators or handoffs in v0 "
+            "(arbitrary async code cannot be replayed deterministically). Run it with "
+            "helikon.Runner instead."
         )
 
 
