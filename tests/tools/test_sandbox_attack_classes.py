@@ -5,7 +5,8 @@
   ``dlopen`` (the workspace is mounted ``noexec``);
 * S3 memory charged to no process (memfd pages) and S8 SysV / POSIX IPC objects in the host's
   IPC namespace (outlive the call, pass the memory ceiling, a channel between calls);
-* S7 inotify watches on directories outside the workspace (without ``private_mounts``).
+* S7 inotify watches on directories outside the workspace (with and without
+  ``private_mounts``).
 
 (S5, the egress proxy's connection cap and request timeout, is in
 ``tests/tools/egress/test_proxy.py``.)
@@ -13,6 +14,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -113,14 +115,44 @@ async def test_memory_and_ipc_outside_any_process_are_refused(
     "target",
     ["/tmp", "/etc", "{outside}", "/"],
 )
-async def test_inotify_outside_is_refused_without_private_mounts(
-    target: str, ws: dict[str, Path]
-) -> None:
+@pytest.mark.parametrize("private", [False, True])
+async def test_inotify_outside_is_refused(target: str, private: bool, ws: dict[str, Path]) -> None:
     path = target.format(outside=ws["outside"])
     code = (
         "import ctypes; l = ctypes.CDLL(None, use_errno=True); fd = l.inotify_init1(0); "
         f'w = l.inotify_add_watch(fd, b"{path}", 0xfff) if fd >= 0 else -1; '
         'print("WATCHING" if w >= 0 else f"refused {ctypes.get_errno()}")'
     )
-    r = await _os(ws).run(_py(code))
+    r = await _os(ws, private_mounts=private).run(_py(code))
     assert r.stdout == "refused 1\n", r
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "fallocate --punch-hole --offset 0 --length 8192 big.bin",
+        _py(
+            'import ctypes, os; fd = os.open("big.bin", os.O_RDWR); '
+            "l = ctypes.CDLL(None, use_errno=True); "
+            "r = l.fallocate(fd, 3, ctypes.c_long(0), ctypes.c_long(16384)); "
+            "assert r == 0, ctypes.get_errno()"
+        ),
+        "fallocate --zero-range --offset 0 --length 8192 big.bin",
+        "fallocate --collapse-range --offset 0 --length 8192 big.bin",
+    ],
+)
+async def test_deny_delete_refuses_fallocate_data_destruction(
+    command: str, ws: dict[str, Path]
+) -> None:
+    # S2: the TRUNCATE-free spellings of truncation, on a 16 KiB file of random bytes.
+    data = os.urandom(16384)
+    big = ws["root"] / "big.bin"
+    big.write_bytes(data)
+    if os.geteuid() == 0:
+        os.chown(big, 65534, 65534)
+    b = _os(ws, deny_delete=True)
+    r = await b.run(command)
+    assert r.exit_code != 0, r
+    assert big.read_bytes() == data
+    r = await b.run("fallocate --length 8192 new.bin && stat -c %s new.bin")
+    assert r.stdout == "8192\n", r

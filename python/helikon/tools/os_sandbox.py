@@ -77,7 +77,8 @@ class OsSandboxBackend(PolicyBackend):
             (Landlock without ``REMOVE_FILE``/``REMOVE_DIR``/``TRUNCATE``, ABI 3, Linux
             6.2): ``unlink``, ``rmdir``, ``rename`` away from or over an entry, ``O_TRUNC``
             and ``truncate`` fail with ``EACCES``, also through a copied or symlinked
-            ``rm``. Overwriting a file's bytes in place is still possible.
+            ``rm``; seccomp refuses ``fallocate`` punch-hole, collapse-range and zero-range.
+            Overwriting a file's bytes in place is still possible.
         deny_delete_except: relative paths inside the workspace that keep every right under
             ``deny_delete``, e.g. ``[".git"]`` so ``git commit`` can replace its lock files.
             They must exist when the backend is built and must not be symlinks.

@@ -184,7 +184,10 @@ impl SandboxPolicy {
                 let seccomp = seccomp_rules::build(&FilterOptions {
                     sockets,
                     deny_path_truncate: enf.deny_path_truncate,
-                    deny_inotify: !cfg.private_mounts,
+                    // Also with private_mounts: the granted system files are the host's
+                    // inodes, so a watch on them reports every process's access.
+                    deny_inotify: true,
+                    deny_fallocate_destroy: cfg.deny_delete,
                 })?;
                 let guarantees = SandboxGuarantees {
                     filesystem: Isolation::OsKernel,

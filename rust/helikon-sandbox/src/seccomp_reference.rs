@@ -182,6 +182,14 @@ fn deny_filter(opts: &FilterOptions) -> Result<BpfProgram> {
         clone_rules.push(rule(vec![cond(0, Len::Qword, Op::MaskedEq(f), f)?])?);
     }
     rules.insert(nr(libc::SYS_clone), clone_rules);
+    // fallocate() under deny_delete: no PUNCH_HOLE, COLLAPSE_RANGE, ZERO_RANGE.
+    if opts.deny_fallocate_destroy {
+        let mut f = Vec::new();
+        for bit in [0x02u64, 0x08, 0x10] {
+            f.push(rule(vec![cond(1, Len::Dword, Op::MaskedEq(bit), bit)?])?);
+        }
+        rules.insert(nr(libc::SYS_fallocate), f);
+    }
     // personality(): only the query (0xffffffff) and PER_LINUX (0).
     rules.insert(
         nr(libc::SYS_personality),

@@ -43,10 +43,13 @@ pub(crate) struct FilterOptions {
     pub sockets: SocketPolicy,
     /// Landlock below ABI 3 cannot mediate `truncate(2)` on paths.
     pub deny_path_truncate: bool,
-    /// No private mount namespace: inotify would watch directories outside the workspace
-    /// that Landlock lets the command traverse but not read (a live feed of other
-    /// processes' file names), so it is refused.
+    /// Refuse inotify: a watch reports other processes' activity on directories outside the
+    /// workspace that Landlock lets the command traverse but not read, and on the host's
+    /// own inodes of the granted system files (also through `private_mounts` binds).
     pub deny_inotify: bool,
+    /// `deny_delete`: `fallocate` may not punch holes, collapse or zero ranges (truncation
+    /// and deletion of a file's data without Landlock's `TRUNCATE` right).
+    pub deny_fallocate_destroy: bool,
 }
 
 /// System calls denied outright.
@@ -333,6 +336,15 @@ pub(crate) fn table(opts: &FilterOptions) -> Result<BTreeMap<u32, Verdict>> {
             default: EPERM,
         },
     );
+    // fallocate() under deny_delete: no PUNCH_HOLE (0x02), COLLAPSE_RANGE (0x08) or
+    // ZERO_RANGE (0x10), the spellings of truncation Landlock's TRUNCATE does not cover.
+    if opts.deny_fallocate_destroy {
+        let bit = |b: u32| vec![c(1, Test::MaskedEq { mask: b, value: b })];
+        t.insert(
+            sys(libc::SYS_fallocate)?,
+            deny_if(vec![bit(0x02), bit(0x08), bit(0x10)]),
+        );
+    }
     // personality(): only the query (0xffffffff) and PER_LINUX (0).
     t.insert(
         sys(libc::SYS_personality)?,
@@ -418,6 +430,7 @@ mod tests {
                         sockets,
                         deny_path_truncate,
                         deny_inotify,
+                        deny_fallocate_destroy: deny_inotify,
                     });
                 }
             }
@@ -464,6 +477,9 @@ mod tests {
             libc::S_IFSOCK,
         ] {
             v.push(u64::from(m | 0o644));
+        }
+        for mode in [0x01u64, 0x03, 0x04, 0x08, 0x10, 0x11, 0x20, 0x40, 0x21] {
+            v.push(mode); // fallocate modes: KEEP_SIZE, PUNCH_HOLE|KEEP_SIZE, ..., INSERT
         }
         v.push(0x0008); // PER_LINUX32-like
         let fastopen = libc::MSG_FASTOPEN as u64;
@@ -533,6 +549,7 @@ mod tests {
             sockets: SocketPolicy::Denied(UnixSockets::Pairs),
             deny_path_truncate: true,
             deny_inotify: true,
+            deny_fallocate_destroy: true,
         })
         .unwrap()[0];
         assert!(p.len() < 400, "{}", p.len());

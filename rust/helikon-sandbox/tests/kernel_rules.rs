@@ -232,3 +232,37 @@ fn bad_settings_are_refused() {
     let err = SandboxPolicy::build(cfg).unwrap_err();
     assert!(err.to_string().contains("needs deny_delete=true"), "{err}");
 }
+
+/// Attack finding S2: `fallocate` can destroy a file's data without Landlock's `TRUNCATE`
+/// right (punching a hole over the whole file zeroes it; collapsing or zeroing a range
+/// too). Under `deny_delete` seccomp refuses those modes; plain allocation still works.
+#[test]
+fn deny_delete_refuses_the_fallocate_spellings_of_truncation() {
+    let f = deny_delete(&[]);
+    for (name, mode) in [("punch", 0x03), ("collapse", 0x08), ("zero", 0x10), ("zero-keep", 0x11)] {
+        let out = f.run(&py(&format!(
+            "import ctypes, os; l = ctypes.CDLL(None, use_errno=True); \
+             fd = os.open(\"notes.txt\", os.O_RDWR); \
+             r = l.fallocate(fd, {mode}, ctypes.c_long(0), ctypes.c_long(4096)); \
+             print(\"{name}\", r, ctypes.get_errno())"
+        )));
+        assert_eq!(out.stdout, format!("{name} -1 {}\n", libc::EPERM), "{out:#?}");
+        assert_eq!(
+            fs::read_to_string(f.root.join("notes.txt")).unwrap(),
+            "alpha\nbeta\ngamma\n"
+        );
+    }
+    let out = f.run(&py(
+        "import os; fd = os.open(\"grow.bin\", os.O_RDWR | os.O_CREAT); \
+         os.posix_fallocate(fd, 0, 8192); print(os.fstat(fd).st_size)",
+    ));
+    assert_eq!(out.stdout, "8192\n", "{out:#?}");
+    // Without deny_delete, punching a hole works (the rule is deny_delete's).
+    let g = fixture_with(Mode::OsSandbox, |_| {});
+    let out = g.run(&py(
+        "import ctypes, os; l = ctypes.CDLL(None, use_errno=True); \
+         fd = os.open(\"notes.txt\", os.O_RDWR); \
+         print(l.fallocate(fd, 3, ctypes.c_long(0), ctypes.c_long(4096)))",
+    ));
+    assert_eq!(out.stdout, "0\n", "{out:#?}");
+}
