@@ -13,8 +13,10 @@ from helikon import Agent
 from helikon.core.events import ToolOutputItem
 from helikon.errors import ConfigError, ToolOther
 from helikon.mcp import McpServerHandle
+from helikon.mcp.server import McpAgentServer
 from helikon.testing import Call, MockModel, Text
 from tests.mcp._support import HERE, bounded, by_name, process_gone, stdio_handle, timed, tool_ctx
+from tests.mcp.agent_server import REPLY, build
 
 
 async def _until(predicate: object, seconds: float = 5.0) -> None:
@@ -134,3 +136,34 @@ def test_reconnect_arguments_are_checked() -> None:
         McpServerHandle.stdio(sys.executable, max_reconnects=-1)
     with pytest.raises(ConfigError, match=r"reconnect_delay=...\) must be >= 0 seconds"):
         McpServerHandle.streamable_http("http://x/mcp", reconnect_delay="1")  # type: ignore[arg-type]
+
+
+async def _serve_http(port: int = 0) -> tuple[McpAgentServer, asyncio.Task[None]]:
+    server = build("plain")
+    task = asyncio.create_task(server.serve_streamable_http("127.0.0.1", port))
+    await _until(lambda: server.port is not None)
+    return server, task
+
+
+async def test_a_dropped_http_server_is_named_and_reconnected_when_it_is_back() -> None:
+    server, task = await _serve_http()
+    port = server.port
+    assert port is not None
+    url = f"http://127.0.0.1:{port}/mcp"
+    h = McpServerHandle.streamable_http(url, reconnect_delay=0.05, call_timeout=10)
+    async with h:
+        tool = h.tools()[0]
+        assert (await bounded(tool.invoke(tool_ctx(), {"input": "a"}))).content[0].text == REPLY  # type: ignore[union-attr]
+        server.shutdown()
+        await bounded(task, 15)
+        down, _ = await timed(lambda: bounded(tool.invoke(tool_ctx(), {"input": "b"})))
+        assert str(down) == (
+            f"MCP tool 'triage_helper' failed: MCP server {url!r} dropped the connection "
+            "(ConnectError: All connection attempts failed)"
+        )
+        server, task = await _serve_http(port)
+        back = await bounded(tool.invoke(tool_ctx(), {"input": "c"}))
+        assert back.content[0].text == REPLY  # type: ignore[union-attr]
+        assert h.reconnects == 1
+    server.shutdown()
+    await bounded(task, 15)

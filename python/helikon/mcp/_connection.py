@@ -105,6 +105,7 @@ class Connection:
         self._dead_reason: str | None = None
         self._owner: asyncio.Task[None] | None = None
         self._scope: anyio.CancelScope | None = None
+        self._transport_error: str | None = None
 
     # ------------------------------------------------------------------ lifetime
 
@@ -239,9 +240,10 @@ class Connection:
         except Exception as exc:  # a transport task failed (ExceptionGroup, ...)
             kind = McpOther if ready.done() else McpConnectError
             failure = failure or kind(f"MCP server {self.label}: {_leaf(exc)}")
+            self._transport_error = f"{type(_leaf(exc)).__name__}: {_leaf(exc)}"
         finally:
             self._scope = None
-            self._mark_dead(self._exit_reason() or "the connection is closed")
+            self._mark_dead(self._exit_reason() or self._end_reason())
             self._session = None
             if self._process is not None and self._process.returncode is not None:
                 _process.untrack(self._process)
@@ -249,6 +251,13 @@ class Connection:
                 ready.set_exception(
                     failure or McpConnectError(f"MCP server {self.label}: connection ended")
                 )
+
+    def _end_reason(self) -> str:
+        """Why the session ended when no exit status says it: closed here, or dropped."""
+        if self._closing.is_set():
+            return "the connection is closed"
+        cause = f" ({self._transport_error})" if self._transport_error else ""
+        return f"MCP server {self.label} dropped the connection{cause}"
 
     def _spawn_failure(self, exc: OSError) -> McpError:
         if self._stdio is not None:
@@ -447,9 +456,15 @@ class Connection:
         raise ToolOther(f"MCP tool {display!r} failed: {self._dead_reason}")
 
     async def _call_failure(self, exc: BaseException, wire_name: str) -> str:
-        if isinstance(exc, MCPError) and exc.code == CONNECTION_CLOSED and self._stdio is not None:
+        closed = isinstance(exc, MCPError) and exc.code == CONNECTION_CLOSED
+        if closed and self._stdio is not None:
             reason = await self._await_exit()
             self._mark_dead(reason or f"MCP server {self.label} closed the connection")
+            return self._dead_reason or "connection closed"
+        if closed:  # HTTP: the transport ended; its owner names the cause as it unwinds
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._dead.wait(), _EXIT_WAIT)
+            self._mark_dead(self._end_reason())
             return self._dead_reason or "connection closed"
         return self._describe(exc, f"tools/call:{wire_name}")
 

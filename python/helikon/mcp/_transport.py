@@ -114,11 +114,16 @@ def stdio_transport(
 
 @asynccontextmanager
 async def http_transport(
-    url: str, headers: Mapping[str, str] | None, log: HttpErrorLog
+    url: str,
+    headers: Mapping[str, str] | None,
+    log: HttpErrorLog,
+    auth: httpx2.Auth | None = None,
 ) -> AsyncIterator[TransportStreams]:
-    """``streamable_http_client`` over an ``httpx2`` client carrying ``headers`` and ``log``."""
+    """``streamable_http_client`` over an ``httpx2`` client carrying ``headers``, ``auth``
+    (e.g. the ``mcp`` package's ``OAuthClientProvider``) and ``log``."""
     client = httpx2.AsyncClient(
         headers=dict(headers or {}),
+        auth=auth,
         timeout=httpx2.Timeout(_CONNECT_TIMEOUT, read=_READ_TIMEOUT),
         event_hooks={"response": [log.on_response]},
     )

@@ -12,6 +12,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
+import httpx2
 import mcp_types as types
 from mcp.client._transport import TransportStreams
 
@@ -212,6 +213,7 @@ class McpServerHandle:
         url: str,
         *,
         headers: Mapping[str, str] | None = None,
+        auth: httpx2.Auth | None = None,
         tool_prefix: str | None = None,
         lazy: bool = False,
         connect_timeout: float = 30.0,
@@ -227,6 +229,12 @@ class McpServerHandle:
         Args:
             url: the MCP endpoint.
             headers: sent with every request (e.g. ``{"Authorization": "Bearer ..."}``).
+            auth: an ``httpx2`` auth flow for every request; for OAuth, the ``mcp``
+                package's ``mcp.client.auth.OAuthClientProvider(server_url,
+                client_metadata, storage=<your TokenStorage>, redirect_handler=...,
+                callback_handler=...)``, which discovers the authorization server, registers
+                the client, runs the authorization-code flow with PKCE, refreshes tokens and
+                keeps them in the token store you supply.
             tool_prefix, lazy, connect_timeout, call_timeout, max_result_chars,
                 max_reconnects, reconnect_delay, sampling_model, roots: as for :meth:`stdio`.
 
@@ -246,7 +254,7 @@ class McpServerHandle:
             log = HttpErrorLog()
             return Connection(
                 repr(url),
-                lambda: http_transport(url, header_map, log),
+                lambda: http_transport(url, header_map, log, auth),
                 stdio=None,
                 http_log=log,
                 call_timeout=call_timeout,
