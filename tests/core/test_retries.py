@@ -211,3 +211,19 @@ async def test_the_error_round_trips_through_its_dict() -> None:
         back = agent_error_from_dict(err.to_dict())
         assert type(back) is type(err) and str(back) == str(err)
         assert back.to_dict() == err.to_dict()
+
+
+async def test_a_validator_that_raises_something_else_fails_the_run_naming_it() -> None:
+    def broken(booking: Booking) -> None:
+        raise KeyError("fleet")
+
+    model = MockModel([[Text('{"flight": "X", "seats": 1}')]])
+    agent = Agent(name="b", model=model, output_type=Booking, output_validators=[broken])
+    with pytest.raises(RunError) as exc:
+        await agent.run("book")
+    assert exc.value.error.kind == "Other"
+    assert str(exc.value.error) == (
+        "output validator 'test_a_validator_that_raises_something_else_fails_the_run_naming_it."
+        "<locals>.broken' raised KeyError: 'fleet'"
+    )
+    assert len(model.requests) == 1

@@ -477,7 +477,10 @@ class _Run:
         del request
         items = acc.items(self.agent.name)
         core = self.core
-        verdict = await judge_output(self.agent.output_type, core, self.ctx, items)
+        try:
+            verdict = await judge_output(self.agent.output_type, core, self.ctx, items)
+        except AgentError as failed:  # an output validator raised (not ModelRetry)
+            raise _Stop(failed) from failed
         self._pending = core.model_replied(
             conversation,
             items,

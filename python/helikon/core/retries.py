@@ -35,7 +35,7 @@ from typing import Any, Literal, Protocol
 from helikon.core.items import AssistantMessage, Item, ToolCall, text_of
 from helikon.core.model import ToolDef
 from helikon.core.output import OutputType
-from helikon.errors import ConfigError, ModelRetry
+from helikon.errors import AgentOther, ConfigError, ModelRetry
 
 __all__ = [
     "DEFAULT_OUTPUT_TOOL",
@@ -221,7 +221,8 @@ async def judge_output(
     ignored. :class:`~helikon.errors.ModelRetry` makes its reason the verdict's one error.
 
     Raises:
-        Exception: whatever else a validator raises (the run fails with it).
+        AgentOther: a validator raised anything but ``ModelRetry`` (the run fails with it;
+            the message names the validator and the exception).
     """
     if output_type is None or not core.validating:
         return Verdict(None)
@@ -239,4 +240,8 @@ async def judge_output(
                 await result
         except ModelRetry as retry:
             return Verdict([retry.reason], validator_name(fn))
+        except Exception as exc:
+            raise AgentOther(
+                f"output validator {validator_name(fn)!r} raised {type(exc).__name__}: {exc}"
+            ) from exc
     return Verdict([])
