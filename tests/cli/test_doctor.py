@@ -120,7 +120,8 @@ def _linux(monkeypatch: pytest.MonkeyPatch, **caps: Any) -> dict[str, dict[str, 
     facts = {
         "landlock_abi": 7, "landlock_missing": None, "seccomp": True,
         "kernel_release": "6.15.0", "user_namespaces": True, "cgroup_v2": True,
-        "cgroup_delegated": "/sys/fs/cgroup/user.slice", "memory": "watchdog", **caps,
+        "cgroup_delegated": "/sys/fs/cgroup/user.slice", "memory": "watchdog",
+        "metadata": "user_mount_namespace", **caps,
     }
     monkeypatch.setattr(platform, "system", lambda: "Linux")
     monkeypatch.setattr(doctor, "_linux_capabilities", lambda: facts)
@@ -134,8 +135,8 @@ def test_linux_rows_when_everything_is_there(monkeypatch: pytest.MonkeyPatch) ->
     rows = _linux(monkeypatch)
     assert all(row["ok"] and row["fix"] is None for row in rows.values())
     assert list(rows) == [
-        "Landlock", "seccomp", "user namespaces", "cgroup v2 delegation", "memory ceiling",
-        "OsSandboxBackend",
+        "Landlock", "seccomp", "user namespaces", "private_mounts", "cgroup v2 delegation",
+        "memory ceiling", "OsSandboxBackend",
     ]
     assert rows["cgroup v2 delegation"]["detail"] == "/sys/fs/cgroup/user.slice"
 
@@ -154,6 +155,7 @@ def test_linux_rows_when_everything_is_there(monkeypatch: pytest.MonkeyPatch) ->
         ({"cgroup_delegated": None, "cgroup_v2": False}, "cgroup v2 delegation",
          "no cgroup v2 hierarchy", "Delegate=yes"),
         ({"memory": "none"}, "memory ceiling", "none", "Linux only"),
+        ({"metadata": "uid_only"}, "private_mounts", "uid_only", "user.max_user_namespaces"),
     ],
 )
 def test_linux_missing_pieces_get_a_fix(

@@ -264,6 +264,15 @@ def sandbox() -> dict[str, Any]:
             "sysctl -w user.max_user_namespaces=15000 kernel.unprivileged_userns_clone=1",
         ),
         _check(
+            "private_mounts",
+            caps.get("metadata") in ("mount_namespace", "user_mount_namespace"),
+            str(caps.get("metadata")),
+            "run as root with run_as=(uid, gid), or allow unprivileged user namespaces "
+            "(sysctl -w user.max_user_namespaces=15000 kernel.unprivileged_userns_clone=1); "
+            "without it metadata calls and existence probes outside the workspace are not "
+            "contained",
+        ),
+        _check(
             "cgroup v2 delegation",
             caps["cgroup_delegated"] is not None,
             str(
