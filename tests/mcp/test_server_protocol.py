@@ -17,7 +17,7 @@ from mcp.client.streamable_http import streamable_http_client
 
 import helikon
 from helikon.mcp.server import OUTPUT_SCHEMA
-from tests.mcp._support import SERVER, bounded, server_env
+from tests.mcp._support import SERVER, bounded, server_env, stdio_handle, tool_ctx
 from tests.mcp.agent_server import build
 
 STEPS = ["turn 1", "calling tool lookup", "tool lookup done", "turn 2"]
@@ -103,3 +103,18 @@ async def test_no_progress_token_no_notifications_and_explicit_version_kept() ->
     with_progress = await bounded(server.call("hi", progress=record))
     assert not with_progress.is_error
     assert sent == ["turn 1"]
+
+
+async def test_the_helikon_client_forwards_the_served_agents_progress() -> None:
+    seen: list[tuple[str, float, float | None, str | None]] = []
+
+    async def on_progress(
+        tool: str, progress: float, total: float | None, message: str | None
+    ) -> None:
+        seen.append((tool, progress, total, message))
+
+    async with stdio_handle("agent:tools", tool_prefix="remote_", on_progress=on_progress) as h:
+        out = await bounded(h.tools()[0].invoke(tool_ctx(), {"input": "find k"}))
+    assert out.content[0].text == "found it"  # type: ignore[union-attr]
+    assert out.value["usage"]["total_tokens"] == 38
+    assert seen == [("remote_finder", float(i + 1), None, m) for i, m in enumerate(STEPS)]

@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import logging
 import os
 import signal
 import sys
@@ -49,6 +50,12 @@ from helikon.mcp._transport import HttpErrorLog
 __all__ = ["Connection"]
 
 T = TypeVar("T")
+
+ProgressCallback = Callable[[str, float, float | None, str | None], Awaitable[None]]
+"""``await on_progress(tool, progress, total, message)`` for each ``notifications/progress``
+the server sends about a ``tools/call`` (``tool``: the name the agent sees)."""
+
+_log = logging.getLogger("helikon.mcp")
 
 _MAX_PAGES = 1000  # a server whose cursor never ends cannot hang connect
 _EXIT_POLL = 0.05
@@ -90,8 +97,10 @@ class Connection:
         call_timeout: float | None = None,
         on_list_changed: Callable[[str], None] | None = None,
         session_callbacks: dict[str, Any] | None = None,
+        on_progress: ProgressCallback | None = None,
     ) -> None:
         self.label = label
+        self._on_progress = on_progress
         self._on_list_changed = on_list_changed
         self._callbacks = dict(session_callbacks or {})
         self._open = open_transport
@@ -431,8 +440,25 @@ class Connection:
             raise ToolOther(f"MCP tool {display!r} unavailable: {self._dead_reason}")
         if cancel.cancelled:
             raise ToolOther(f"MCP tool {display!r} not called: the run was cancelled")
+        on_progress = None
+        if self._on_progress is not None:
+            report = self._on_progress
+
+            async def on_progress(
+                progress: float, total: float | None, message: str | None
+            ) -> None:
+                try:
+                    await report(display, progress, total, message)
+                except Exception:  # a failing observer never fails the call
+                    _log.warning("MCP on_progress callback raised", exc_info=True)
+
         call = asyncio.ensure_future(
-            session.call_tool(wire_name, arguments, read_timeout_seconds=self._call_timeout)
+            session.call_tool(
+                wire_name,
+                arguments,
+                read_timeout_seconds=self._call_timeout,
+                progress_callback=on_progress,
+            )
         )
         watchers = [asyncio.ensure_future(cancel.wait()), asyncio.ensure_future(self._dead.wait())]
         try:

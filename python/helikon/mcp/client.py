@@ -23,7 +23,7 @@ from helikon.core.tool import Tool
 from helikon.core.usage import Usage
 from helikon.errors import ConfigError, McpError, McpOther, McpServiceError, ToolOther
 from helikon.mcp._catalog import prompt_items, resource_parts, resource_text
-from helikon.mcp._connection import Connection
+from helikon.mcp._connection import Connection, ProgressCallback
 from helikon.mcp._context_tools import GetPromptTool, ReadResourceTool
 from helikon.mcp._lazy import SearchTools
 from helikon.mcp._naming import SEARCH_TOOLS, display_name
@@ -128,6 +128,7 @@ class McpServerHandle:
         reconnect_delay: float = 0.5,
         sampling_model: Model | None = None,
         roots: Sequence[str | Path] | None = None,
+        on_progress: ProgressCallback | None = None,
     ) -> McpServerHandle:
         """A server started as a child process speaking MCP over stdin/stdout.
 
@@ -160,6 +161,9 @@ class McpServerHandle:
                 ``<prefix>mcp_sampling`` (``None``: sampling is not offered).
             roots: directories declared as the client's roots (``roots/list``); change
                 them with :meth:`set_roots` (``None``: roots are not offered).
+            on_progress: ``await on_progress(tool, progress, total, message)`` for each
+                progress notification the server sends while a tool call runs (the call
+                then carries a ``progressToken``); an exception it raises is logged.
 
         Raises:
             ConfigError: a bad argument (the message names it).
@@ -193,6 +197,7 @@ class McpServerHandle:
                 call_timeout=call_timeout,
                 on_list_changed=on_list_changed,
                 session_callbacks=callbacks,
+                on_progress=on_progress,
             )
 
         return cls(
@@ -223,6 +228,7 @@ class McpServerHandle:
         reconnect_delay: float = 0.5,
         sampling_model: Model | None = None,
         roots: Sequence[str | Path] | None = None,
+        on_progress: ProgressCallback | None = None,
     ) -> McpServerHandle:
         """A server reached over streamable HTTP at ``url`` (e.g. ``http://host:8000/mcp``).
 
@@ -236,7 +242,8 @@ class McpServerHandle:
                 the client, runs the authorization-code flow with PKCE, refreshes tokens and
                 keeps them in the token store you supply.
             tool_prefix, lazy, connect_timeout, call_timeout, max_result_chars,
-                max_reconnects, reconnect_delay, sampling_model, roots: as for :meth:`stdio`.
+                max_reconnects, reconnect_delay, sampling_model, roots, on_progress: as for
+                :meth:`stdio`.
 
         Raises:
             ConfigError: a bad argument (the message names it).
@@ -260,6 +267,7 @@ class McpServerHandle:
                 call_timeout=call_timeout,
                 on_list_changed=on_list_changed,
                 session_callbacks=callbacks,
+                on_progress=on_progress,
             )
 
         return cls(
