@@ -284,7 +284,7 @@ def test_a_bad_sidecar_at_start_exits_2(tmp_path: Path) -> None:
     assert proc.stderr == (
         "error: agents.toml: agents.a: unknown keys ['modle']. "
         "Fix: use ['description', 'handoffs', 'instructions', 'mcp', 'model', 'output_type', "
-        "'tools']\n"
+        "'run', 'tools']\n"
     )
 
 

@@ -39,6 +39,7 @@ from helikon.cli.resume_cmd import resume, run_with_approvals, terminal_ask
 from helikon.cli.sidecar import Sidecar
 from helikon.core.agent import Agent
 from helikon.errors import ConfigError
+from helikon.sessions.protocol import Session
 
 __all__ = ["app", "main"]
 
@@ -92,7 +93,14 @@ def _root(
     """Run helikon agents declared in an agents.toml sidecar."""
 
 
-async def _stream(sidecar: Sidecar, agent: Agent, prompt: str, out: Console, err: Console) -> int:
+async def _stream(
+    sidecar: Sidecar,
+    agent: Agent,
+    prompt: str,
+    out: Console,
+    err: Console,
+    session: Session | None = None,
+) -> int:
     async with sidecar.mcp_connector() as mcp:
         try:
             await mcp.attach(agent)
@@ -102,7 +110,9 @@ async def _stream(sidecar: Sidecar, agent: Agent, prompt: str, out: Console, err
         # an ask pauses the run: a terminal answers y/n/edit, headless the state is saved
         # for `helikon resume` (exit 3); the sidecar's [permissions] apply to every leg
         ask = terminal_ask if sys.stdin.isatty() else None
-        return await run_with_approvals(agent, prompt, out, err, ask=ask, context=sidecar.context)
+        return await run_with_approvals(
+            agent, prompt, out, err, ask=ask, context=sidecar.context, session=session
+        )
 
 
 _EMPTY_INPUT = (
@@ -127,8 +137,19 @@ def run(
             "openai-responses:ID, anthropic:ID, gemini:ID, bedrock:ID, mock:script.json).",
         ),
     ] = None,
+    session_id: Annotated[
+        str | None,
+        typer.Option(
+            "--session",
+            help="The conversation to continue (the sidecar's [session] store; default: its "
+            "id).",
+        ),
+    ] = None,
 ) -> None:
-    """Run one agent on INPUT, streaming its answer and tool calls."""
+    """Run one agent on INPUT, streaming its answer and tool calls.
+
+    With a ``[session]`` table the conversation is loaded before the run and the run is
+    recorded into it, so the next ``helikon run`` continues it."""
     out, err = consoles()
     if len(words) == 2:  # the old spelling: helikon run AGENTS_TOML INPUT
         path = sidecar_path(err, agents, Path(words[0]), "run")
@@ -144,11 +165,20 @@ def run(
     if not input.strip():
         fail(err, _EMPTY_INPUT)
     sidecar = load_or_exit(err, path)
+    if session_id is not None and sidecar.session is None:
+        fail(
+            err,
+            f"--session {session_id}: {path} has no [session] table to keep conversations in. "
+            'Fix: add [session] with backend = "sqlite" and path = "chat.db"',
+        )
+    if session_id is not None and not session_id.strip():
+        fail(err, '--session: the session id is empty. Fix: --session NAME, e.g. --session work')
     try:
         built = sidecar.build(agent, model_override=model)
     except ConfigError as exc:
         fail(err, str(exc))
-    raise typer.Exit(drive(_stream(sidecar, built, input, out, err)))
+    session = sidecar.session.open(session_id) if sidecar.session is not None else None
+    raise typer.Exit(drive(_stream(sidecar, built, input, out, err, session)))
 
 
 def main() -> None:

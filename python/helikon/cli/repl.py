@@ -1,7 +1,8 @@
 """``helikon repl [--agents agents.toml] [--agent NAME]``: chat with a sidecar agent.
 
-The conversation lives in one :class:`~helikon.sessions.MemorySession` run by
-:class:`~helikon.runtimes.Runner`, so every turn sees the turns before it. The sidecar's
+The conversation lives in one session run by :class:`~helikon.runtimes.Runner`, so every turn
+sees the turns before it: the sidecar's ``[session]`` (a stored conversation continues across
+REPLs and ``helikon run``), else a :class:`~helikon.sessions.MemorySession`. The sidecar's
 folder is watched (``watchfiles``, debounced 300 ms): saving the sidecar, a file it
 references or a Python file next to it rebuilds the agent for the next turn and says so on
 stderr; a reload that fails prints why and keeps the previous agent. Ctrl-C cancels the
@@ -45,7 +46,7 @@ from helikon.cli.sidecar_mcp import McpConnector
 from helikon.core.items import text_of
 from helikon.errors import ConfigError
 from helikon.runtimes import Runner
-from helikon.sessions import MemorySession
+from helikon.sessions import MemorySession, Session
 
 __all__ = ["repl"]
 
@@ -64,11 +65,16 @@ class _Repl:
         self.loaded = loaded
         self.out = out
         self.err = err
-        self.session = MemorySession()
+        self.session = self._session()
         self.runner = Runner()
         self.turn: asyncio.Task[int] | None = None
         self.mcp: McpConnector | None = None
         """The MCP servers, from the sidecar as it was at start (a reload keeps them)."""
+
+    def _session(self) -> Session:
+        """The sidecar's ``[session]`` (its stored conversation continues), else memory."""
+        settings = self.loaded.sidecar.session
+        return settings.open() if settings is not None else MemorySession()
 
     # ---------------------------------------------------------------- reload
 
@@ -162,7 +168,9 @@ class _Repl:
                 self.out.print(_describe(item), markup=False)
         elif name == "/reset":
             self.session = MemorySession()
-            self.err.print("new conversation", markup=False)
+            stored = self.loaded.sidecar.session is not None
+            note = " (in memory: the stored [session] is left as it was)" if stored else ""
+            self.err.print(f"new conversation{note}", markup=False)
         elif name == "/reload":
             self.reload("/reload")
         else:

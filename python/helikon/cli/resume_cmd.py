@@ -36,6 +36,7 @@ from helikon.core.events import AgentEvent, RunInterrupted
 from helikon.core.run_state import RunState
 from helikon.errors import ConfigError, ResumeRefused, RunStateError
 from helikon.runtimes.runner import Runner
+from helikon.sessions.protocol import Session
 
 __all__ = ["EXIT_PAUSED", "resume", "run_with_approvals", "terminal_ask"]
 
@@ -56,6 +57,7 @@ async def run_with_approvals(
     ask: Ask | None = None,
     state_dir: Path | None = None,
     context: Callable[[], RunContext[Any]] | None = None,
+    session: Session | None = None,
 ) -> int:
     """Run ``agent`` on ``input`` (or resume ``state`` with ``decisions``), answering pauses
     with ``ask`` (a terminal prompt) or, without one, saving the state and returning
@@ -63,7 +65,8 @@ async def run_with_approvals(
 
     ``context`` makes a fresh :class:`~helikon.RunContext` for each leg of the run (the first
     run and every resume): the sidecar passes its ``[permissions]`` this way, so a resumed run
-    is checked by the same rules as the run that paused.
+    is checked by the same rules as the run that paused. ``session`` (the sidecar's
+    ``[session]``) is loaded before the run and records it.
 
     Returns:
         0 when the run completed, 1 when it failed, :data:`EXIT_PAUSED` when it paused
@@ -75,10 +78,17 @@ async def run_with_approvals(
         last: list[AgentEvent] = []
         ctx = context() if context is not None else None
         if state is None:
-            stream = runner.run_streamed(agent, input or "", ctx=ctx, run_config=config)
+            stream = runner.run_streamed(
+                agent, input or "", ctx=ctx, run_config=config, session=session
+            )
         else:
             stream = runner.resume_streamed(
-                agent, state, decisions=decisions or {}, ctx=ctx, run_config=config
+                agent,
+                state,
+                decisions=decisions or {},
+                ctx=ctx,
+                run_config=config,
+                session=session,
             )
         code = await render_events(_keep_last(stream, last), out, err)
         if not last or not isinstance(last[0], RunInterrupted):

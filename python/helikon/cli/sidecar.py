@@ -9,12 +9,21 @@ Format (paths are relative to the sidecar's directory)::
     # or model   = { provider = "openai", id = "gpt-5-mini" }
     tools        = ["lookup_spending"]
     handoffs     = ["investing"]                         # other agents in this file
+    run          = { max_turns = 8 }                     # over [run]; see .sidecar_run
 
     [tools.lookup_spending]
     python = "tools:lookup_spending"                     # module:function, a @tool or a function
 
     [eval]                                               # optional: see helikon.cli.eval_config
     evaluators = ["exact_match", "tool_trajectory"]
+
+    [run]                                                # optional: helikon.RunConfig values
+    max_turns = 8
+    timeout   = 120                                      # seconds
+
+    [session]                                            # optional: remember conversations
+    backend = "sqlite"
+    path    = "chat.db"
 
 Every problem raises :class:`SidecarError` naming the file, the key and the fix.
 """
@@ -31,17 +40,32 @@ from helikon.cli.sidecar_file import SidecarError, SidecarFile
 from helikon.cli.sidecar_mcp import McpConnector, check_mcp_tables
 from helikon.cli.sidecar_models import build_model, check_model, override_model
 from helikon.cli.sidecar_policy import PermissionSettings, build_output_type, check_permissions
+from helikon.cli.sidecar_run import (
+    SessionSettings,
+    check_run_table,
+    check_session_table,
+    merged_run_config,
+)
 from helikon.cli.sidecar_tools import Toolbox, check_sandbox_table
 from helikon.core.agent import Agent
-from helikon.core.context import RunContext
+from helikon.core.context import RunConfig, RunContext
 from helikon.core.model import Model
 from helikon.core.tool import Tool
 from helikon.errors import ConfigError
 
 __all__ = ["Sidecar", "SidecarError", "load_sidecar"]
 
-_AGENT_KEYS = {"description", "instructions", "model", "tools", "handoffs", "output_type", "mcp"}
-_TOP_KEYS = {"agents", "tools", "eval", "permissions", "sandbox", "mcp"}
+_AGENT_KEYS = {
+    "description",
+    "instructions",
+    "model",
+    "tools",
+    "handoffs",
+    "output_type",
+    "mcp",
+    "run",
+}
+_TOP_KEYS = {"agents", "tools", "eval", "permissions", "sandbox", "mcp", "run", "session"}
 
 
 @dataclass
@@ -58,6 +82,10 @@ class Sidecar(SidecarFile):
     """The ``[sandbox]`` table of the built-in Read/Write/Edit/Bash tools, if any."""
     mcp: dict[str, dict[str, Any]] = field(default_factory=dict)
     """The checked ``[mcp.NAME]`` tables."""
+    run: dict[str, Any] = field(default_factory=dict)
+    """The checked ``[run]`` values every agent starts from."""
+    session: SessionSettings | None = None
+    """The checked ``[session]`` table, if any."""
     _toolbox: Toolbox | None = None
 
     def mcp_connector(self) -> McpConnector:
@@ -151,6 +179,7 @@ class Sidecar(SidecarFile):
             handoffs.append(self._build(h, override, (*chain, name), case))
         output_type = build_output_type(self, f"{key}.output_type", spec.get("output_type"))
         self._mcp_names(key, spec)
+        run_config = self.run_config(name)
         try:
             return Agent(
                 name=name,
@@ -160,6 +189,7 @@ class Sidecar(SidecarFile):
                 tools=tools,
                 handoffs=handoffs,
                 output_type=output_type,
+                run_config=run_config,
             )
         except ConfigError as exc:
             raise self.err(key, str(exc), "correct the agent's tools and handoffs") from None
@@ -180,6 +210,16 @@ class Sidecar(SidecarFile):
         self._description(key, spec)
         build_output_type(self, f"{key}.output_type", spec.get("output_type"))
         self._mcp_names(key, spec)
+        self.run_config(name)
+
+    def run_config(self, name: str) -> RunConfig:
+        """Agent ``name``'s run settings: ``[run]`` with its own ``run = {...}`` over it.
+
+        Raises:
+            SidecarError: a bad ``agents.NAME.run`` value (named).
+        """
+        key = f"agents.{name}.run"
+        return merged_run_config(self.run, check_run_table(self, key, self.agents[name].get("run")))
 
     def _description(self, key: str, spec: dict[str, Any]) -> str:
         description = spec.get("description", "")
@@ -218,7 +258,8 @@ def load_sidecar(path: str | Path) -> Sidecar:
     if unknown:
         raise SidecarError(
             f"{p}: unknown top-level keys {sorted(unknown)}. "
-            "Fix: use [agents.*], [tools.*], [mcp.*], [permissions], [sandbox] and [eval]"
+            "Fix: use [agents.*], [tools.*], [mcp.*], [permissions], [sandbox], [eval], [run] "
+            "and [session]"
         )
     agents = doc.get("agents")
     if not isinstance(agents, dict) or not agents:
@@ -240,6 +281,10 @@ def load_sidecar(path: str | Path) -> Sidecar:
     sc.permissions = check_permissions(sc, doc.get("permissions"))
     sc.sandbox = check_sandbox_table(sc, doc.get("sandbox"))
     sc.mcp = check_mcp_tables(sc, doc.get("mcp"))
+    sc.run = check_run_table(sc, "run", doc.get("run"))
+    sc.session = check_session_table(sc, doc.get("session"))
+    for name in sc.agents:
+        sc.run_config(name)
     return sc
 
 
