@@ -41,9 +41,22 @@ elif SETPRIV is None:
     DROP = None
 else:
     DROP = [SETPRIV, *NOBODY]
-needs_drop = pytest.mark.skipif(
-    DROP is None, reason="running as root needs setpriv (util-linux) to become nobody"
-)
+
+
+def _can_drop() -> str | None:
+    """Why the driver cannot run as nobody here, or ``None``."""
+    if DROP is None:
+        return "running as root needs setpriv (util-linux) to become nobody"
+    if not DROP:
+        return None
+    probe = subprocess.run([*DROP, sys.executable, "-c", "import helikon"], capture_output=True)
+    if probe.returncode != 0:
+        return f"nobody cannot run {sys.executable} with helikon (e.g. it lives under /root)"
+    return None
+
+
+WHY_NOT = _can_drop()
+needs_drop = pytest.mark.skipif(WHY_NOT is not None, reason=WHY_NOT or "")
 
 
 @pytest.fixture
@@ -164,7 +177,9 @@ def test_read_only_paths_without_root(tree: dict[str, Path], command: str) -> No
     assert (tree["root"] / ".env").read_text() == "TOKEN=1\n"
 
 
-@pytest.mark.skipif(os.geteuid() != 0 or SETPRIV is None, reason="needs root and setpriv")
+@pytest.mark.skipif(
+    os.geteuid() != 0 or WHY_NOT is not None, reason=WHY_NOT or "needs root (to map ids)"
+)
 def test_refused_when_the_kernel_refuses_user_namespaces(tree: dict[str, Path]) -> None:
     wrap = [sys.executable, str(HERE / "no_userns.py")]
     out = _drive({"root": str(tree["root"]), "private_mounts": True, "commands": ["true"]}, wrap)
