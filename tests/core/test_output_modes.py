@@ -173,3 +173,32 @@ def test_tool_mode_with_a_tool_named_final_result_is_refused() -> None:
     )
     # the other modes do not offer an output tool
     Agent(name="w", model=MockModel([]), tools=[final_result], output_type=Weather)
+
+
+async def test_a_tool_mode_answer_is_recorded_so_the_next_turn_continues_cleanly() -> None:
+    from helikon.runtimes import Runner
+    from helikon.sessions import MemorySession
+
+    session = MemorySession()
+    model = MockModel(
+        [
+            [Call("o1", "final_result", {"city": "Oslo", "celsius": 21})],
+            [Call("o2", "final_result", {"city": "Bergen", "celsius": 17})],
+        ]
+    )
+    agent = _agent(model, "tool")
+    first = await Runner().run(agent, "Oslo?", session=session)
+    assert first.final_output == Weather(city="Oslo", celsius=21)
+    kinds = [e.type for e in await session.events()]
+    assert kinds == ["user_message", "tool_called", "tool_returned", "assistant_message"]
+    second = await Runner().run(agent, "And Bergen?", session=session)
+    assert second.final_output == Weather(city="Bergen", celsius=17)
+    sent = model.requests[1].messages
+    assert [m.type for m in sent] == [
+        "user_message",
+        "tool_call",
+        "tool_result",
+        "assistant_message",
+        "user_message",
+    ]
+    assert not [e for e in second.events if e.type == "conversation_repaired"]
