@@ -238,3 +238,33 @@ def test_a_bad_output_type_is_one_error_line(tmp_path: Path, form: str, problem:
     with pytest.raises(SidecarError) as info:
         load_sidecar(sidecar).build()
     assert str(info.value).startswith(f"{sidecar}: {problem}"), str(info.value)
+
+
+def test_output_mode_and_retries_in_the_sidecar(tmp_path: Path) -> None:
+    sidecar = _typed(tmp_path, '"answers:Spending"', GOOD)
+    sidecar.write_text(sidecar.read_text() + 'output_mode = "tool"\nretries = 3\n')
+    agent = load_sidecar(sidecar).build()
+    assert (agent.output_mode, agent.retries) == ("tool", 3)
+    assert agent.native_config(16).to_json().endswith('"mode":"tool","retries":3}}')
+    plain = load_sidecar(_typed(tmp_path, '"answers:Spending"', GOOD)).build()
+    assert (plain.output_mode, plain.retries) == (None, 1)
+
+
+@pytest.mark.parametrize(
+    ("line", "problem"),
+    [
+        (
+            'output_mode = "json"',
+            "agents.a.output_mode: 'json' is not an output mode. Fix: output_mode = \"tool\", "
+            '"native" or "finalize", or leave it out',
+        ),
+        ("retries = -1", "agents.a.retries: -1 is not a count. Fix: retries = 2"),
+        ('retries = "2"', "agents.a.retries: '2' is not a count. Fix: retries = 2"),
+    ],
+)
+def test_bad_output_mode_or_retries_name_the_key(tmp_path: Path, line: str, problem: str) -> None:
+    sidecar = _typed(tmp_path, '"answers:Spending"', GOOD)
+    sidecar.write_text(sidecar.read_text() + line + "\n")
+    with pytest.raises(SidecarError) as exc:
+        load_sidecar(sidecar).build()
+    assert str(exc.value).endswith(problem)

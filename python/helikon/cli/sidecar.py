@@ -50,6 +50,7 @@ from helikon.cli.sidecar_tools import Toolbox, check_sandbox_table
 from helikon.core.agent import Agent
 from helikon.core.context import RunConfig, RunContext
 from helikon.core.model import Model
+from helikon.core.retries import check_output_mode, check_retries
 from helikon.core.tool import Tool
 from helikon.errors import ConfigError
 
@@ -62,6 +63,8 @@ _AGENT_KEYS = {
     "tools",
     "handoffs",
     "output_type",
+    "output_mode",
+    "retries",
     "mcp",
     "run",
 }
@@ -178,6 +181,7 @@ class Sidecar(SidecarFile):
                 )
             handoffs.append(self._build(h, override, (*chain, name), case))
         output_type = build_output_type(self, f"{key}.output_type", spec.get("output_type"))
+        output_mode, retries = self._retry_settings(key, spec)
         self._mcp_names(key, spec)
         run_config = self.run_config(name)
         try:
@@ -190,6 +194,8 @@ class Sidecar(SidecarFile):
                 handoffs=handoffs,
                 output_type=output_type,
                 run_config=run_config,
+                output_mode=output_mode,
+                retries=retries,
             )
         except ConfigError as exc:
             raise self.err(key, str(exc), "correct the agent's tools and handoffs") from None
@@ -209,6 +215,7 @@ class Sidecar(SidecarFile):
             self._tool(f"{key}.tools", t)
         self._description(key, spec)
         build_output_type(self, f"{key}.output_type", spec.get("output_type"))
+        self._retry_settings(key, spec)
         self._mcp_names(key, spec)
         self.run_config(name)
 
@@ -220,6 +227,25 @@ class Sidecar(SidecarFile):
         """
         key = f"agents.{name}.run"
         return merged_run_config(self.run, check_run_table(self, key, self.agents[name].get("run")))
+
+    def _retry_settings(self, key: str, spec: dict[str, Any]) -> tuple[str | None, int]:
+        """``output_mode`` (``"tool"``, ``"native"``, ``"finalize"``; absent: the model's
+        default) and ``retries`` (absent: 1) of an agent table."""
+        try:
+            mode = check_output_mode(f"{key}.output_mode", spec.get("output_mode"))
+        except ConfigError:
+            raise self.err(
+                f"{key}.output_mode",
+                f"{spec.get('output_mode')!r} is not an output mode",
+                'output_mode = "tool", "native" or "finalize", or leave it out',
+            ) from None
+        try:
+            retries = check_retries(f"{key}.retries", spec.get("retries", 1))
+        except ConfigError:
+            raise self.err(
+                f"{key}.retries", f"{spec.get('retries')!r} is not a count", "retries = 2"
+            ) from None
+        return mode, retries
 
     def _description(self, key: str, spec: dict[str, Any]) -> str:
         description = spec.get("description", "")
