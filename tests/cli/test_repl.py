@@ -283,8 +283,8 @@ def test_a_bad_sidecar_at_start_exits_2(tmp_path: Path) -> None:
     assert proc.returncode == 2
     assert proc.stderr == (
         "error: agents.toml: agents.a: unknown keys ['modle']. "
-        "Fix: use ['description', 'handoffs', 'instructions', 'mcp', 'model', 'output_type', "
-        "'run', 'tools']\n"
+        "Fix: use ['description', 'handoffs', 'instructions', 'mcp', 'model', 'output_mode', "
+        "'output_type', 'retries', 'run', 'tools']\n"
     )
 
 
