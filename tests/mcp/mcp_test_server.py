@@ -7,7 +7,10 @@ Modes:
               and changes ``echo``'s description to ``Echo, version N.``, then sends
               ``notifications/tools/list_changed``
     context   resources ``note://readme`` (text), ``img://logo`` (PNG), ``bin://blob`` (4 bytes),
-              template ``note://{name}``, prompt ``review(code, style?)``; one tool ``echo``
+              template ``note://{name}``, prompt ``review(code, style?)``; tools ``echo`` and
+              ``add_more`` (adds ``note://new`` and prompt ``summarize``, sends both
+              list_changed notifications), ``shaped`` (output schema ``{n: integer}``;
+              its structuredContent breaks it when ``text`` is not a number)
     asks      tools that ask the client back: ``ask_llm`` (sampling/createMessage with the
               text), ``ask_user`` (elicitation, a form whose field ``name`` defaults to Ada;
               ``ask_user_required``: one without a default), ``ask_roots`` (roots/list) and
@@ -165,8 +168,10 @@ def _context() -> Server[Any]:
         ],
     )
 
+    prompts = [prompt]
+
     async def list_prompts(ctx: Any, params: Any) -> types.ListPromptsResult:
-        return types.ListPromptsResult(prompts=[prompt])
+        return types.ListPromptsResult(prompts=list(prompts))
 
     async def get_prompt(ctx: Any, params: types.GetPromptRequestParams) -> types.GetPromptResult:
         args = params.arguments or {}
@@ -184,10 +189,32 @@ def _context() -> Server[Any]:
             ]
         )
 
+    async def call(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
+        if params.name == "add_more":
+            resources.append(types.Resource(uri="note://new", name="new"))
+            prompts.append(types.Prompt(name="summarize", description="Summarize."))
+            await ctx.session.send_resource_list_changed()
+            await ctx.session.send_prompt_list_changed()
+            return types.CallToolResult(content=[_text("added")])
+        if params.name == "shaped":
+            n: Any = (params.arguments or {}).get("text", "1")
+            value = int(n) if n.isdigit() else n
+            return types.CallToolResult(content=[_text(str(n))], structured_content={"n": value})
+        return await _call(ctx, params)
+
+    shaped = _tool("shaped", "Structured {n: int} (text not a number: the wrong shape).")
+    shaped.output_schema = {
+        "type": "object",
+        "properties": {"n": {"type": "integer"}},
+        "required": ["n"],
+    }
+
     return Server(
         "context",
-        on_list_tools=_paged(TOOLS[:1], 3),
-        on_call_tool=_call,
+        on_list_tools=_paged(
+            [TOOLS[0], _tool("add_more", "Adds a resource and a prompt."), shaped], 3
+        ),
+        on_call_tool=call,
         on_list_resources=list_resources,
         on_list_resource_templates=list_templates,
         on_read_resource=read,

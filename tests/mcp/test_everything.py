@@ -84,6 +84,9 @@ async def test_text_and_structured_results(everything: McpServerHandle) -> None:
         t["get-structured-content"].invoke(tool_ctx(), {"location": "Chicago"})
     )
     assert set(structured.value) == {"temperature", "conditions", "humidity"}
+    schema = t["get-structured-content"].output_schema
+    assert schema is not None and set(schema["properties"]) == set(structured.value)
+    assert t["get-sum"].output_schema is None
     # the model reads the server's text block, the value is the checked structuredContent
     assert structured.content[0].text.startswith('{"temperature":')  # type: ignore[union-attr]
 

@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 
 from helikon import Agent
 from helikon.core.events import ToolOutputItem
 from helikon.core.items import AssistantMessage, ImagePart, MediaSource, TextPart, UserMessage
 from helikon.core.tool import ToolEffect
-from helikon.errors import ConfigError, InvalidArgs, McpOther, McpServiceError
+from helikon.errors import ConfigError, InvalidArgs, McpOther, McpServiceError, ToolOther
 from helikon.mcp import expand_template
 from helikon.testing import Call, MockModel, Text
-from tests.mcp._support import bounded, stdio_handle, tool_ctx
+from tests.mcp._support import bounded, by_name, stdio_handle, tool_ctx
 
 
 async def test_list_and_read_resources_and_templates() -> None:
@@ -143,3 +145,34 @@ async def test_a_server_without_resources_or_prompts_gets_no_context_tools() -> 
 async def test_before_connect() -> None:
     with pytest.raises(McpOther, match="connect before resources/list"):
         await stdio_handle("context").list_resources()
+
+
+async def test_context_tool_descriptions_follow_list_changed() -> None:
+    async with stdio_handle("context") as h:
+        read, prompt = await bounded(h.context_tools())
+        assert "note://new" not in read.description
+        await bounded(by_name(h)["add_more"].invoke(tool_ctx(), {}))
+        for _ in range(500):
+            if "note://new (new)" in read.description and "summarize()" in prompt.description:
+                break
+            await asyncio.sleep(0.01)
+        assert read.description.endswith(
+            "- bin://blob (blob)\n- note://new (new)\nTemplates:\n- note://{name} (note)"
+        )
+        assert prompt.description.endswith(
+            "- review(code, style?): Review some code.\n- summarize(): Summarize."
+        )
+
+
+async def test_structured_content_is_checked_against_the_output_schema() -> None:
+    async with stdio_handle("context") as h:
+        shaped = by_name(h)["shaped"]
+        assert shaped.output_schema is not None and shaped.output_schema["required"] == ["n"]
+        good = await bounded(shaped.invoke(tool_ctx(), {"text": "7"}))
+        assert (good.value, good.content[0].text) == ({"n": 7}, "7")
+        with pytest.raises(ToolOther) as info:
+            await bounded(shaped.invoke(tool_ctx(), {"text": "seven"}))
+    assert str(info.value).startswith(
+        "MCP tool 'shaped' failed: RuntimeError: Invalid structured content returned by tool "
+        "shaped: 'seven' is not of type 'integer'"
+    )

@@ -72,6 +72,19 @@ class ReadResourceTool:
             "additionalProperties": False,
         }
 
+    def relist(
+        self, resources: Sequence[types.Resource], templates: Sequence[types.ResourceTemplate]
+    ) -> None:
+        """Describe these resources and templates (after ``resources/list_changed``)."""
+        listed = [
+            f"{r.uri} ({r.name}{': ' + r.description if r.description else ''})" for r in resources
+        ]
+        templated = [f"{t.uri_template} ({t.name})" for t in templates]
+        self.description = (
+            "Read a resource of this MCP server by its URI, or by a URI template and its "
+            "variables." + _listing(listed, "Resources") + _listing(templated, "Templates")
+        )
+
     def __repr__(self) -> str:
         return f"<mcp tool {self.name}>"
 
@@ -117,15 +130,7 @@ class GetPromptTool:
     ) -> None:
         self.name = name
         self._get = get
-        listed = []
-        for p in prompts:
-            params = ", ".join(a.name + ("" if a.required else "?") for a in (p.arguments or []))
-            about = f": {p.description}" if p.description else ""
-            listed.append(f"{p.name}({params}){about}")
-        self.description = (
-            "Get a prompt of this MCP server, filled in with its arguments."
-            + _listing(listed, "Prompts")
-        )
+        self.relist(prompts)
         self.parameters: dict[str, Any] = {
             "type": "object",
             "properties": {
@@ -139,6 +144,18 @@ class GetPromptTool:
             "required": ["name"],
             "additionalProperties": False,
         }
+
+    def relist(self, prompts: Sequence[types.Prompt]) -> None:
+        """Describe these prompts (after ``prompts/list_changed``)."""
+        listed = []
+        for p in prompts:
+            params = ", ".join(a.name + ("" if a.required else "?") for a in (p.arguments or []))
+            about = f": {p.description}" if p.description else ""
+            listed.append(f"{p.name}({params}){about}")
+        self.description = (
+            "Get a prompt of this MCP server, filled in with its arguments."
+            + _listing(listed, "Prompts")
+        )
 
     def __repr__(self) -> str:
         return f"<mcp tool {self.name}>"

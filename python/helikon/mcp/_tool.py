@@ -120,6 +120,9 @@ class McpTool:
         description: the server's description ('' when it gave none).
         parameters: the server's input schema (the placeholder in lazy mode).
         effect: see :func:`effect_of`.
+        output_schema: the server's output schema (``None`` when it declares none); the
+            ``mcp`` package checks each ``structuredContent`` against it, and the checked
+            value becomes the tool result's value.
     """
 
     def __init__(
@@ -146,6 +149,9 @@ class McpTool:
             dict(PLACEHOLDER_SCHEMA) if self._lazy else self.full_parameters
         )
         self.effect: ToolEffect = effect_of(remote)
+        self.output_schema: dict[str, Any] | None = (
+            dict(remote.output_schema) if remote.output_schema is not None else None
+        )
 
     def __repr__(self) -> str:
         return f"<mcp tool {self.name}>"

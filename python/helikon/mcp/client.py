@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 import functools
 import sys
+import weakref
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
 from pathlib import Path
@@ -107,6 +108,8 @@ class McpServerHandle:
         self._gave_up: str | None = None
         self._lock: asyncio.Lock | None = None
         self._refreshing: set[asyncio.Task[None]] = set()
+        self._read_tool: weakref.WeakSet[ReadResourceTool] = weakref.WeakSet()
+        self._prompt_tool: weakref.WeakSet[GetPromptTool] = weakref.WeakSet()
 
     # ------------------------------------------------------------------ constructors
 
@@ -334,16 +337,27 @@ class McpServerHandle:
         return list(self._tools)
 
     def _list_changed(self, method: str) -> None:
-        """A ``notifications/*/list_changed`` arrived: re-list tools in the background."""
-        if method != "notifications/tools/list_changed" or self._closed or self._remote is None:
+        """A ``notifications/*/list_changed`` arrived: re-list in the background (tools; or
+        resources/prompts when :meth:`context_tools` built tools describing them)."""
+        if self._closed or self._remote is None:
             return
-        task = asyncio.get_running_loop().create_task(self._background_refresh())
+        task = asyncio.get_running_loop().create_task(self._background_refresh(method))
         self._refreshing.add(task)
         task.add_done_callback(self._refreshing.discard)
 
-    async def _background_refresh(self) -> None:
+    async def _background_refresh(self, method: str) -> None:
         with contextlib.suppress(McpError):
-            await self.refresh()
+            if method == "notifications/tools/list_changed":
+                await self.refresh()
+            elif method == "notifications/resources/list_changed" and self._read_tool:
+                resources = await self.list_resources()
+                templates = await self.list_resource_templates()
+                for tool in self._read_tool:
+                    tool.relist(resources, templates)
+            elif method == "notifications/prompts/list_changed" and self._prompt_tool:
+                prompts = await self.list_prompts()
+                for ptool in self._prompt_tool:
+                    ptool.relist(prompts)
 
     # ------------------------------------------------------------------ server requests
 
@@ -575,7 +589,8 @@ class McpServerHandle:
     async def context_tools(self) -> list[Tool]:
         """``<prefix>read_resource`` and ``<prefix>get_prompt`` as agent tools, for what the
         server offers (a server without resources, or without prompts, gets no such tool).
-        Their descriptions list the resources, templates and prompts the server has now.
+        Their descriptions list the resources, templates and prompts the server has, and
+        follow ``notifications/resources/list_changed`` and ``prompts/list_changed``.
 
         Raises:
             McpServiceError, McpOther: as for :meth:`list_resources`.
@@ -593,7 +608,9 @@ class McpServerHandle:
                 except McpError as exc:
                     raise ToolOther(f"MCP tool {name!r} failed: {exc}") from None
 
-            tools.append(ReadResourceTool(name, read, resources, templates))
+            read_tool = ReadResourceTool(name, read, resources, templates)
+            self._read_tool.add(read_tool)
+            tools.append(read_tool)
         if caps is None or caps.prompts is not None:
             prompt_tool = display_name(self.tool_prefix, "get_prompt")
             prompts = await self.list_prompts()
@@ -606,7 +623,9 @@ class McpServerHandle:
                 except McpError as exc:
                     raise ToolOther(f"MCP tool {prompt_tool!r} failed: {exc}") from None
 
-            tools.append(GetPromptTool(prompt_tool, get, prompts))
+            get_tool = GetPromptTool(prompt_tool, get, prompts)
+            self._prompt_tool.add(get_tool)
+            tools.append(get_tool)
         return tools
 
     def _apply(self, remote: list[types.Tool]) -> None:
