@@ -81,6 +81,7 @@ async def test_tool_mode_the_output_tool_call_ends_the_run() -> None:
     ack = [e for e in result.events if e.type == "tool_output_item"][-1].item
     assert (ack.call_id, ack.content[0].text) == ("o1", "Final result accepted.")
     assert result.events[-2].item.content[0].text == '{"city":"Oslo","celsius":21}'
+    assert result.events[-2].item.agent == "w"
     # the next turn's input holds the call, its result and the answer, in order
     tail = result.to_input_list()[-3:]
     assert [type(i) for i in tail] == [ToolCall, ToolResult, AssistantMessage]
@@ -202,3 +203,4 @@ async def test_a_tool_mode_answer_is_recorded_so_the_next_turn_continues_cleanly
         "user_message",
     ]
     assert not [e for e in second.events if e.type == "conversation_repaired"]
+    assert sent[3].agent == "w"  # type: ignore[union-attr]

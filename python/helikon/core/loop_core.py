@@ -153,7 +153,8 @@ def core_for(
     """The :class:`LoopCore` of ``agent`` (a ``DrivenAgent``): its native config for
     ``max_turns`` and its retry rules, from the start or from ``state_json``."""
     config = agent.native_config(max_turns)
-    return LoopCore(config, handoff_tools, state_json, policy=agent.retry_rules)
+    rules = agent.retry_rules
+    return LoopCore(config, handoff_tools, state_json, policy=rules, agent_name=agent.name)
 
 
 def nothing_to_send(conversation: Sequence[Item]) -> bool:
@@ -174,6 +175,7 @@ class LoopCore:
     """
 
     __slots__ = (
+        "agent_name",
         "answered",
         "check",
         "handoff_calls",
@@ -193,6 +195,7 @@ class LoopCore:
         handoff_tools: Collection[str] = frozenset(),
         state_json: str | None = None,
         policy: RetryRules | None = None,
+        agent_name: str | None = None,
     ) -> None:
         self.machine: Any = LoopRun(config, state_json)
         self.handoff_tools = handoff_tools
@@ -208,6 +211,8 @@ class LoopCore:
         self.policy = policy if policy is not None else RetryRules()
         #: the output validator whose ModelRetry the last verdict carried
         self.retry_by: str | None = None
+        #: the agent an answer the machine writes (the output tool's) is attributed to
+        self.agent_name = agent_name
         #: transfer calls seen since the last handoff, in order
         self.handoff_calls: list[str] = []
         #: whether the current model turn's answer is validated (structured output)
@@ -243,7 +248,12 @@ class LoopCore:
             self.handoff_calls.append(ev.item.call_id)
         elif ev.type == "run_failed" and ev.error.get("kind") == "InvalidStructuredOutput":
             ev = ev.model_copy(update={"error": self._output_failure(ev.error).to_dict()})
+        elif ev.type == "message_output" and ev.item.agent is None and self.agent_name:
+            ev = ev.model_copy(update={"item": self._attributed(ev.item)})
         return ev
+
+    def _attributed(self, item: AssistantMessage) -> AssistantMessage:
+        return item.model_copy(update={"agent": self.agent_name})
 
     def _output_failure(self, error: dict[str, Any]) -> InvalidStructuredOutput:
         errors = list(error.get("schema_errors", []))
@@ -257,7 +267,10 @@ class LoopCore:
         """Add the items a step appends (a structured-output repair prompt) to the
         conversation."""
         if appends is not None:
-            conversation.extend(items_adapter.validate_json(appends))
+            conversation.extend(
+                self._attributed(i) if isinstance(i, AssistantMessage) and i.agent is None else i
+                for i in items_adapter.validate_json(appends)
+            )
 
     def before_model_call(
         self, conversation: list[Item]
