@@ -10,6 +10,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -186,3 +187,88 @@ def test_the_repl_continues_the_stored_conversation(tmp_path: Path) -> None:
         ("user_message", "asked in the repl"),
         ("assistant_message", "hello"),
     ]
+
+
+HOOKS = """
+from helikon.core.guardrails import Pass, Tripwire
+from helikon.core.hooks import Allow
+
+SEEN: list[str] = []
+
+
+class Recorder:
+    async def on_event(self, ctx, event):
+        SEEN.append(type(event).__name__)
+        return Allow()
+
+
+class NoSecrets:
+    async def check(self, ctx, input):
+        if "password" in input.text:
+            return Tripwire("input_policy", {"found": "password"})
+        return Pass()
+
+
+class Needs:
+    def __init__(self, word):
+        self.word = word
+
+    async def check(self, ctx, input):
+        return Pass()
+
+
+not_a_hook = 42
+
+
+def plain(ctx, event):
+    return None
+"""
+
+
+def _hooked(tmp_path: Path, agent_lines: str) -> Path:
+    (tmp_path / "myhooks.py").write_text(HOOKS, encoding="utf-8")
+    return _write(tmp_path, f"[agents.a]\n{MODEL}{agent_lines}")
+
+
+def test_hooks_and_guardrails_from_the_sidecar_run(tmp_path: Path) -> None:
+    import importlib
+
+    path = _hooked(
+        tmp_path,
+        'hooks = ["myhooks:Recorder"]\ninput_guardrails = ["myhooks:NoSecrets"]\n',
+    )
+    agent = load_sidecar(path).build("a")
+    assert agent.run_sync("hi").final_output == "hello"
+    seen = importlib.import_module("myhooks").SEEN
+    assert seen[0] == "OnRunStart" and seen[-1] == "OnRunComplete"
+
+    async def stream() -> list[Any]:
+        return [e async for e in agent.stream("my password is hunter2")]
+
+    events = asyncio.run(stream())
+    assert events[-1].type == "run_failed"
+    assert events[-1].error["kind"] == "GuardrailTriggered"
+    assert events[-1].error["info"] == {"found": "password"}
+
+
+@pytest.mark.parametrize(
+    ("lines", "expected"),
+    [
+        ('hooks = "myhooks:Recorder"\n', "agents.a.hooks: must be a list of module:attr names"),
+        ('hooks = ["Recorder"]\n', "agents.a.hooks[0]: 'Recorder' is not module:attr"),
+        ('hooks = ["myhooks:Nope"]\n', "agents.a.hooks[0]: myhooks has no 'Nope'"),
+        ('hooks = ["myhooks:not_a_hook"]\n', "agents.a.hooks[0]:"),
+        ('hooks = ["myhooks:plain"]\n', "agents.a.hooks[0]: got the function 'plain'"),
+        (
+            'output_guardrails = ["myhooks:Needs"]\n',
+            "agents.a.output_guardrails[0]: cannot make myhooks:Needs without arguments",
+        ),
+        ('input_guardrails = ["myhooks:Recorder"]\n', "agents.a.input_guardrails[0]:"),
+    ],
+)
+def test_bad_hooks_and_guardrails_name_the_entry(tmp_path: Path, lines: str, expected: str) -> None:
+    path = _hooked(tmp_path, lines)
+    with pytest.raises(SidecarError) as caught:
+        load_sidecar(path).build("a")
+    assert expected in str(caught.value)
+    assert "Fix:" in str(caught.value)

@@ -10,6 +10,8 @@ Format (paths are relative to the sidecar's directory)::
     tools        = ["lookup_spending"]
     handoffs     = ["investing"]                         # other agents in this file
     run          = { max_turns = 8 }                     # over [run]; see .sidecar_run
+    hooks        = ["audit:AuditHook"]                   # also input_guardrails,
+                                                         # output_guardrails: .sidecar_hooks
 
     [tools.lookup_spending]
     python = "tools:lookup_spending"                     # module:function, a @tool or a function
@@ -37,6 +39,7 @@ from typing import Any
 
 from helikon.cli.eval_config import EvalConfig, check_eval
 from helikon.cli.sidecar_file import SidecarError, SidecarFile
+from helikon.cli.sidecar_hooks import HOOK_FIELDS, build_hooks
 from helikon.cli.sidecar_mcp import McpConnector, check_mcp_tables
 from helikon.cli.sidecar_models import build_model, check_model, override_model
 from helikon.cli.sidecar_policy import PermissionSettings, build_output_type, check_permissions
@@ -67,6 +70,7 @@ _AGENT_KEYS = {
     "retries",
     "mcp",
     "run",
+    *HOOK_FIELDS,
 }
 _TOP_KEYS = {"agents", "tools", "eval", "permissions", "sandbox", "mcp", "run", "session"}
 
@@ -184,6 +188,7 @@ class Sidecar(SidecarFile):
         output_mode, retries = self._retry_settings(key, spec)
         self._mcp_names(key, spec)
         run_config = self.run_config(name)
+        hooks = {f: build_hooks(self, key, f, spec.get(f)) for f in HOOK_FIELDS}
         try:
             return Agent(
                 name=name,
@@ -196,6 +201,9 @@ class Sidecar(SidecarFile):
                 run_config=run_config,
                 output_mode=output_mode,
                 retries=retries,
+                hooks=hooks["hooks"],
+                input_guardrails=hooks["input_guardrails"],
+                output_guardrails=hooks["output_guardrails"],
             )
         except ConfigError as exc:
             raise self.err(key, str(exc), "correct the agent's tools and handoffs") from None
@@ -218,6 +226,8 @@ class Sidecar(SidecarFile):
         self._retry_settings(key, spec)
         self._mcp_names(key, spec)
         self.run_config(name)
+        for f in HOOK_FIELDS:
+            build_hooks(self, key, f, spec.get(f))
 
     def run_config(self, name: str) -> RunConfig:
         """Agent ``name``'s run settings: ``[run]`` with its own ``run = {...}`` over it.
