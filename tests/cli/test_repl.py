@@ -285,8 +285,7 @@ def test_a_bad_sidecar_at_start_exits_2(tmp_path: Path) -> None:
         "error: agents.toml: agents.a: unknown keys ['modle']. "
         "Fix: use ['description', 'handoffs', 'hooks', 'input_guardrails', 'instructions', "
         "'mcp', 'model', 'output_guardrails', 'output_mode', 'output_type', 'retries', 'run', "
-        "'tools']
-"
+        "'tools']\n"
     )
 
 
