@@ -227,3 +227,25 @@ async def test_a_validator_that_raises_something_else_fails_the_run_naming_it() 
         "<locals>.broken' raised KeyError: 'fleet'"
     )
     assert len(model.requests) == 1
+
+
+async def test_tool_retry_rounds_are_consecutive_a_success_starts_again() -> None:
+    @tool
+    def seat_map(flight: str) -> str:
+        """Seats left on a flight."""
+        if flight == "bad":
+            raise ModelRetry("unknown flight")
+        return f"{flight}: 12 seats"
+
+    model = MockModel(
+        [
+            [Call("c1", "seat_map", {"flight": "bad"})],
+            [Call("c2", "seat_map", {"flight": "LH1"})],  # a success: the count starts again
+            [Call("c3", "seat_map", {"flight": "bad"})],
+            [Call("c4", "seat_map", {"flight": "BA2"})],
+            [Text("done")],
+        ]
+    )
+    result = await Agent(name="s", model=model, tools=[seat_map]).run("seats?")
+    assert result.final_output == "done"
+    assert len(model.requests) == 5

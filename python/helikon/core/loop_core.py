@@ -354,15 +354,19 @@ class LoopCore:
 
         Each turn in which a tool got invalid arguments or asked for a retry is one round
         for that tool (several calls in one turn count once); a round past the tool's bound
-        (``RetryRules.tool_limit``, default 1) ends the run.
+        (``RetryRules.tool_limit``, default 1) ends the run. The rounds are consecutive: a
+        turn in which the tool's calls all succeeded starts its count again.
 
         Returns:
             :class:`~helikon.errors.ToolRetriesExceeded` naming the tool, else ``None`` (this
             turn's rounds are counted).
         """
         seen: set[str] = set()
+        ran: set[str] = set()
         for call, outcome in zip(calls, outcomes, strict=True):
             if outcome.invalid_args is None and outcome.retry is None:
+                if not outcome.item.is_error and outcome.deferred is None:
+                    ran.add(call.name)
                 continue
             name = call.name
             if name in seen:
@@ -376,6 +380,8 @@ class LoopCore:
                     return ToolRetriesExceeded(name, reason, limit, invalid_args=True)
                 return ToolRetriesExceeded(name, outcome.retry or "", limit)
             self.invalid_args_seen[name] = rounds
+        for name in ran - seen:
+            self.invalid_args_seen.pop(name, None)
         return None
 
     def tools_replied(
