@@ -134,7 +134,7 @@ def _snapshot(db: Path, session_id: str) -> list[tuple[str, str]]:
     from helikon.sessions import SqliteSession
 
     items = asyncio.run(SqliteSession(session_id, db).snapshot())
-    return [(i.type, text_of(i.content)) for i in items]  # type: ignore[union-attr]
+    return [(i.type, text_of(getattr(i, "content", None) or [])) for i in items]
 
 
 def test_a_session_continues_across_helikon_run(tmp_path: Path) -> None:
@@ -272,3 +272,49 @@ def test_bad_hooks_and_guardrails_name_the_entry(tmp_path: Path, lines: str, exp
         load_sidecar(path).build("a")
     assert expected in str(caught.value)
     assert "Fix:" in str(caught.value)
+
+
+ASKS = '''
+from helikon import tool
+
+
+@tool(name="Bash")
+def bash(command: str) -> str:
+    """Run a shell command (recorded, not run)."""
+    return "ran " + command
+'''
+
+
+def test_a_paused_run_resumes_into_its_session(tmp_path: Path) -> None:
+    (tmp_path / "cmdtools.py").write_text(ASKS, encoding="utf-8")
+    script = [
+        [{"tool_call": {"call_id": "c1", "name": "Bash", "args": {"command": "rm -rf ~"}}}],
+        [{"token": "Cleaned."}],
+    ]
+    (tmp_path / "script.json").write_text(json.dumps(script), encoding="utf-8")
+    (tmp_path / "agents.toml").write_text(
+        '[session]\npath = "chat.db"\n[tools.Bash]\npython = "cmdtools:bash"\n'
+        f'[agents.ops]\n{MODEL}tools = ["Bash"]\n',
+        encoding="utf-8",
+    )
+    paused = subprocess.run(
+        [shutil.which("helikon", path=str(Path(sys.executable).parent)) or "helikon"]
+        + ["run", "--session", "ops-1", "clean up"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=tmp_path,
+        env={**os.environ, "NO_COLOR": "1"},
+        stdin=subprocess.DEVNULL,
+    )
+    assert paused.returncode == 3, paused.stderr
+    state = paused.stdout.strip().splitlines()[-1]
+    (tmp_path / "script.json").write_text(json.dumps([[{"token": "Cleaned."}]]), encoding="utf-8")
+    done = _helikon("resume", state, "--approve", "c1", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert _snapshot(tmp_path / "chat.db", "ops-1") == [
+        ("user_message", "clean up"),
+        ("tool_call", ""),
+        ("tool_result", "ran rm -rf ~"),
+        ("assistant_message", "Cleaned."),
+    ]

@@ -241,6 +241,12 @@ def resume(
         fail(err, str(exc))
     _claim(err, state_file)
     ask = terminal_ask if interactive else None
+    # a run paused under the sidecar's [session] finishes in that conversation
+    session = (
+        sidecar.session.open(state.session_id)
+        if sidecar.session is not None and state.session_id
+        else None
+    )
 
     async def _resume() -> int:
         async with sidecar.mcp_connector() as mcp:
@@ -259,6 +265,7 @@ def resume(
                 ask=ask,
                 state_dir=state_file.parent,
                 context=sidecar.context,
+                session=session,
             )
 
     try:
