@@ -297,9 +297,10 @@ def test_a_paused_run_resumes_into_its_session(tmp_path: Path) -> None:
         f'[agents.ops]\n{MODEL}tools = ["Bash"]\n',
         encoding="utf-8",
     )
+    exe = shutil.which("helikon", path=str(Path(sys.executable).parent))
+    assert exe
     paused = subprocess.run(
-        [shutil.which("helikon", path=str(Path(sys.executable).parent)) or "helikon"]
-        + ["run", "--session", "ops-1", "clean up"],
+        [exe, "run", "--session", "ops-1", "clean up"],
         capture_output=True,
         text=True,
         timeout=60,
