@@ -86,7 +86,7 @@ async def test_a_dead_server_is_restarted_at_the_next_call() -> None:
     assert second is not None and second != first and process_gone(second)
 
 
-async def test_reconnect_gives_up_after_max_reconnects_and_then_fails_fast(
+async def test_reconnect_gives_up_after_max_reconnects_fails_fast_then_tries_again(
     tmp_path: Path,
 ) -> None:
     marker = tmp_path / "started"
@@ -119,6 +119,13 @@ async def test_reconnect_gives_up_after_max_reconnects_and_then_fails_fast(
         assert str(again) == str(gave_up)
         assert took < 0.5
         assert h.reconnects == 0
+        # after retry_after, a call starts a new round: the server can start again now
+        h.retry_after = 0.2
+        marker.unlink()
+        await asyncio.sleep(0.3)
+        back = await bounded(echo.invoke(tool_ctx(), {"text": "5"}))
+        assert back.value == "5"
+        assert h.reconnects == 1
 
 
 async def test_no_reconnect_after_close() -> None:

@@ -68,7 +68,8 @@ class McpServerHandle:
     the next call, up to ``max_reconnects`` tries per outage, waiting ``reconnect_delay``
     seconds before the first and doubling (at most 8 s) after each failure; the call that
     was in flight when it died is never retried (it fails naming the exit code or HTTP
-    status). When every try fails, that call and all later ones fail at once.
+    status). When every try fails, that call and the calls of the next :attr:`retry_after`
+    seconds (30) fail at once; the first call after that starts a new round of tries.
 
     Example:
         >>> import sys
@@ -106,6 +107,10 @@ class McpServerHandle:
         self._adapted: dict[str, McpTool] = {}
         self._closed = False
         self._gave_up: str | None = None
+        self._gave_up_at = 0.0
+        self.retry_after = 30.0
+        """Seconds after a failed round of reconnect tries during which calls fail at once;
+        the first call after it starts a new round."""
         self._lock: asyncio.Lock | None = None
         self._refreshing: set[asyncio.Task[None]] = set()
         self._read_tool: weakref.WeakSet[ReadResourceTool] = weakref.WeakSet()
@@ -416,7 +421,8 @@ class McpServerHandle:
         async with self._lock:
             if self._connection is not conn:  # another call reconnected meanwhile
                 return self._connection
-            if self._gave_up is not None:
+            now = asyncio.get_running_loop().time()
+            if self._gave_up is not None and now < self._gave_up_at + self.retry_after:
                 raise ToolOther(f"MCP tool {display!r} unavailable: {self._gave_up}")
             failures: list[str] = []
             delay = self.reconnect_delay
@@ -440,6 +446,7 @@ class McpServerHandle:
                 f"{conn.dead_reason}; reconnecting failed {len(failures)} times "
                 f"(last: {failures[-1]})"
             )
+            self._gave_up_at = asyncio.get_running_loop().time()
             raise ToolOther(f"MCP tool {display!r} unavailable: {self._gave_up}")
 
     async def __aenter__(self) -> McpServerHandle:
