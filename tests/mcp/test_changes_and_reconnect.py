@@ -174,3 +174,32 @@ async def test_a_dropped_http_server_is_named_and_reconnected_when_it_is_back() 
         assert h.reconnects == 1
     server.shutdown()
     await bounded(task, 15)
+
+
+async def test_an_http_server_that_restarted_gets_a_new_session_and_the_call_succeeds() -> None:
+    server, task = await _serve_http()
+    port = server.port
+    assert port is not None
+    h = McpServerHandle.streamable_http(f"http://127.0.0.1:{port}/mcp", reconnect_delay=0.05)
+    async with h:
+        tool = h.tools()[0]
+        server.shutdown()
+        await bounded(task, 15)
+        server, task = await _serve_http(port)  # a new server: the old session id is unknown
+        # its 404 means the call was not processed: a new session, and the call once more
+        out = await bounded(tool.invoke(tool_ctx(), {"input": "again"}))
+        assert out.content[0].text == REPLY  # type: ignore[union-attr]
+        assert h.reconnects == 1
+    h2 = McpServerHandle.streamable_http(f"http://127.0.0.1:{port}/mcp", max_reconnects=0)
+    async with h2:
+        tool = h2.tools()[0]
+        server.shutdown()
+        await bounded(task, 15)
+        server, task = await _serve_http(port)
+        failed, _ = await timed(lambda: bounded(tool.invoke(tool_ctx(), {"input": "x"})))
+        assert str(failed).startswith("MCP tool 'triage_helper' failed: HTTP 404 Not Found: ")
+        assert str(failed).endswith(
+            "(the server no longer knows this session; it was not processed)"
+        )
+    server.shutdown()
+    await bounded(task, 15)

@@ -47,7 +47,13 @@ from helikon.mcp import _process
 from helikon.mcp._stdio import StdioState
 from helikon.mcp._transport import HttpErrorLog
 
-__all__ = ["Connection"]
+__all__ = ["Connection", "SessionExpired"]
+
+
+class SessionExpired(ToolOther):
+    """A ``tools/call`` the HTTP server refused with 404 (an unknown session): the call was
+    not processed, so the tool retries it once on a new connection."""
+
 
 T = TypeVar("T")
 
@@ -475,11 +481,25 @@ class Connection:
             if exc is None:
                 self._forget_http_failure(wire_name)
                 return call.result()
+            expired = self._session_expired(wire_name)
             cause = await self._call_failure(exc, wire_name)
+            if expired:
+                self._mark_dead(f"MCP server {self.label}: {cause}")
+                raise SessionExpired(
+                    f"MCP tool {display!r} failed: {cause} (the server no longer knows this "
+                    "session; it was not processed)"
+                )
             raise ToolOther(f"MCP tool {display!r} failed: {cause}")
         if cancel.cancelled:
             raise ToolOther(f"MCP tool {display!r} cancelled: {cancel.reason or 'cancelled'}")
         raise ToolOther(f"MCP tool {display!r} failed: {self._dead_reason}")
+
+    def _session_expired(self, wire_name: str) -> bool:
+        """The HTTP server answered 404 to the call: per the streamable HTTP transport, it
+        no longer knows the session (it restarted), and the client must start a new one."""
+        log = self._http_log
+        failure = log.peek(f"tools/call:{wire_name}") if log is not None else None
+        return failure is not None and failure.status == 404
 
     async def _call_failure(self, exc: BaseException, wire_name: str) -> str:
         closed = isinstance(exc, MCPError) and exc.code == CONNECTION_CLOSED

@@ -11,6 +11,7 @@ from helikon.core.context import ToolContext
 from helikon.core.driver import calling_run_context
 from helikon.core.tool import ToolEffect, ToolOutput
 from helikon.errors import ToolOther
+from helikon.mcp._connection import SessionExpired
 
 if TYPE_CHECKING:
     from helikon.mcp._connection import Connection
@@ -163,7 +164,15 @@ class McpTool:
             ToolOther: the server answered ``isError``, the call failed, the server died or
                 answered HTTP 5xx, or the run was cancelled (the message says which).
         """
+        run = calling_run_context()
         connection = await self._handle.live_connection(self.name)
-        with self._handle.calls_from(calling_run_context()):
-            result = await connection.call(self.wire_name, self.name, args, ctx.cancel)
+        try:
+            with self._handle.calls_from(run):
+                result = await connection.call(self.wire_name, self.name, args, ctx.cancel)
+        except SessionExpired:  # not processed by the server: once more, on a new session
+            fresh = await self._handle.live_connection(self.name)
+            if fresh is connection:  # no reconnect (max_reconnects=0): the 404 stands
+                raise
+            with self._handle.calls_from(run):
+                result = await fresh.call(self.wire_name, self.name, args, ctx.cancel)
         return map_result(self.name, result, self._max_chars)

@@ -63,6 +63,10 @@ class HttpErrorLog:
         """The failure recorded for ``key`` (and forget it)."""
         return self._last.pop(key, None)
 
+    def peek(self, key: str) -> HttpFailure | None:
+        """The failure recorded for ``key`` (kept)."""
+        return self._last.get(key)
+
     async def on_response(self, response: httpx2.Response) -> None:
         """``httpx2`` response hook: record POST answers with status >= 400, and 2xx answers
         carrying a body whose Content-Type is neither JSON nor an event stream."""
