@@ -143,6 +143,20 @@ async def test_the_default_mode_is_the_models_and_else_finalize() -> None:
     await _agent(native, None).run("Oslo?")
     assert len(native.requests) == 2
     assert _agent(native, "prompted").output_mode == "finalize"
+    # a required tool choice could never let a native answer through: the output tool can
+    from helikon import ModelSettings, ToolChoice
+
+    forced = NativeMock([LOOKUP, [Call("o1", "final_result", {"city": "Oslo", "celsius": 1})]])
+    agent = Agent(
+        name="w",
+        model=forced,
+        tools=[forecast],
+        output_type=Weather,
+        model_settings=ModelSettings(tool_choice=ToolChoice(mode="required")),
+    )
+    assert (await agent.run("Oslo?")).final_output.celsius == 1
+    assert agent.retry_rules.mode == "tool"
+    assert [t.name for t in forced.requests[0].tools] == ["forecast", "final_result"]
 
 
 def test_a_bad_output_mode_names_the_modes() -> None:

@@ -22,6 +22,7 @@ from helikon.core.output import OutputType
 from helikon.core.result import RunResult
 from helikon.core.retries import (
     DEFAULT_OUTPUT_TOOL,
+    OutputMode,
     OutputValidator,
     RetryRules,
     check_output_mode,
@@ -235,7 +236,7 @@ class Agent(Generic[CtxT, OutT]):
             check_hook(f"Agent(hooks=...): hooks[{i}]", hook)
         self.output_mode = check_output_mode("Agent(output_mode=...)", output_mode)
         self.retries = check_retries("Agent(retries=...)", retries)
-        mode = resolve_output_mode(self.output_mode, self.model)
+        mode = self._output_mode()
         if output_type is not None and mode == "tool" and DEFAULT_OUTPUT_TOOL in seen:
             raise ConfigError(
                 f"Agent(tools=...): a tool is named {DEFAULT_OUTPUT_TOOL!r}, the output tool's "
@@ -291,6 +292,10 @@ class Agent(Generic[CtxT, OutT]):
         self.output_validators.append(check_validator("@agent.output_validator", fn))
         return fn
 
+    def _output_mode(self) -> OutputMode:
+        choice = self.model_settings.tool_choice
+        return resolve_output_mode(self.output_mode, self.model, choice)
+
     @property
     def retry_rules(self) -> RetryRules:
         """The output mode (resolved against the model), validators and retry bounds."""
@@ -298,7 +303,7 @@ class Agent(Generic[CtxT, OutT]):
             t.name: r for t in self.tools if isinstance(r := getattr(t, "retries", None), int)
         }
         return RetryRules(
-            mode=resolve_output_mode(self.output_mode, self.model),
+            mode=self._output_mode(),
             retries=self.retries,
             tool_name=DEFAULT_OUTPUT_TOOL,
             validators=tuple(self.output_validators),
@@ -307,7 +312,7 @@ class Agent(Generic[CtxT, OutT]):
 
     def native_config(self, max_turns: int) -> Any:
         """The compiled loop configuration (built once per ``max_turns``, mode and retries)."""
-        mode = resolve_output_mode(self.output_mode, self.model)
+        mode = self._output_mode()
         key = (max_turns, mode, self.retries)
         cfg = self._native_configs.get(key)
         if cfg is None:

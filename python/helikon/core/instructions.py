@@ -38,9 +38,7 @@ def _arity(fn: Callable[..., Any]) -> int | None:
         return 1
     positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
     required = [p for p in positional if p.default is p.empty]
-    if len(required) > 1 or any(
-        p.kind is p.KEYWORD_ONLY and p.default is p.empty for p in params
-    ):
+    if len(required) > 1 or any(p.kind is p.KEYWORD_ONLY and p.default is p.empty for p in params):
         return None
     return 1 if positional else 0
 

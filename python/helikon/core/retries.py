@@ -95,13 +95,18 @@ def check_retries(where: str, retries: Any) -> int:
     return retries
 
 
-def resolve_output_mode(mode: OutputMode | None, model: Any) -> OutputMode:
+def resolve_output_mode(mode: OutputMode | None, model: Any, tool_choice: Any = None) -> OutputMode:
     """The mode a run uses: ``mode``, else the model's declared ``output_mode``, else
-    ``"finalize"``."""
+    ``"finalize"``. A declared ``"native"`` becomes ``"tool"`` when the settings' tool choice
+    is ``required`` (the model could never answer without a tool call; it can call the
+    output tool)."""
     if mode is not None:
         return mode
     declared = getattr(model, "output_mode", None)
-    return OUTPUT_MODES.get(declared, "finalize") if isinstance(declared, str) else "finalize"
+    found = OUTPUT_MODES.get(declared, "finalize") if isinstance(declared, str) else "finalize"
+    if found == "native" and getattr(tool_choice, "mode", None) == "required":
+        return "tool"
+    return found
 
 
 def check_validator(where: str, fn: Any) -> OutputValidator:
