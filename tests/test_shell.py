@@ -155,6 +155,49 @@ def test_result_types_compare_hash_repr_and_pickle_by_value() -> None:
             pytest.fail("Command did not match its own pattern")
 
 
+@pytest.mark.parametrize(
+    ("command", "cwds"),
+    [
+        ("ls", [None]),
+        ("cd / && rm -rf .", [None, "/"]),
+        ("cd ~ && rm -rf *", [None, "~"]),
+        ("cd; rm -rf ./*", [None, "~"]),
+        ('cd "$HOME"/src && make', [None, "~/src"]),
+        ("pushd /var/log && ls && popd && ls", [None, "/var/log", "/var/log", "?"]),
+        ("cd /tmp && cd .. && ls", [None, "/tmp", "/"]),
+        ("cd $DIR && rm -rf *", [None, "?"]),
+        ("cd .. && ls", [None, "?"]),
+        ("cd sub && ls", [None, None]),
+        # A cd in a subshell, pipeline element or child shell does not move the commands
+        # after it; the flat walk cannot place them exactly, so the directory is unknown.
+        ("(cd /etc && cat passwd); ls", [None, "?", "?"]),
+        ("cd /tmp | cat; ls", [None, None, None]),
+        ("cd /; cd /tmp | cat; ls", [None, "/", "?", "?"]),
+        ("bash -c 'cd /etc'; ls", [None, None, "?"]),
+        ("{ cd /etc; }; ls", [None, "/etc"]),
+    ],
+)
+def test_command_cwd_follows_cd_through_the_command(command: str, cwds: list[str | None]) -> None:
+    assert [c.cwd for c in analyze(command).commands] == cwds
+
+
+def test_command_cwd_of_dash_c_options_and_in_the_result_type() -> None:
+    cmds = analyze("git -C /srv/repo clean -fdx").commands
+    assert [(c.program, c.cwd) for c in cmds] == [("git", "/srv/repo")]
+    built = Command("ls", ("ls",), (), 1, (), "ls", (), cwd="/tmp")
+    assert built.cwd == "/tmp"
+    assert Command("ls", ("ls",), (), 1, (), "ls", ()).cwd is None
+    assert built != Command("ls", ("ls",), (), 1, (), "ls", ())
+    assert pickle.loads(pickle.dumps(built)) == built
+    assert repr(built).endswith("env=(), cwd='/tmp')")
+    assert eval(repr(built), {"Command": Command}) == built
+    match analyze("cd / && ls").commands[1]:
+        case Command(program="ls", cwd="/"):
+            pass
+        case _:
+            pytest.fail("cwd is not matchable")
+
+
 def test_analyze_replaces_lone_surrogates() -> None:
     a = analyze("echo \udcff x\udc80")
     assert a.commands[0].argv == ("echo", "\ufffd", "x\ufffd")

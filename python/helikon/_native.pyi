@@ -395,9 +395,13 @@ class ShellCommand:
             (``"sudo"``, ``"$(...)"``, ``"bash -c"``, ``"find -exec"``, ``"function f"``).
         text: The source text of the sub-command.
         env: ``NAME=value`` assignments applying to the command.
+        cwd: The directory the command acts in when an earlier ``cd``/``pushd`` in the same
+            command (or its own ``git -C``/``make -C``/``tar -C``) moved it: an absolute path,
+            a ``~`` path, or ``"?"`` when unknown (``cd "$X"``); ``None`` for the directory the
+            command starts in.
     """
 
-    __match_args__ = ("program", "argv", "redirections", "line", "via", "text", "env")
+    __match_args__ = ("program", "argv", "redirections", "line", "via", "text", "env", "cwd")
     def __new__(
         cls,
         program: str,
@@ -407,6 +411,7 @@ class ShellCommand:
         via: tuple[str, ...] | list[str],
         text: str,
         env: tuple[tuple[str, str], ...] | list[tuple[str, str]],
+        cwd: str | None = None,
     ) -> ShellCommand: ...
     @property
     def program(self) -> str: ...
@@ -425,6 +430,8 @@ class ShellCommand:
     def text(self) -> str: ...
     @property
     def env(self) -> tuple[tuple[str, str], ...]: ...
+    @property
+    def cwd(self) -> str | None: ...
     def __eq__(self, other: object, /) -> bool: ...
     def __hash__(self) -> int: ...
     def __reduce__(self) -> tuple[type[ShellCommand], tuple[object, ...]]: ...
@@ -515,6 +522,8 @@ def shell_analyze(
     max_bytes: int | None = None,
     max_depth: int | None = None,
     max_words: int | None = None,
+    work_factor: int | None = None,
+    work_slack: int | None = None,
 ) -> ShellAnalysis:
     """Analyse a Bash command (releases the GIL). Never raises on any input except
     ``UnicodeEncodeError`` for lone surrogates (``helikon.shell.analyze`` replaces them first).
@@ -565,7 +574,8 @@ class CommandPolicy:
                                          #   part of the command cannot be analysed
           "default_guards": true,        # the built-in destructive guards
           "guard_action": "ask",         # "ask" | "deny" for the built-in guards
-          "limits": {"max_bytes": 4194304, "max_depth": 24, "max_words": 1048576},
+          "limits": {"max_bytes": 4194304, "max_depth": 24, "max_words": 1048576,
+                     "work_factor": 4, "work_slack": 1048576},
                                          # analysis budget (helikon.shell.Limits); past it
                                          #   the command is unanalysable
           "guards": [                    # user guards, after the built-in ones

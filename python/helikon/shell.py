@@ -89,6 +89,14 @@ class Limits:
             count one level. At most 100.
         max_words: the most words (default 1,048,576): tokens of one script, and the
             argument, environment, wrapper and redirection entries of all resolved commands.
+        work_factor: the work budget per byte of input (default 4): every byte lexed
+            (re-entered strings such as ``bash -c`` and ``eval`` arguments and here-document
+            bodies fed to a shell count again) or copied into the result is charged, and the
+            budget is ``work_factor`` x the command's length + ``work_slack`` bytes.
+        work_slack: the fixed part of the work budget, in bytes (default 1,048,576).
+
+    Past a limit the reason names the field and its value, e.g. ``over the analysis limit
+    max_words=20`` or ``over the analysis limit work_factor=1 with work_slack=1``.
 
     Raises:
         ConfigError: a limit that is not a positive ``int``, or ``max_depth`` over 100.
@@ -103,9 +111,11 @@ class Limits:
     max_bytes: int = 4 << 20
     max_depth: int = 24
     max_words: int = 1 << 20
+    work_factor: int = 4
+    work_slack: int = 1 << 20
 
     def __post_init__(self) -> None:
-        for name in ("max_bytes", "max_depth", "max_words"):
+        for name in ("max_bytes", "max_depth", "max_words", "work_factor", "work_slack"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ConfigError(f"Limits.{name} must be a positive int, got {value!r}")
@@ -121,6 +131,8 @@ class Limits:
             "max_bytes": self.max_bytes,
             "max_depth": self.max_depth,
             "max_words": self.max_words,
+            "work_factor": self.work_factor,
+            "work_slack": self.work_slack,
         }
 
 

@@ -59,7 +59,63 @@ def test_find_actions_repeated_to_1_mb_return_a_decision() -> None:
 
 
 def test_default_limits_are_documented_values() -> None:
-    assert Limits(max_bytes=4 * 1024 * 1024, max_depth=24, max_words=1 << 20) == DEFAULT_LIMITS
+    assert (
+        Limits(
+            max_bytes=4 * 1024 * 1024,
+            max_depth=24,
+            max_words=1 << 20,
+            work_factor=4,
+            work_slack=1 << 20,
+        )
+        == DEFAULT_LIMITS
+    )
+    assert DEFAULT_LIMITS.to_rules() == {
+        "max_bytes": 4194304,
+        "max_depth": 24,
+        "max_words": 1048576,
+        "work_factor": 4,
+        "work_slack": 1048576,
+    }
+
+
+WORK_REASON = (
+    "analysis work budget exceeded (over the analysis limit work_factor=1 with work_slack=1: "
+    "1 x the input + 1 bytes)"
+)
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "bash -c 'echo hi'",
+        "eval 'echo hi'",
+        "sh -c \"sh -c 'ls'\"",
+        "bash <<'EOF'\nls\nEOF",
+        "echo $(bash -c 'ls')",
+        "su -c 'ls' root",
+    ],
+)
+def test_the_work_budget_is_a_limit_and_the_reason_names_it(command: str) -> None:
+    tight = Limits(work_factor=1, work_slack=1)
+    a = analyze(command, limits=tight)
+    assert [u.reason for u in a.unanalysable][-1:] == [WORK_REASON]
+    assert analyze(command).analysable
+    # A larger budget analyses the same command fully.
+    assert analyze(command, limits=Limits(work_factor=1, work_slack=1 << 20)).analysable
+
+
+def test_the_work_budget_per_policy_is_the_worst_case() -> None:
+    tight = Limits(work_factor=1, work_slack=1).to_rules()
+    deny = _native.CommandPolicy(
+        json.dumps({"deny": ["rm"], "default_guards": False, "limits": tight})
+    )
+    v = json.loads(deny.check("bash -c 'ls'"))
+    assert (v["verdict"], v["rule"]) == ("ask", "unanalysable")
+    assert "work_factor=1 with work_slack=1" in v["reason"]
+    allow = _native.CommandPolicy(json.dumps({"allow": ["bash", "ls"], "limits": tight}))
+    assert verdict(allow, "bash -c 'ls'") != "allow"
+    roomy = _native.CommandPolicy(json.dumps({"allow": ["bash", "ls"]}))
+    assert verdict(roomy, "bash -c 'ls'") == "allow"
 
 
 def test_each_limit_is_named_in_the_reason() -> None:
@@ -104,6 +160,8 @@ def test_a_command_over_a_limit_gets_the_worst_case() -> None:
         ({"max_bytes": -1}, "Limits.max_bytes must be a positive int, got -1"),
         ({"max_words": 1.5}, "Limits.max_words must be a positive int, got 1.5"),
         ({"max_words": True}, "Limits.max_words must be a positive int, got True"),
+        ({"work_factor": 0}, "Limits.work_factor must be a positive int, got 0"),
+        ({"work_slack": "1"}, "Limits.work_slack must be a positive int, got '1'"),
     ],
 )
 def test_bad_limits_are_refused_naming_the_field(kwargs: dict[str, object], message: str) -> None:

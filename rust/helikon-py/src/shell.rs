@@ -271,6 +271,10 @@ impl ShellAssignment {
 ///         (``"sudo"``, ``"$(...)"``, ``"bash -c"``, ``"find -exec"``, ``"function f"``).
 ///     text: The source text of the sub-command.
 ///     env: ``NAME=value`` assignments applying to the command.
+///     cwd: The directory the command acts in when an earlier ``cd``/``pushd`` in the same
+///         command (or its own ``git -C``/``make -C``/``tar -C``) moved it: an absolute path,
+///         a ``~`` path, or ``"?"`` when unknown (``cd "$X"``); ``None`` for the directory the
+///         command starts in.
 #[pyclass(
     frozen,
     eq,
@@ -288,6 +292,7 @@ struct ShellCommand {
     via: Vec<Cow<'static, str>>,
     text: String,
     env: Vec<(String, String)>,
+    cwd: Option<String>,
 }
 
 impl ShellCommand {
@@ -304,6 +309,7 @@ impl ShellCommand {
             via: c.via().iter().cloned().map(Via::into_label).collect(),
             text: c.text().to_string(),
             env: c.env().to_vec(),
+            cwd: c.cwd().map(String::from),
         }
     }
 }
@@ -327,6 +333,8 @@ fn assignment_from_rust(x: &helikon_shell::Assignment) -> ShellAssignment {
 #[pymethods]
 impl ShellCommand {
     #[new]
+    #[pyo3(signature = (program, argv, redirections, line, via, text, env, cwd=None))]
+    #[allow(clippy::too_many_arguments)]
     fn new(
         program: String,
         argv: Vec<String>,
@@ -335,6 +343,7 @@ impl ShellCommand {
         via: Vec<String>,
         text: String,
         env: Vec<(String, String)>,
+        cwd: Option<String>,
     ) -> Self {
         ShellCommand {
             program,
@@ -344,12 +353,14 @@ impl ShellCommand {
             via: via.into_iter().map(Cow::Owned).collect(),
             text,
             env,
+            cwd,
         }
     }
 
     #[classattr]
     #[allow(clippy::type_complexity)]
     fn __match_args__() -> (
+        &'static str,
         &'static str,
         &'static str,
         &'static str,
@@ -366,6 +377,7 @@ impl ShellCommand {
             "via",
             "text",
             "env",
+            "cwd",
         )
     }
 
@@ -410,6 +422,11 @@ impl ShellCommand {
         PyTuple::new(py, &self.env)
     }
 
+    #[getter]
+    fn cwd(&self) -> Option<&str> {
+        self.cwd.as_deref()
+    }
+
     fn __repr__(slf: &Bound<'_, Self>) -> PyResult<String> {
         let py = slf.py();
         let s = slf.get();
@@ -423,6 +440,7 @@ impl ShellCommand {
                 ("via", s.via(py)?.into_any()),
                 ("text", PyString::new(py, &s.text).into_any()),
                 ("env", s.env(py)?.into_any()),
+                ("cwd", s.cwd.as_deref().into_pyobject(py)?.into_any()),
             ],
         )
     }
@@ -438,6 +456,7 @@ impl ShellCommand {
             s.via(py)?,
             &s.text,
             s.env(py)?,
+            s.cwd.as_deref(),
         );
         (slf.get_type(), args.into_pyobject(py)?).into_pyobject(py)
     }
@@ -646,19 +665,26 @@ impl ShellAnalysis {
 /// Analyse a Bash command; returns an `Analysis` (built with the GIL released). Limits left
 /// out take their defaults; a bad limit raises `ConfigError`.
 #[pyfunction]
-#[pyo3(signature = (command, *, max_bytes=None, max_depth=None, max_words=None))]
+#[pyo3(signature = (
+    command, *, max_bytes=None, max_depth=None, max_words=None, work_factor=None, work_slack=None
+))]
+#[allow(clippy::too_many_arguments)]
 fn shell_analyze(
     py: Python<'_>,
     command: &str,
     max_bytes: Option<usize>,
     max_depth: Option<usize>,
     max_words: Option<usize>,
+    work_factor: Option<usize>,
+    work_slack: Option<usize>,
 ) -> PyResult<ShellAnalysis> {
     let d = helikon_shell::Limits::default();
     let limits = helikon_shell::Limits {
         max_bytes: max_bytes.unwrap_or(d.max_bytes),
         max_depth: max_depth.unwrap_or(d.max_depth),
         max_words: max_words.unwrap_or(d.max_words),
+        work_factor: work_factor.unwrap_or(d.work_factor),
+        work_slack: work_slack.unwrap_or(d.work_slack),
     };
     limits
         .validate()

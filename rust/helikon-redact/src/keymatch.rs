@@ -9,6 +9,8 @@
 //! 2. a word boundary + a word of [`names::BARE`] (same rules): `password`, `API-KEY`;
 //! 3. a lowercase letter or digit + a suffix in camel case (case-sensitive): `tSecret`,
 //!    `rApiKey`;
+//! 4. an uppercase letter or digit + a word of [`names::GLUED`] in uppercase
+//!    (case-sensitive): `PGPASSWORD`, `APITOKEN`, `MYSECRET`;
 //!
 //! and `SEP` is one of `\\?["'][ \t]*[:=]` (after a quoted key), `[:=]`, or `[ \t]+=[ \t]`
 //! (`key = value`, TOML/INI). The tests check the search against that pattern compiled
@@ -41,6 +43,8 @@ struct Word {
     bare: bool,
     /// A camel form: follows `[a-z0-9]`, compared case-sensitively.
     camel: bool,
+    /// A glued uppercase form: follows `[A-Z0-9]`, compared case-sensitively.
+    glued: bool,
 }
 
 /// The leftmost match starting at or after `pos` (bytes before `pos` still count as the
@@ -114,6 +118,9 @@ fn key_start(b: &[u8], floor: usize, w: usize) -> Option<usize> {
         let (before, at) = if word.camel {
             let after_hump = pre.is_some_and(|p| p.is_ascii_lowercase() || p.is_ascii_digit());
             (after_hump && seen == word.text.as_slice(), false)
+        } else if word.glued {
+            let glued = pre.is_some_and(|p| p.is_ascii_uppercase() || p.is_ascii_digit());
+            (glued && seen == word.text.as_slice(), false)
         } else if same_word(seen, &word.text) {
             let boundary = pre.is_none_or(|p| !(p.is_ascii_alphanumeric() || p == b'_'));
             (
@@ -207,6 +214,7 @@ fn vocabulary() -> &'static Vocabulary {
                     suffix: names::SUFFIXES.contains(w),
                     bare: names::BARE.contains(w),
                     camel: false,
+                    glued: false,
                 });
             }
         }
@@ -216,6 +224,16 @@ fn vocabulary() -> &'static Vocabulary {
                 suffix: false,
                 bare: false,
                 camel: true,
+                glued: false,
+            });
+        }
+        for w in names::GLUED {
+            v.add(Word {
+                text: w.as_bytes().to_vec(),
+                suffix: false,
+                bare: false,
+                camel: false,
+                glued: true,
             });
         }
         v
@@ -253,10 +271,11 @@ mod tests {
         };
         let camel: Vec<String> = names::SUFFIXES.iter().map(|w| camel_case(w)).collect();
         format!(
-            r#"(?-u)(?:(?i:{sep}(?:{suf}))|(?i:\b(?:{bare}))|[a-z0-9](?:{camel}))(?:\\?["'][ \t]*[:=]|[:=]|[ \t]+=[ \t])"#,
+            r#"(?-u)(?:(?i:{sep}(?:{suf}))|(?i:\b(?:{bare}))|[a-z0-9](?:{camel})|[A-Z0-9](?:{glued}))(?:\\?["'][ \t]*[:=]|[:=]|[ \t]+=[ \t])"#,
             suf = alternation(names::SUFFIXES),
             bare = alternation(names::BARE),
             camel = camel.join("|"),
+            glued = names::GLUED.join("|"),
         )
     }
 
@@ -288,6 +307,11 @@ mod tests {
         assert_eq!(at("tokens=1"), None);
         assert_eq!(at("MAX_TOKENS=1"), None);
         assert_eq!(at("x_token =1"), None);
+        assert_eq!(at("PGPASSWORD=x"), Some((0, 10, 11)));
+        assert_eq!(at("MYPASSWORD=x"), Some((1, 10, 11)));
+        assert_eq!(at("APITOKEN: x"), Some((2, 8, 9)));
+        assert_eq!(at("mypassword=x"), None);
+        assert_eq!(at("APITOKENS=x"), None);
     }
 
     /// The search finds exactly what the pattern finds, from every start position.
@@ -307,6 +331,8 @@ mod tests {
             "9Token",
             "ApiKey",
             "PassWord",
+            "PGPASSWORD",
+            "APITOKEN",
             "=",
             ":",
             " = ",

@@ -139,6 +139,12 @@ pub(crate) fn scan(
             pos = after_sep;
             continue;
         }
+        // `PASS: test_x` / `--- PASS: TestX`: a test runner's verdict, not a key (lowercase
+        // `pass: x`, quoted keys and `PASS=x` are keys).
+        if sep == b':' && !key_quoted && key_text.trim_end_matches([' ', '\t']) == "PASS" {
+            pos = after_sep;
+            continue;
+        }
         // An object value (`"password": {"type": "string"}`): its keys are scanned later.
         if !shell_word && bytes.get(v_start) == Some(&b'{') && !is_template_start(bytes, v_start) {
             pos = after_sep;
@@ -150,6 +156,11 @@ pub(crate) fn scan(
                 pos = end.max(after_sep);
                 continue;
             }
+        }
+        // `nextPageToken: …`, `"NextToken": "…"`: a list API's cursor, not a credential.
+        if key_text.len() >= 9 && ends_in_cursor(key_text) {
+            pos = after_sep;
+            continue;
         }
         let auth = names::is_auth_header_fast(key_text.trim_matches(['"', '\'', '\\']));
         let shape = Shape {
@@ -164,6 +175,12 @@ pub(crate) fn scan(
             enclosing,
         };
         let (mut vs, mut ve, mut quoted) = shape.extent(v_start);
+        // `Authorization: required`, `authorization: none`, `Authorization: Bearer` with no
+        // credential after the scheme: nothing to mask.
+        if auth && no_credential(text.get(vs..ve).unwrap_or_default()) {
+            pos = ve.max(after_sep);
+            continue;
+        }
         let mut typed_default = false;
         // `password: str`, `api_key: Optional[str] = "default"`.
         if sep == b':' && !key_quoted && !quoted {
@@ -294,4 +311,39 @@ pub(crate) fn skip_auth_scheme(bytes: &[u8], vs: usize, ve: usize) -> usize {
     } else {
         vs
     }
+}
+
+/// Does the key (as written, quotes and blanks around it allowed) name a pagination or sync
+/// cursor ([`names::NOT_SECRET`])? Only keys ending in `token` (any case) are normalized.
+fn ends_in_cursor(key_text: &str) -> bool {
+    let k = key_text.trim_matches(['"', '\'', '\\', ' ', '\t']);
+    let b = k.as_bytes();
+    let tail_is_token = b
+        .len()
+        .checked_sub(5)
+        .and_then(|i| b.get(i..))
+        .is_some_and(|t| t.eq_ignore_ascii_case(b"token"));
+    tail_is_token && names::is_cursor_name(&names::normalize(k))
+}
+
+/// An `Authorization` value that holds no credential: a bare scheme or a status word.
+fn no_credential(value: &str) -> bool {
+    const WORDS: &[&str] = &[
+        "bearer",
+        "basic",
+        "token",
+        "digest",
+        "negotiate",
+        "ntlm",
+        "none",
+        "required",
+        "optional",
+        "missing",
+        "invalid",
+        "denied",
+        "failed",
+        "n/a",
+    ];
+    let v = value.trim().trim_matches(['"', '\'', ',', ';']).trim();
+    WORDS.iter().any(|w| v.eq_ignore_ascii_case(w))
 }

@@ -36,7 +36,11 @@
 //!    (`Bearer ***`), the credentials go.
 //! 3. **URL passwords**: `https://user:***@host`.
 //! 4. **Blank-separated keys** (module `spaced`): `--password VALUE` and netrc
-//!    `password VALUE`.
+//!    `password VALUE`; **program flags** whose names say nothing (module `cliflags`):
+//!    curl's `-u USER:PASSWORD`, the MySQL clients' glued `-pPASSWORD`, `sshpass -p`,
+//!    `redis-cli -a`, and the Datadog/Twilio SDK shapes (`["apiKeyAuth"] = "..."`,
+//!    `Client("AC...", "TOKEN")`). A bare 32-hex-digit string (a Datadog key or Twilio auth
+//!    token away from its name) is not flagged: it cannot be told from an MD5 digest.
 //! 5. **File formats** whose key is an ordinary word (module `formats`): docker
 //!    `config.json` `"auth"` and `.npmrc` `_auth` (base64 of `user:password`); the other keys
 //!    of kubeconfig, docker, Azure connection strings, `.npmrc`, `.pypirc` and AWS
@@ -106,6 +110,7 @@
 //! known secret survives; `fuzz/` holds a cargo-fuzz target for the same invariants.
 mod annotation;
 mod aws;
+mod cliflags;
 mod code;
 mod context;
 mod error;

@@ -26,6 +26,9 @@ pub const SUFFIXES: &[&str] = &[
     "PASSWORD",
     "PASSWD",
     "PASSPHRASE",
+    // `DB_PASS`, `smtp.pass`, `dbPass` (the bare word `PASS` is in [`BARE`], with a rule).
+    "PASS",
+    "PWD",
     "CREDENTIAL",
     "SECRET_KEY",
     "PRIVATE_KEY",
@@ -42,6 +45,32 @@ pub const SUFFIXES: &[&str] = &[
     "CERTIFICATE_DATA",
     "AUTHORIZATION",
 ];
+
+/// Suffixes that also count glued to an uppercase name without a separator (`PGPASSWORD`,
+/// `APITOKEN`, `MYSECRET`): the whole name must be uppercase (`passwordless`, `Tokens` and
+/// camel words are not glued forms).
+pub const GLUED: &[&str] = &["PASSWORD", "PASSWD", "SECRET", "TOKEN"];
+
+/// Names ending in these (normalized) are not secrets even though they end in `TOKEN`: the
+/// pagination and sync cursors of list APIs (`nextPageToken`, `"NextToken"`, `page_token`,
+/// `continuation_token`), which an agent must be able to pass back.
+pub const NOT_SECRET: &[&str] = &[
+    "PAGE_TOKEN",
+    "NEXT_TOKEN",
+    "CONTINUATION_TOKEN",
+    "CONTINUE_TOKEN",
+    "PAGINATION_TOKEN",
+    "SYNC_TOKEN",
+    "RESUME_TOKEN",
+    "CURSOR_TOKEN",
+];
+
+/// Is the (normalized) name a pagination or sync cursor (see [`NOT_SECRET`])?
+pub(crate) fn is_cursor_name(normalized: &str) -> bool {
+    NOT_SECRET
+        .iter()
+        .any(|s| normalized == *s || normalized.ends_with(&format!("_{s}")))
+}
 
 /// Names that are secret on their own, without a prefix.
 pub const BARE: &[&str] = &[
@@ -61,6 +90,28 @@ pub const BARE: &[&str] = &[
     "IDENTITYTOKEN",
     "REGISTRYTOKEN",
     "PRIVATE_KEY_ID",
+    // `APP_KEY` (Laravel's encryption key, Datadog's application key `app_key=` in its SDK
+    // and agent configs) and `appKey`.
+    "APP_KEY",
+    "APPKEY",
+    "APPLICATION_KEY",
+    // Datadog's API client names its credentials `apiKeyAuth` and `appKeyAuth`.
+    "APIKEYAUTH",
+    "APPKEYAUTH",
+    // `PASS=...` (not `PASS: test_x`, a test runner's verdict: see `keyvalue`), and the
+    // well-known concatenations and client variables: PostgreSQL's `PGPASSWORD`, MySQL's
+    // `MYSQL_PWD` (a `_PWD` suffix), redis-cli's `REDISCLI_AUTH`.
+    "PASS",
+    "DBPASS",
+    "DB_PASS",
+    "ROOTPASS",
+    "ADMINPASS",
+    "USERPASS",
+    "SMTPPASS",
+    "MAILPASS",
+    "FTPPASS",
+    "PGPASSWORD",
+    "REDISCLI_AUTH",
     // Concatenated camel forms at a word boundary (`AccountKey=` in an Azure connection
     // string, `accessKey:` in JS): the key-name search compares bare words
     // case-insensitively, so `ACCOUNTKEY` finds `AccountKey` and `accountKey`.
@@ -136,10 +187,27 @@ pub fn is_auth_header(name: &str) -> bool {
 /// assert!(is_secret_name("AccountKey"));
 /// assert!(!is_secret_name("MAX_TOKENS"));
 /// assert!(!is_secret_name("AWS_ACCESS_KEY_ID"));
+/// assert!(is_secret_name("PGPASSWORD"));
+/// assert!(!is_secret_name("passwordless"));
 /// ```
 pub fn is_secret_name(name: &str) -> bool {
     let n = normalize(name.trim());
+    if is_cursor_name(&n) {
+        return false;
+    }
     if BARE.contains(&n.as_str()) {
+        return true;
+    }
+    let upper = !name.bytes().any(|b| b.is_ascii_lowercase());
+    if upper
+        && GLUED.iter().any(|s| {
+            n.len() > s.len()
+                && n.ends_with(s)
+                && n.as_bytes()
+                    .get(n.len() - s.len() - 1)
+                    .is_some_and(|b| b.is_ascii_alphanumeric())
+        })
+    {
         return true;
     }
     SUFFIXES.iter().any(|s| {

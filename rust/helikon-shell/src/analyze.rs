@@ -55,7 +55,7 @@ pub fn analyze_packed_with(src: &str, limits: &Limits) -> PackedAnalysis {
     let mut an = Analyzer {
         out: PackedAnalysis::for_source(src),
         written: HashSet::new(),
-        budget: Limits::work_budget(src.len()),
+        budget: limits.work_budget(src.len()),
         limits: *limits,
         words: 0,
         stopped: false,
@@ -91,6 +91,8 @@ pub(crate) struct Ctx<'a> {
     pub stdin: Stdin<'a>,
     /// `xargs -I` / `find -exec` replacement string: words containing it are dynamic.
     pub replace: Option<String>,
+    /// The command is a pipeline element (so it runs in a subshell of its own).
+    pub piped: bool,
 }
 
 impl<'a> Ctx<'a> {
@@ -162,7 +164,8 @@ impl Analyzer {
             return false;
         }
         if n > self.budget {
-            self.stop(&Limits::out_of_work(), snippet, line);
+            let reason = self.limits.out_of_work();
+            self.stop(&reason, snippet, line);
             return false;
         }
         self.budget -= n;
@@ -317,6 +320,7 @@ impl Analyzer {
             redirections,
             stdin: stdin_of(cmd),
             replace: None,
+            piped: cmd.piped_in || cmd.piped_out,
         };
         for w in assigns {
             let (n, v) = split_assignment(w);
@@ -491,7 +495,7 @@ impl Analyzer {
                 env: ctx.env.clone(),
                 cwd,
             });
-            self.after_command(&lower, args);
+            self.after_command(&lower, args, same_shell(&ctx));
             return programs::follow(self, idx, &words[i..], &ctx);
         }
     }
@@ -590,6 +594,18 @@ fn redirection(r: &lexer::Redir) -> Option<Redirection> {
         target,
         fd: r.fd.clone(),
     })
+}
+
+/// Does the command run in the shell that runs the commands after it (so a `cd` there moves
+/// them)? Not in a pipeline element, a subshell, a substitution, a function body (run
+/// later, if at all) or a program started by another; `{ …; }`, `eval`, `command` and
+/// `builtin` keep the shell.
+fn same_shell(ctx: &Ctx<'_>) -> bool {
+    !ctx.piped
+        && ctx.via.iter().all(|v| match v {
+            Via::Nested(l) => matches!(l.as_ref(), "{...}" | "eval"),
+            Via::Wrapper(w) => matches!(w.as_ref(), "command" | "builtin"),
+        })
 }
 
 fn stdin_of<'s>(cmd: &SimpleCmd<'s>) -> Stdin<'s> {

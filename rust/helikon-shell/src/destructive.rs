@@ -2,7 +2,9 @@
 //! overwrite files, which the `rm` guard does not see.
 //!
 //! * `git clean` with `-f`/`--force` (in any cluster: `-fd`, `-xdf`), unless `-n`/`--dry-run`;
-//! * `git reset --hard`;
+//! * `git reset --hard`; `git switch -f`/`--discard-changes`; `git rm -f`;
+//!   `git checkout-index -f`; `git read-tree -u --reset`;
+//! * long options also as git's unambiguous prefixes (`--har`, `--forc`);
 //! * `git checkout` with a pathspec after `--`, a `.` pathspec, or `-f`/`--force`;
 //! * `git restore` of the working tree (any pathspec, unless only `--staged`/`-S`);
 //! * `find … -delete`; `truncate`; `shred`; `dd of=FILE` (device sinks such as `/dev/null`
@@ -61,17 +63,36 @@ fn short_has(a: &str, flag: char) -> bool {
 fn git(args: &[String]) -> Option<String> {
     let (_, sub, rest) = crate::smuggle::git_split(args);
     let sub = sub?;
+    // git accepts any unambiguous prefix of a long option (`--har`, `--forc`).
+    let long_is = |a: &str, long: &str| a == long || (a.len() >= 4 && long.starts_with(a));
     let has = |long: &str, short: char| {
         rest.iter()
             .take_while(|a| *a != "--")
-            .any(|a| a == long || short_has(a, short))
+            .any(|a| long_is(a, long) || short_has(a, short))
+    };
+    let has_long = |long: &str| {
+        rest.iter()
+            .take_while(|a| *a != "--")
+            .any(|a| long_is(a, long))
     };
     match sub {
         "clean" if has("--force", 'f') && !has("--dry-run", 'n') => {
             Some("git clean -f deletes untracked files".into())
         }
-        "reset" if rest.iter().any(|a| a == "--hard") => {
+        "reset" if has_long("--hard") => {
             Some("git reset --hard discards uncommitted changes".into())
+        }
+        "switch" if has("--force", 'f') || has_long("--discard-changes") => {
+            Some("git switch --discard-changes discards uncommitted changes".into())
+        }
+        "rm" if has("--force", 'f') => {
+            Some("git rm -f deletes files with uncommitted changes".into())
+        }
+        "checkout-index" if has("--force", 'f') => {
+            Some("git checkout-index -f overwrites working-tree files".into())
+        }
+        "read-tree" if has_long("--reset") && rest.iter().any(|a| a == "-u") => {
+            Some("git read-tree -u --reset overwrites working-tree files".into())
         }
         "checkout" => {
             let after_dashes = rest

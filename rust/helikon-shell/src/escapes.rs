@@ -97,6 +97,23 @@ fn vim(an: &mut Analyzer, p: &str, args: &[&Word], ctx: &Ctx<'_>) {
             vim_command(an, cmd, w.is_dynamic(), ctx);
         } else if s.len() > 1 && s.starts_with('-') && !s.starts_with("--") {
             ex_mode |= s.contains('e') || s.contains('E');
+            // A cluster ending in an option that takes the next word: `-sc CMD`, `-Nc CMD`,
+            // `-eS FILE`.
+            match s.chars().last() {
+                Some('c') => {
+                    if let Some(v) = args.get(i + 1) {
+                        vim_command(an, t(v), v.is_dynamic(), ctx);
+                    }
+                    i += 2;
+                    continue;
+                }
+                Some('S' | 'u' | 'U' | 'W' | 'w') => {
+                    an.issue("vim reads commands from a file", ctx.text, ctx.line);
+                    i += 2;
+                    continue;
+                }
+                _ => {}
+            }
         }
         i += 1;
     }

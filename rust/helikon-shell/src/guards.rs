@@ -127,6 +127,10 @@ pub fn rm_root_or_home(cmd: &Command) -> Option<String> {
     if let Some(t) = targets.iter().find(|t| is_catastrophic(t)) {
         return Some((*t).to_string());
     }
+    // A target that is one expansion (`"$d"`, `$(echo /)`, `` `pwd` ``) may be `/` or `~`.
+    if let Some(t) = targets.iter().find(|t| whole_expansion(t)) {
+        return Some(format!("{t} (a target not known statically)"));
+    }
     // Relative targets in the directory an earlier `cd` moved to (`cd / && rm -rf .`).
     if let Some(dir) = cmd.cwd.as_deref() {
         for t in &targets {
@@ -174,15 +178,57 @@ fn root_or_home(t: &str) -> bool {
         if let Some(rest) = t.strip_prefix(home) {
             if rest.is_empty() || rest.starts_with('/') {
                 let c = clean_absolute(&format!("/{rest}"));
-                return matches!(c.as_str(), "/" | "/*" | "/.*");
+                return all_of_root(&c);
             }
+        }
+    }
+    // `~root` (the superuser's home; another user's `~user` is left to the conformance
+    // vector, which pins it as not matched) and `~+`/`~-` (the current or previous
+    // directory, not known statically) climbing with `..`.
+    if let Some(user) = t.strip_prefix('~') {
+        let (name, rest) = user.split_once('/').unwrap_or((user, ""));
+        match name {
+            "root" => return all_of_root(&clean_absolute(&format!("/{rest}"))),
+            "+" | "-" => return rest.split('/').any(|p| p == ".."),
+            _ => {}
         }
     }
     if t.starts_with('/') {
         let c = clean_absolute(t);
-        return matches!(c.as_str(), "/" | "/*" | "/.*");
+        return all_of_root(&c);
     }
     false
+}
+
+/// Is the cleaned absolute path `c` the root, or a glob that matches (nearly) every entry
+/// directly under it (`/*`, `/.*`, `/?*`, `/[a-z]*`, `/[!.]*`)?
+fn all_of_root(c: &str) -> bool {
+    if matches!(c, "/" | "/*" | "/.*") {
+        return true;
+    }
+    c.strip_prefix('/')
+        .is_some_and(|first| !first.contains('/') && first.contains(['*', '?', '[']))
+}
+
+/// Is the word one expansion whose value is not known statically: `$d`, `${d}`, `"$d"`,
+/// `$(…)`, `` `…` ``?
+fn whole_expansion(t: &str) -> bool {
+    let t = t.trim_matches('"');
+    if t == "$HOME" || t == "${HOME}" || t.len() < 2 {
+        return false;
+    }
+    if let Some(name) = t.strip_prefix('$') {
+        if name.starts_with('(') {
+            return name.ends_with(')');
+        }
+        if let Some(inner) = name.strip_prefix('{') {
+            return inner.ends_with('}') && !inner.contains(['/', '$']);
+        }
+        return name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_');
+    }
+    t.starts_with('`') && t.ends_with('`')
 }
 
 /// The text with variables expanded for the worst case: `$HOME` as `~`, defaults as their

@@ -170,10 +170,73 @@ fn t(w: &Word) -> &str {
     w.text()
 }
 
+/// Options of an interpreter that take their value as the next word (so that word is not
+/// the script): `python -W error -c …`, `perl -I lib -e …`, `node -r ./x -e …`.
+fn takes_value(name: &str, opt: &str) -> bool {
+    let family = if is_python(name) {
+        "python"
+    } else if name.starts_with("lua") {
+        "lua"
+    } else {
+        name
+    };
+    let opts: &[&str] = match family {
+        "python" => &["-W", "-X", "-Q", "--check-hash-based-pycs"],
+        "perl" => &["-I", "-M", "-m", "-x"],
+        "ruby" => &["-I", "-r", "-C", "-E", "--encoding", "-K"],
+        "node" | "nodejs" => &[
+            "-r",
+            "--require",
+            "--import",
+            "--loader",
+            "--experimental-loader",
+            "-C",
+            "--conditions",
+            "--input-type",
+            "--title",
+            "--env-file",
+            "--inspect-port",
+            "--stack-size",
+        ],
+        "bun" => &[
+            "-r",
+            "--preload",
+            "--cwd",
+            "--config",
+            "--env-file",
+            "--tsconfig-override",
+        ],
+        "php" => &["-d", "-c", "-z", "-t"],
+        "lua" => &["-l"],
+        "julia" => &[
+            "-L",
+            "--load",
+            "-J",
+            "--sysimage",
+            "-t",
+            "--threads",
+            "-p",
+            "--procs",
+        ],
+        _ => &[],
+    };
+    opts.contains(&opt)
+}
+
+/// `python3`, `python3.12`, `pypy3`, `ipython`, `ipython3`.
+fn is_python(p: &str) -> bool {
+    p.starts_with("python") || p.starts_with("pypy") || p.starts_with("ipython")
+}
+
 /// Handle `p` if it is an interpreter or awk; true when it was.
 pub(crate) fn follow(an: &mut Analyzer, p: &str, args: &[&Word], ctx: &Ctx<'_>) -> bool {
-    if p.starts_with("python") || p.starts_with("pypy") {
+    if is_python(p) {
         interpreter(an, p, &["-c"], args, ctx);
+        return true;
+    }
+    // Versioned names (`lua5.4`, `luajit`, `lua54`) are `lua`.
+    if p.starts_with("lua") && p != "luarocks" {
+        interpreter(an, p, &["-e"], args, ctx);
         return true;
     }
     if p == "deno" && args.first().is_some_and(|w| t(w) == "eval") {
@@ -186,8 +249,16 @@ pub(crate) fn follow(an: &mut Analyzer, p: &str, args: &[&Word], ctx: &Ctx<'_>) 
         return true;
     }
     if matches!(p, "awk" | "gawk" | "mawk" | "nawk" | "busybox-awk") {
-        if let Some(prog) = awk_program(args) {
-            if awk_executes(prog) {
+        let mut progs: Vec<(&str, bool)> = awk_sources(an, args, ctx);
+        if progs.is_empty() {
+            if let Some(w) = awk_program(args) {
+                progs.push((t(w), w.is_dynamic()));
+            }
+        }
+        for (prog, dynamic) in progs {
+            if dynamic && (prog.contains('$') || prog.contains('`')) {
+                an.issue("awk program is dynamic", ctx.text, ctx.line);
+            } else if awk_executes(prog) {
                 an.issue("awk program runs commands", ctx.text, ctx.line);
             } else if awk_writes(prog) {
                 an.issue("awk program writes files", ctx.text, ctx.line);
@@ -196,6 +267,57 @@ pub(crate) fn follow(an: &mut Analyzer, p: &str, args: &[&Word], ctx: &Ctx<'_>) 
         return true;
     }
     false
+}
+
+/// Program texts given to awk by option: gawk's `-e`/`--source` (`--source=…`), and `-f`
+/// naming standard input (the here-document or here-string is the program). `-f` naming a
+/// pipe or another descriptor is recorded as unanalysable.
+fn awk_sources<'a>(an: &mut Analyzer, args: &[&'a Word], ctx: &'a Ctx<'a>) -> Vec<(&'a str, bool)> {
+    let mut out = Vec::new();
+    let mut i = 0;
+    while let Some(w) = args.get(i) {
+        let s = t(w);
+        if s == "--" {
+            break;
+        }
+        let value = |k: usize| args.get(k).map(|v| (t(v), v.is_dynamic()));
+        let (code, file) = if s == "-e" || s == "--source" {
+            i += 1;
+            (value(i), None)
+        } else if let Some(v) = s.strip_prefix("--source=") {
+            (Some((v, w.is_dynamic())), None)
+        } else if s == "-f" || s == "--file" {
+            i += 1;
+            (None, value(i).map(|(v, _)| v))
+        } else if let Some(v) = s.strip_prefix("--file=") {
+            (None, Some(v))
+        } else {
+            (None, None)
+        };
+        if let Some(c) = code {
+            out.push(c);
+        }
+        if let Some(f) = file {
+            match crate::programs::fd_path(f) {
+                crate::programs::FdPath::Stdin => match &ctx.stdin {
+                    Stdin::HereDoc(body) => out.push((body, false)),
+                    Stdin::HereString { text, dynamic } => out.push((text, *dynamic)),
+                    Stdin::Pipe | Stdin::Process => {
+                        an.issue("awk reads its program from a pipe", ctx.text, ctx.line)
+                    }
+                    _ => {}
+                },
+                crate::programs::FdPath::Other => an.issue(
+                    "awk reads its program from another file descriptor",
+                    f,
+                    ctx.line,
+                ),
+                crate::programs::FdPath::No => {}
+            }
+        }
+        i += 1;
+    }
+    out
 }
 
 fn inline_code(an: &mut Analyzer, name: &str, code: Option<(&str, bool)>, ctx: &Ctx<'_>) {
@@ -247,7 +369,7 @@ fn interpreter(an: &mut Analyzer, name: &str, code_opts: &[&str], args: &[&Word]
             code = Some((s.get(o.len()..).unwrap_or(""), w.is_dynamic()));
             break;
         }
-        if name.starts_with("python") && (s == "-m" || s.starts_with("-m")) {
+        if is_python(name) && (s == "-m" || s.starts_with("-m")) {
             script = true;
             break;
         }
@@ -255,7 +377,7 @@ fn interpreter(an: &mut Analyzer, name: &str, code_opts: &[&str], args: &[&Word]
             script = true;
             break;
         }
-        i += 1;
+        i += if takes_value(name, s) { 2 } else { 1 };
     }
     if code.is_some() {
         inline_code(an, name, code, ctx);
@@ -263,9 +385,26 @@ fn interpreter(an: &mut Analyzer, name: &str, code_opts: &[&str], args: &[&Word]
     }
     if script {
         if let Some(f) = args.get(i) {
-            script_file(an, f, ctx);
+            // The script is standard input by a path (`python3 /dev/stdin <<< …`): the
+            // here-document or here-string is the code. Another descriptor is unknown.
+            match crate::programs::fd_path(t(f)) {
+                crate::programs::FdPath::Stdin => {}
+                crate::programs::FdPath::Other => {
+                    an.issue(
+                        &format!("{name} reads code from another file descriptor"),
+                        t(f),
+                        ctx.line,
+                    );
+                    return;
+                }
+                crate::programs::FdPath::No => {
+                    script_file(an, f, ctx);
+                    return;
+                }
+            }
+        } else {
+            return;
         }
-        return;
     }
     match &ctx.stdin {
         Stdin::Pipe | Stdin::Process => an.issue(
@@ -356,7 +495,7 @@ fn string_end(b: &[u8], start: usize) -> usize {
     b.len()
 }
 
-fn awk_program<'a>(args: &[&'a Word]) -> Option<&'a str> {
+fn awk_program<'a>(args: &[&'a Word]) -> Option<&'a Word> {
     let mut i = 0;
     while let Some(w) = args.get(i) {
         let s = t(w);
@@ -368,13 +507,13 @@ fn awk_program<'a>(args: &[&'a Word]) -> Option<&'a str> {
             continue;
         }
         if s == "--" {
-            return args.get(i + 1).map(|w| t(w));
+            return args.get(i + 1).copied();
         }
         if s.starts_with('-') && s.len() > 1 {
             i += 1;
             continue;
         }
-        return Some(s);
+        return Some(w);
     }
     None
 }

@@ -346,8 +346,20 @@ impl<'a> Lexer<'a> {
                 b'(' => {
                     if self.peek(1) == Some(b'(') {
                         if let Some(end) = self.scan_arith(self.pos + 2) {
+                            let body_start = self.pos + 2;
                             self.advance(2);
-                            let nested = self.arith_body(end);
+                            let mut nested = self.arith_body(end);
+                            // `/bin/sh` (dash, which `BashTool` runs) has no `((`: there
+                            // `((rm f))` is `( (rm f) )`, subshells running the body. Analyse
+                            // that reading too (not for bash's `for ((…))` header, a syntax
+                            // error in dash that runs nothing).
+                            let for_header = matches!(
+                                tokens.last().map(|t: &Token| &t.kind),
+                                Some(TokKind::Word(w)) if w.text() == "for"
+                            );
+                            if !for_header {
+                                self.sh_subshells(body_start, end, line, &mut nested);
+                            }
                             self.pos = self.pos.max(end + 2).min(self.src.len());
                             tokens.push(Token {
                                 kind: TokKind::Arith(nested),
@@ -614,6 +626,30 @@ impl<'a> Lexer<'a> {
     }
 
     /// Lex the substitutions inside an arithmetic body ending at `end` (exclusive).
+    /// The body `src[start..end]` of a `((…))` command read as dash reads it: a script run
+    /// in a subshell (pushed onto `out`).
+    fn sh_subshells(&mut self, start: usize, end: usize, line: u32, out: &mut Vec<Script>) {
+        let Some(body) = self
+            .src
+            .get(start..end)
+            .and_then(|b| std::str::from_utf8(b).ok())
+        else {
+            return;
+        };
+        if self.depth + 1 > self.limits.max_depth {
+            let reason = self.limits.too_deep();
+            self.issues.push(Issue {
+                reason,
+                snippet: body.chars().take(60).collect(),
+                line,
+            });
+            return;
+        }
+        let mut s = parse(body, line, self.depth + 1, &self.limits);
+        self.issues.append(&mut s.issues);
+        out.push(s);
+    }
+
     pub(crate) fn arith_body(&mut self, end: usize) -> Vec<Script> {
         let mut parts = Vec::new();
         while self.pos < end {

@@ -91,8 +91,8 @@ pub use guards::{
 };
 pub use lexer::MAX_DEPTH;
 pub use limits::{
-    Limits, DEFAULT_MAX_BYTES, DEFAULT_MAX_DEPTH, DEFAULT_MAX_WORDS, MAX_MAX_DEPTH, WORK_FACTOR,
-    WORK_SLACK,
+    Limits, DEFAULT_MAX_BYTES, DEFAULT_MAX_DEPTH, DEFAULT_MAX_WORDS, DEFAULT_WORK_FACTOR,
+    DEFAULT_WORK_SLACK, MAX_MAX_DEPTH,
 };
 pub use model::{Analysis, Assignment, BareRedirection, Command, Redirection, Unanalysable, Via};
 pub use packed::{CommandRef, PackedAnalysis, PackedCommand};

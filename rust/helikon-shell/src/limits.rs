@@ -8,7 +8,8 @@
 //! and an allow list never covers it. The limits also bound the analyser's own resources: no
 //! recursion the input controls goes deeper than `max_depth` frames, and total work is linear
 //! in the input (every byte lexed or copied into the result is charged to a work budget of
-//! [`WORK_FACTOR`] times the input plus [`WORK_SLACK`] bytes).
+//! [`Limits::work_factor`] times the input plus [`Limits::work_slack`] bytes, by default
+//! [`DEFAULT_WORK_FACTOR`] and [`DEFAULT_WORK_SLACK`]).
 
 use serde::{Deserialize, Serialize};
 
@@ -20,10 +21,10 @@ pub const DEFAULT_MAX_DEPTH: usize = 24;
 pub const DEFAULT_MAX_WORDS: usize = 1 << 20;
 /// The largest `max_depth` accepted: every level costs a few stack frames of the analyser.
 pub const MAX_MAX_DEPTH: usize = 100;
-/// The work budget is this many times the input length...
-pub const WORK_FACTOR: usize = 4;
-/// ...plus this many bytes (re-entered strings and copied command texts count again).
-pub const WORK_SLACK: usize = 1 << 20;
+/// Default for [`Limits::work_factor`]: the work budget is this many times the input length...
+pub const DEFAULT_WORK_FACTOR: usize = 4;
+/// ...plus, by default, this many bytes ([`Limits::work_slack`]).
+pub const DEFAULT_WORK_SLACK: usize = 1 << 20;
 
 /// Limits on one analysis (see the module docs).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
@@ -39,6 +40,12 @@ pub struct Limits {
     /// Most words: lexed tokens of one script, and the argument, environment, wrapper and
     /// redirection entries of all resolved commands together.
     pub max_words: usize,
+    /// Work budget, per byte of input: every byte lexed (re-entered strings and here-document
+    /// bodies count again) or copied into the result is charged; the budget is
+    /// `work_factor` x the input length + `work_slack` bytes.
+    pub work_factor: usize,
+    /// Work budget, fixed part in bytes (see [`Limits::work_factor`]).
+    pub work_slack: usize,
 }
 
 impl Default for Limits {
@@ -47,6 +54,8 @@ impl Default for Limits {
             max_bytes: DEFAULT_MAX_BYTES,
             max_depth: DEFAULT_MAX_DEPTH,
             max_words: DEFAULT_MAX_WORDS,
+            work_factor: DEFAULT_WORK_FACTOR,
+            work_slack: DEFAULT_WORK_SLACK,
         }
     }
 }
@@ -61,6 +70,8 @@ impl Limits {
             ("max_bytes", self.max_bytes),
             ("max_depth", self.max_depth),
             ("max_words", self.max_words),
+            ("work_factor", self.work_factor),
+            ("work_slack", self.work_slack),
         ] {
             if v == 0 {
                 return Err(format!("limits.{name} must be at least 1, got 0"));
@@ -82,6 +93,8 @@ impl Limits {
             max_bytes: self.max_bytes.max(1),
             max_depth: self.max_depth.clamp(1, MAX_MAX_DEPTH),
             max_words: self.max_words.max(1),
+            work_factor: self.work_factor.max(1),
+            work_slack: self.work_slack.max(1),
         }
     }
 
@@ -110,14 +123,17 @@ impl Limits {
     }
 
     /// The reason recorded when the work budget runs out.
-    pub fn out_of_work() -> String {
+    pub fn out_of_work(&self) -> String {
         format!(
-            "analysis budget exceeded (work limit {WORK_FACTOR} x the input + {WORK_SLACK} bytes)"
+            "analysis work budget exceeded (over the analysis limit work_factor={} with \
+             work_slack={}: {} x the input + {} bytes)",
+            self.work_factor, self.work_slack, self.work_factor, self.work_slack
         )
     }
 
     /// The work budget for an input of `len` bytes.
-    pub fn work_budget(len: usize) -> usize {
-        len.saturating_mul(WORK_FACTOR).saturating_add(WORK_SLACK)
+    pub fn work_budget(&self, len: usize) -> usize {
+        len.saturating_mul(self.work_factor)
+            .saturating_add(self.work_slack)
     }
 }

@@ -11,7 +11,8 @@
 //!   "unanalysable": "ask",
 //!   "default_guards": true,
 //!   "guard_action": "ask",
-//!   "limits": {"max_bytes": 4194304, "max_depth": 24, "max_words": 1048576},
+//!   "limits": {"max_bytes": 4194304, "max_depth": 24, "max_words": 1048576,
+//!              "work_factor": 4, "work_slack": 1048576},
 //!   "guards": [
 //!     {"name": "no-force-push", "action": "deny", "program": "git",
 //!      "args_contain": ["push", "--force*"], "reason": "force push"},
@@ -328,6 +329,23 @@ impl CommandPolicy {
                 };
                 if let Some(reason) = name {
                     matches.push(hit("deny", "deny_list", "deny", reason, Some(c), c.line));
+                } else if let Some(arg) = names_denied_program(c, &listed) {
+                    // A program whose grammar the matcher does not know may run an argument
+                    // as a command (`fakeroot rm f`, `chpst -u x rm f`, `ip netns exec n rm
+                    // f`): a denied name among its arguments is a possible hit.
+                    let reason = format!(
+                        "command `{}` is given `{arg}` as an argument and may run it (the deny \
+                         list blocks `{arg}`)",
+                        c.program
+                    );
+                    matches.push(hit(
+                        "deny",
+                        "argument_names_denied",
+                        act(self.unanalysable),
+                        reason,
+                        Some(c),
+                        c.line,
+                    ));
                 }
             }
             if let Some(u) = a.unanalysable.first() {
@@ -610,4 +628,104 @@ fn arg_matches(want: &str, have: &str) -> bool {
         Some(prefix) => have.starts_with(prefix),
         None => want == have,
     }
+}
+
+/// Programs that only print, search or describe their arguments: a denied name among them
+/// is data (`echo rm`, `man rm`, `grep rm notes`, `which rm`).
+const DATA_PROGRAMS: &[&str] = &[
+    "echo",
+    "printf",
+    "command",
+    "man",
+    "info",
+    "help",
+    "which",
+    "whereis",
+    "whatis",
+    "apropos",
+    "type",
+    "grep",
+    "egrep",
+    "fgrep",
+    "rg",
+    "ag",
+    "ack",
+    "cat",
+    "less",
+    "more",
+    "head",
+    "tail",
+    "wc",
+    "sort",
+    "uniq",
+    "cut",
+    "tr",
+    "test",
+    "[",
+    "[[",
+    "true",
+    "false",
+    ":",
+    "hash",
+    "alias",
+    "unalias",
+    "unset",
+    "export",
+    "declare",
+    "local",
+    "readonly",
+    "typeset",
+    "compgen",
+    "complete",
+    "pgrep",
+    "pkill",
+    "killall",
+    "pidof",
+    "apt",
+    "apt-get",
+    "apt-cache",
+    "dpkg",
+    "yum",
+    "dnf",
+    "brew",
+    "pip",
+    "pip3",
+    "npm",
+    "cargo",
+    "tldr",
+    "git",
+    "ls",
+    "stat",
+    "file",
+    "du",
+    "touch",
+    "mkdir",
+    "cp",
+    "mv",
+    "ln",
+    "chmod",
+    "chown",
+    "diff",
+    "cmp",
+    "jq",
+    "sed",
+    "awk",
+    "basename",
+    "dirname",
+    "realpath",
+    "readlink",
+];
+
+/// The first argument of `c` (a path's basename counts) that names a denied program, when
+/// `c`'s program is not one that treats its arguments as data.
+fn names_denied_program(c: &Command, listed: &impl Fn(&str) -> bool) -> Option<String> {
+    let program = c.program.to_ascii_lowercase();
+    if DATA_PROGRAMS.contains(&program.as_str()) {
+        return None;
+    }
+    c.args()
+        .iter()
+        .map(|a| a.rsplit('/').next().unwrap_or(a))
+        .find(|a| !a.is_empty() && listed(a))
+        .map(str::to_string)
 }

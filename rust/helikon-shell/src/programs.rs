@@ -76,6 +76,8 @@ pub(crate) fn follow(an: &mut Analyzer, idx: usize, words: &[&Word], ctx: &Ctx<'
         return shell(an, p, args, ctx);
     }
     if p == "source" || p == "." {
+        // `source -- FILE`: `--` ends the options.
+        let args = skip_dashdash(args);
         return match args.first() {
             Some(f) => match fd_path(t(f)) {
                 FdPath::Stdin => stdin_script(an, p, ctx),
@@ -102,14 +104,22 @@ pub(crate) fn follow(an: &mut Analyzer, idx: usize, words: &[&Word], ctx: &Ctx<'
     false
 }
 
+/// The arguments after a leading `--` (end of options), or all of them.
+fn skip_dashdash<'a, 'w>(args: &'a [&'w Word]) -> &'a [&'w Word] {
+    match args.first() {
+        Some(w) if t(w) == "--" && !w.is_dynamic() => args.get(1..).unwrap_or(&[]),
+        _ => args,
+    }
+}
+
 /// What a script path names: standard input, another file descriptor, or a file.
-enum FdPath {
+pub(crate) enum FdPath {
     Stdin,
     Other,
     No,
 }
 
-fn fd_path(p: &str) -> FdPath {
+pub(crate) fn fd_path(p: &str) -> FdPath {
     if matches!(
         p,
         "/dev/stdin" | "/dev/fd/0" | "/proc/self/fd/0" | "/proc/thread-self/fd/0"
@@ -128,6 +138,7 @@ fn other(an: &mut Analyzer, idx: usize, p: &str, args: &[&Word], ctx: &Ctx<'_>) 
     }
     match p {
         "eval" => {
+            let args = skip_dashdash(args);
             if args.is_empty() {
                 return;
             }
@@ -139,7 +150,7 @@ fn other(an: &mut Analyzer, idx: usize, p: &str, args: &[&Word], ctx: &Ctx<'_>) 
             an.reenter(&s.join(" "), "eval", ctx);
         }
         "trap" => {
-            if let [handler, _, ..] = args {
+            if let [handler, _, ..] = skip_dashdash(args) {
                 let h = t(handler);
                 if !h.starts_with('-') {
                     if handler.is_dynamic() {
@@ -462,7 +473,13 @@ fn git(an: &mut Analyzer, args: &[&Word], ctx: &Ctx<'_>) {
     let config = |an: &mut Analyzer, kv: &str, dynamic: bool| {
         if let Some((k, v)) = kv.split_once('=') {
             let key = k.to_ascii_lowercase();
-            if git_code_key(&key) && !is_bool_word(v) {
+            if key == "include.path" || (key.starts_with("includeif.") && key.ends_with(".path")) {
+                an.issue(
+                    "git includes a config file, which may set keys that run code",
+                    kv,
+                    ctx.line,
+                );
+            } else if git_code_key(&key) && !is_bool_word(v) {
                 let code = v.strip_prefix('!').unwrap_or(v);
                 an.reenter_word(code, dynamic, format!("git {key}"), ctx);
             }
@@ -476,6 +493,12 @@ fn git(an: &mut Analyzer, args: &[&Word], ctx: &Ctx<'_>) {
                 config(an, t(kv), kv.is_dynamic());
             }
             i += 2;
+            continue;
+        }
+        // `-ckey=value`: the value attached.
+        if let Some(kv) = s.strip_prefix("-c").filter(|r| !r.is_empty()) {
+            config(an, kv, w.is_dynamic());
+            i += 1;
             continue;
         }
         if let Some(kv) = s.strip_prefix("--config-env=") {
@@ -532,7 +555,7 @@ fn git(an: &mut Analyzer, args: &[&Word], ctx: &Ctx<'_>) {
                 .copied()
                 .filter(|s| !s.starts_with('-'))
                 .collect();
-            if let [k, v, ..] = ops.as_slice() {
+            if let Some((k, v)) = smuggle::git_config_operands(&ops) {
                 let dynamic = rest.iter().any(|w| w.is_dynamic());
                 config(an, &format!("{k}={v}"), dynamic);
             }

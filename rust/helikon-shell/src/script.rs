@@ -96,6 +96,9 @@ pub struct SimpleCmd<'s> {
     pub text: &'s str,
     /// Its standard input is a pipe from the previous command.
     pub piped_in: bool,
+    /// Its standard output is piped to the next command (it, or the compound holding it,
+    /// is a pipeline element before a `|`): like `piped_in`, it runs in a subshell.
+    pub piped_out: bool,
     /// Enclosing constructs, outermost first (`(...)`, `{...}`, `function f`).
     pub labels: Vec<Cow<'static, str>>,
 }
@@ -307,6 +310,30 @@ impl Script {
                     if cur.is_empty() {
                         let bare = w.bare();
                         let reserved = |k: &str| bare == Some(k);
+                        // `coproc [NAME] compound-command`: the compound runs (asynchronously);
+                        // drop `coproc` and its name so the compound is walked as one.
+                        if reserved("coproc") {
+                            let opens = |t: Option<&Token>| match t.map(|t| &t.kind) {
+                                Some(TokKind::Word(x)) => x.bare().is_some_and(|b| {
+                                    matches!(b, "{" | "[[" | "case") || OPENERS.contains(&b)
+                                }),
+                                Some(TokKind::Op(Op::LParen)) | Some(TokKind::Arith(_)) => true,
+                                _ => false,
+                            };
+                            let skip = if opens(toks.get(i)) {
+                                Some(0)
+                            } else if matches!(toks.get(i).map(|t| &t.kind), Some(TokKind::Word(_)))
+                                && opens(toks.get(i + 1))
+                            {
+                                Some(1)
+                            } else {
+                                None
+                            };
+                            if let Some(n) = skip {
+                                i += n;
+                                continue;
+                            }
+                        }
                         if reserved("{") {
                             stack.push(
                                 tok.line,
@@ -439,6 +466,14 @@ impl Script {
                     }
                     self.finish(&mut cur, &mut out, &stack.labels, piped);
                     piped = matches!(op, Op::Pipe | Op::PipeAmp);
+                    if piped {
+                        // The command before `|`, or every command of the compound that
+                        // just closed, runs in a subshell.
+                        let from = closed.unwrap_or(out.cmds.len().saturating_sub(1));
+                        for c in out.cmds.get_mut(from..).into_iter().flatten() {
+                            c.piped_out = true;
+                        }
+                    }
                     match op {
                         Op::LParen => {
                             if mode == Mode::CasePattern {
@@ -514,6 +549,7 @@ impl Script {
             line,
             text,
             piped_in: piped,
+            piped_out: false,
             labels: labels.to_vec(),
         });
     }

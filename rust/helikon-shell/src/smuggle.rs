@@ -120,7 +120,22 @@ pub fn git_code_key(key: &str) -> bool {
         "gpg" => last == "program",
         "browser" | "man" | "difftool" | "mergetool" => matches!(last, "cmd" | "path"),
         "remote" => matches!(last, "uploadpack" | "receivepack" | "vcs" | "proxy"),
+        // An included file can set any of the keys above.
+        "include" | "includeif" => last == "path",
         _ => false,
+    }
+}
+
+/// The key and value operands of `git config` (classic `git config KEY VALUE`, and the
+/// `git config set KEY VALUE` form of git 2.46).
+pub(crate) fn git_config_operands<'a>(ops: &[&'a str]) -> Option<(&'a str, &'a str)> {
+    let ops = match ops.first() {
+        Some(&"set") => ops.get(1..).unwrap_or(&[]),
+        _ => ops,
+    };
+    match ops {
+        [k, v, ..] => Some((k, v)),
+        _ => None,
     }
 }
 
@@ -249,9 +264,17 @@ fn git_option(args: &[String]) -> Option<String> {
     let mut i = 0;
     while let Some(a) = globals.get(i) {
         i += 1;
-        if a == "-c" {
-            let kv = globals.get(i).map_or("", String::as_str);
-            i += 1;
+        let attached = a
+            .strip_prefix("-c")
+            .filter(|r| !r.is_empty() && !a.starts_with("--"));
+        if a == "-c" || attached.is_some() {
+            let kv = match attached {
+                Some(kv) => kv,
+                None => {
+                    i += 1;
+                    globals.get(i - 1).map_or("", String::as_str)
+                }
+            };
             let key = kv.split_once('=').map_or(kv, |x| x.0).to_ascii_lowercase();
             if git_code_key(&key) {
                 return Some(format!("-c {kv}"));
@@ -280,10 +303,15 @@ fn git_option(args: &[String]) -> Option<String> {
         "clone" => any(&["--upload-pack", "-u", "--template", "-c", "--config"]),
         "fetch" | "pull" | "push" | "ls-remote" | "archive" => any(git_transport_options(sub)),
         "config" => {
-            let ops: Vec<&String> = rest.iter().filter(|a| !a.starts_with('-')).collect();
-            let file_or_edit = rest.iter().any(|a| a == "-e" || a == "--edit");
-            match ops.first() {
-                Some(k) if ops.len() >= 2 && git_code_key(&k.to_ascii_lowercase()) => {
+            let ops: Vec<&str> = rest
+                .iter()
+                .filter(|a| !a.starts_with('-'))
+                .map(String::as_str)
+                .collect();
+            let file_or_edit =
+                rest.iter().any(|a| a == "-e" || a == "--edit") || ops.first() == Some(&"edit");
+            match git_config_operands(&ops) {
+                Some((k, _)) if git_code_key(&k.to_ascii_lowercase()) => {
                     Some(format!("config {k}"))
                 }
                 _ if file_or_edit => Some("config --edit".into()),

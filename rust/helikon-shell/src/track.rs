@@ -62,8 +62,11 @@ impl Analyzer {
 
     /// Track what a command changes for the commands after it: the directory (`cd`,
     /// `pushd`, `popd`) and copies or links of programs (`cp`, `ln`, `install`, `mv`,
-    /// `hash -p`).
-    pub(crate) fn after_command(&mut self, lower: &str, args: &[&Word]) {
+    /// `hash -p`). `same_shell`: the command runs in the shell that runs the later commands;
+    /// a `cd` elsewhere (a subshell, a pipeline element, a substitution, a function body)
+    /// leaves them where they were, which the flat walk cannot place exactly, so a move
+    /// there makes the directory unknown (the guards' worst case) rather than followed.
+    pub(crate) fn after_command(&mut self, lower: &str, args: &[&Word], same_shell: bool) {
         let operands: Vec<&Word> = args
             .iter()
             .copied()
@@ -72,7 +75,12 @@ impl Analyzer {
         match lower {
             "cd" | "pushd" => {
                 let arg = operands.first().map(|w| (w.text(), w.is_dynamic()));
-                self.cwd = self.cwd.cd(arg);
+                let moved = self.cwd.cd(arg);
+                self.cwd = if same_shell || moved == self.cwd {
+                    moved
+                } else {
+                    Cwd::Unknown
+                };
             }
             "popd" => self.cwd = Cwd::Unknown,
             "cp" | "ln" | "install" | "mv" => {

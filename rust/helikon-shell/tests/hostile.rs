@@ -95,6 +95,7 @@ fn each_limit_is_named_in_the_reason() {
         max_bytes: 100,
         max_depth: 3,
         max_words: 50,
+        ..Limits::default()
     };
     let long = "echo ".repeat(30);
     let a = analyze_with(&long, &small);
@@ -134,6 +135,47 @@ fn each_limit_is_named_in_the_reason() {
 }
 
 #[test]
+fn the_work_budget_is_a_limit_named_with_its_value() {
+    // Re-entered strings are lexed again: with a budget of 1 x the input + 1 byte, every
+    // spelling of re-entry runs out, and the reason names both fields and their values.
+    let tight = Limits {
+        work_factor: 1,
+        work_slack: 1,
+        ..Limits::default()
+    };
+    for cmd in [
+        "bash -c 'echo hi'",
+        "eval 'echo hi'",
+        "sh -c \"sh -c 'ls'\"",
+        "bash <<'EOF'\nls\nEOF",
+        "echo $(bash -c 'ls')",
+    ] {
+        let a = analyze_with(cmd, &tight);
+        assert_eq!(
+            a.unanalysable.last().map(|u| u.reason.as_str()),
+            Some(
+                "analysis work budget exceeded (over the analysis limit work_factor=1 with \
+                 work_slack=1: 1 x the input + 1 bytes)"
+            ),
+            "{cmd}: {a:?}"
+        );
+        assert!(analyze(cmd).is_analysable(), "{cmd}");
+    }
+    let p = CommandPolicy::from_json(
+        r#"{"deny": ["rm"], "limits": {"work_factor": 1, "work_slack": 1}}"#,
+    )
+    .unwrap();
+    let v = p.check("bash -c 'ls'");
+    assert_eq!(v.verdict, "ask");
+    assert!(v.reason.unwrap().contains("work_factor=1"));
+    let allow = CommandPolicy::from_json(
+        r#"{"allow": ["bash", "ls"], "limits": {"work_factor": 1, "work_slack": 1}}"#,
+    )
+    .unwrap();
+    assert_ne!(allow.check("bash -c 'ls'").verdict, "allow");
+}
+
+#[test]
 fn limits_are_worst_case_under_deny_and_never_allowed() {
     let rules = r#"{"deny": ["rm"], "limits": {"max_bytes": 64}}"#;
     let p = CommandPolicy::from_json(rules).unwrap();
@@ -160,6 +202,14 @@ fn bad_limits_are_refused_naming_the_field() {
         (
             r#"{"limits": {"max_bytes": 0}}"#,
             "limits.max_bytes must be at least 1",
+        ),
+        (
+            r#"{"limits": {"work_factor": 0}}"#,
+            "limits.work_factor must be at least 1",
+        ),
+        (
+            r#"{"limits": {"work_slack": 0}}"#,
+            "limits.work_slack must be at least 1",
         ),
         (r#"{"limits": {"depth": 3}}"#, "unknown field `depth`"),
     ] {
