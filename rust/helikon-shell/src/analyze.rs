@@ -600,12 +600,21 @@ fn redirection(r: &lexer::Redir) -> Option<Redirection> {
 /// them)? Not in a pipeline element, a subshell, a substitution, a function body (run
 /// later, if at all) or a program started by another; `{ …; }`, `eval`, `command` and
 /// `builtin` keep the shell.
-fn same_shell(ctx: &Ctx<'_>) -> bool {
-    !ctx.piped
-        && ctx.via.iter().all(|v| match v {
-            Via::Nested(l) => matches!(l.as_ref(), "{...}" | "eval"),
+fn same_shell(ctx: &Ctx<'_>) -> crate::track::Scope {
+    use crate::track::Scope;
+    let keeps = |groups: bool| {
+        ctx.via.iter().all(|v| match v {
+            Via::Nested(l) => l == "eval" || (groups && l == "{...}"),
             Via::Wrapper(w) => matches!(w.as_ref(), "command" | "builtin"),
         })
+    };
+    match (ctx.piped, keeps(true)) {
+        (false, true) => Scope::Same,
+        // A simple command alone in a pipeline element (`cd /tmp | cat`): its subshell ends
+        // with it, so its `cd` moves nothing.
+        (true, _) if keeps(false) => Scope::Alone,
+        _ => Scope::Sub,
+    }
 }
 
 fn stdin_of<'s>(cmd: &SimpleCmd<'s>) -> Stdin<'s> {

@@ -7,6 +7,18 @@ use crate::cwd::Cwd;
 use crate::env_code::{self, Effect};
 use crate::word::Word;
 
+/// Where a command runs relative to the shell that runs the commands after it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Scope {
+    /// In that shell (`{ …; }`, `eval`): a `cd` moves the later commands.
+    Same,
+    /// Alone in a pipeline element's subshell: a `cd` moves nothing.
+    Alone,
+    /// In a subshell that may hold later commands of its own (`( … )`, a piped group, a
+    /// substitution, a function body, a child shell).
+    Sub,
+}
+
 impl Analyzer {
     /// A variable set to `value` (a prefix assignment, `env NAME=…`, `export`, or alone):
     /// analyse what it makes programs run (see `env_code.rs`).
@@ -62,11 +74,12 @@ impl Analyzer {
 
     /// Track what a command changes for the commands after it: the directory (`cd`,
     /// `pushd`, `popd`) and copies or links of programs (`cp`, `ln`, `install`, `mv`,
-    /// `hash -p`). `same_shell`: the command runs in the shell that runs the later commands;
-    /// a `cd` elsewhere (a subshell, a pipeline element, a substitution, a function body)
-    /// leaves them where they were, which the flat walk cannot place exactly, so a move
-    /// there makes the directory unknown (the guards' worst case) rather than followed.
-    pub(crate) fn after_command(&mut self, lower: &str, args: &[&Word], same_shell: bool) {
+    /// `hash -p`). `scope`: where the command runs ([`Scope`]); a `cd` in a subshell leaves
+    /// the later commands where they were, which the flat walk cannot place exactly (the
+    /// subshell may hold more commands), so a move there makes the directory unknown (the
+    /// guards' worst case) rather than followed; alone in a pipeline element it moves
+    /// nothing.
+    pub(crate) fn after_command(&mut self, lower: &str, args: &[&Word], scope: Scope) {
         let operands: Vec<&Word> = args
             .iter()
             .copied()
@@ -76,12 +89,14 @@ impl Analyzer {
             "cd" | "pushd" => {
                 let arg = operands.first().map(|w| (w.text(), w.is_dynamic()));
                 let moved = self.cwd.cd(arg);
-                self.cwd = if same_shell || moved == self.cwd {
-                    moved
-                } else {
-                    Cwd::Unknown
+                self.cwd = match scope {
+                    Scope::Same => moved,
+                    Scope::Alone => return,
+                    Scope::Sub if moved == self.cwd => moved,
+                    Scope::Sub => Cwd::Unknown,
                 };
             }
+            "popd" if scope == Scope::Alone => {}
             "popd" => self.cwd = Cwd::Unknown,
             "cp" | "ln" | "install" | "mv" => {
                 if let [src, dst] = operands.as_slice() {
