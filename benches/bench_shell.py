@@ -40,24 +40,40 @@ i.e. the time per KB at 1 MB at most :data:`DOUBLING_RATIO` times the time per K
 (a quadratic construct doubles it). The per-KB time does grow between 10 KB and 500 KB on
 most constructs: the analysis working set (about 150 bytes per token) leaves the CPU caches;
 the column "max/min" shows by how much, and the doubling column shows it stops growing.
+Wall time on a loaded machine favours small inputs (a 1 ms run fits in a time slice, a 1 s
+run is preempted many times), so these figures are indicative only.
+
+``--instructions`` counts instead of timing: for each construct and size it runs the Rust
+example ``rust/helikon-shell/examples/scale.rs`` under ``valgrind --tool=callgrind`` and
+prints the instructions executed per KB of input (the example's text-building cost, measured
+by its ``baseline`` mode, subtracted) and the peak resident memory per KB (``/usr/bin/time``).
+Instruction counts are reproducible under any load. Target: per construct, instructions per
+KB at every size from 10 KB to 1 MB at most :data:`FLAT_RATIO` times the smallest (flat);
+the 1 KB point carries fixed start-up costs and is shown but not compared. Needs ``cargo``
+and ``valgrind``.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import os
 import random
+import re
 import shutil
 import statistics
 import subprocess
 import sys
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 from helikon import _native
 from helikon.shell import analyze
 
 TARGET_RATIO = 100.0
 DOUBLING_RATIO = 1.5
+FLAT_RATIO = 1.5
 
 HOSTILE = [
     "find . -exec ",
@@ -311,15 +327,136 @@ def scaling(rounds: int) -> bool:
     return linear
 
 
+def _scale_binary() -> str | None:
+    """Build the ``scale`` example (release) and return its path, or None without cargo."""
+    if shutil.which("cargo") is None:
+        return None
+    repo = Path(__file__).resolve().parent.parent
+    build = subprocess.run(
+        [
+            "cargo",
+            "build",
+            "--release",
+            "-q",
+            "-p",
+            "helikon-shell",
+            "--example",
+            "scale",
+            "--message-format=json",
+        ],
+        cwd=repo,
+        capture_output=True,
+        text=True,
+        env=os.environ,
+        check=False,
+    )
+    for line in build.stdout.splitlines():
+        try:
+            msg = json.loads(line)
+        except ValueError:
+            continue
+        if (
+            msg.get("reason") == "compiler-artifact"
+            and msg.get("target", {}).get("name") == "scale"
+        ):
+            exe = msg.get("executable")
+            if exe:
+                return str(exe)
+    print(build.stderr[-2000:])
+    return None
+
+
+def _callgrind_ir(binary: str, unit: str, n: int, *extra: str) -> int:
+    """Instructions executed by one run of the example, counted by callgrind."""
+    out = subprocess.run(
+        [
+            "valgrind",
+            "--tool=callgrind",
+            "--callgrind-out-file=/dev/null",
+            binary,
+            unit.replace("\n", "\\n"),
+            str(n),
+            *extra,
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    m = re.search(r"refs:\s+([\d,]+)", out.stderr)
+    return int(m.group(1).replace(",", "")) if m else -1
+
+
+def _peak_rss_kb(binary: str, unit: str, n: int) -> int:
+    """Peak resident memory of one run, in KB (-1 without ``/usr/bin/time``)."""
+    if not os.path.exists("/usr/bin/time"):
+        return -1
+    out = subprocess.run(
+        ["/usr/bin/time", "-f", "%M", binary, unit.replace("\n", "\\n"), str(n)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    try:
+        return int(out.stderr.strip().splitlines()[-1])
+    except (ValueError, IndexError):
+        return -1
+
+
+def instructions() -> bool:
+    """Print instructions and peak memory per KB of each hostile construct at each size;
+    True when every construct is flat from 10 KB (see the module docs)."""
+    if shutil.which("valgrind") is None:
+        print("--instructions needs valgrind")
+        return False
+    binary = _scale_binary()
+    if binary is None:
+        print("--instructions needs cargo (the scale example did not build)")
+        return False
+    print(
+        "| construct | "
+        + " | ".join(f"instr/KB at {n // 1000} KB" for n in SIZES)
+        + " | max/min from 10 KB | peak KB per input KB at 1 MB | result at 1 MB |"
+    )
+    print("| --- | " + " | ".join("---:" for _ in SIZES) + " | ---: | ---: | --- |")
+    flat = True
+    for unit in HOSTILE:
+        per_kb: list[float] = []
+        for n in SIZES:
+            ir = _callgrind_ir(binary, unit, n) - _callgrind_ir(binary, unit, n, "baseline")
+            per_kb.append(ir / (n / 1000))
+        rss = _peak_rss_kb(binary, unit, SIZES[-1])
+        tail = per_kb[1:]
+        spread = max(tail) / max(min(tail), 1e-9)
+        flat &= spread <= FLAT_RATIO
+        a = analyze((unit * (SIZES[-1] // len(unit) + 1))[: SIZES[-1]])
+        outcome = "analysable" if a.analysable else a.unanalysable[0].reason[:60]
+        cells = " | ".join(f"{v:,.0f}" for v in per_kb)
+        mem = f"{rss / (SIZES[-1] / 1000):,.0f}" if rss > 0 else "n/a"
+        print(f"| {unit!r} | {cells} | {spread:.2f} | {mem} | {outcome} |")
+    print(
+        f"\ntarget instructions per KB flat from 10 KB to 1 MB (max/min <= {FLAT_RATIO}): "
+        f"{'met' if flat else 'MISSED'}"
+    )
+    return flat
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--scaling", action="store_true", help="hostile input scaling only")
+    parser.add_argument(
+        "--instructions",
+        action="store_true",
+        help="hostile input scaling in instructions per KB (callgrind), not seconds",
+    )
     parser.add_argument("--commands", type=int, default=2000)
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--check", action="store_true", help="exit 1 if a target is missed")
     parser.add_argument("--show", type=int, default=3, help="examples of rejects to print")
     args = parser.parse_args(argv)
+    if args.instructions:
+        flat = instructions()
+        return 1 if (args.check and not flat) else 0
     if args.scaling:
         linear = scaling(args.rounds)
         return 1 if (args.check and not linear) else 0

@@ -145,10 +145,17 @@ def test_a_command_over_a_limit_gets_the_worst_case() -> None:
     v = json.loads(deny.check("ls " * 30))
     assert (v["verdict"], v["rule"]) == ("ask", "unanalysable")
     assert "max_bytes=64" in v["reason"]
-    allow = _native.CommandPolicy(json.dumps({"allow": ["ls"], "limits": {"max_words": 4}}))
+    allow = _native.CommandPolicy(
+        json.dumps({"allow": ["ls"], "default_guards": False, "limits": {"max_words": 4}})
+    )
     assert verdict(allow, "ls a b") == "allow"
     v = json.loads(allow.check("ls a b c d e"))
     assert v["verdict"] == "no_match"
+    assert "max_words=4" in v["reason"]
+    # The built-in guards take their worst case past a limit as well (attack G5).
+    guarded = _native.CommandPolicy(json.dumps({"allow": ["ls"], "limits": {"max_words": 4}}))
+    v = json.loads(guarded.check("ls a b c d e"))
+    assert (v["verdict"], v["rule"]) == ("ask", "guard_analysis_limit")
     assert "max_words=4" in v["reason"]
 
 

@@ -52,19 +52,77 @@ pub fn analyze_packed_with(src: &str, limits: &Limits) -> PackedAnalysis {
         });
         return out;
     }
-    let mut an = Analyzer {
-        out: PackedAnalysis::for_source(src),
-        written: HashSet::new(),
-        budget: limits.work_budget(src.len()),
-        limits: *limits,
-        words: 0,
-        stopped: false,
-        cwd: Cwd::Start,
-        path_changed: false,
-        aliases: HashMap::new(),
-    };
-    an.source(src, 1, 0, &[]);
-    an.out
+    let mut out = Analyzer::new(src, limits).run(src, &[]);
+    // `/bin/sh` may be dash, which reads `$'…'`, `[[`, `function`, `select` and `coproc`
+    // differently (see `dash.rs`): analyse its reading too and keep the union.
+    if let Some(alt) = crate::dash::reading(src) {
+        let via = [Via::Nested(Cow::Borrowed("/bin/sh (dash) reading"))];
+        let other = Analyzer::new(&alt, limits).run(&alt, &via);
+        merge_dash_reading(&mut out, &other);
+    }
+    out
+}
+
+impl Analyzer {
+    fn new(src: &str, limits: &Limits) -> Analyzer {
+        Analyzer {
+            out: PackedAnalysis::for_source(src),
+            written: HashSet::new(),
+            budget: limits.work_budget(src.len()),
+            limits: *limits,
+            words: 0,
+            stopped: false,
+            cwd: Cwd::Start,
+            path_changed: false,
+            aliases: HashMap::new(),
+        }
+    }
+
+    fn run(mut self, src: &str, via: &[Via]) -> PackedAnalysis {
+        self.source(src, 1, 0, via);
+        self.out
+    }
+}
+
+/// Add to `out` what the dash reading `other` found and the bash reading did not: commands
+/// beyond the bash reading's count of each program name (bash keywords, which dash cannot
+/// find, excepted), and unanalysable parts other than an unterminated quote (a syntax error
+/// to dash, which then runs nothing).
+fn merge_dash_reading(out: &mut PackedAnalysis, other: &PackedAnalysis) {
+    let mut seen: HashMap<String, usize> = HashMap::new();
+    for c in out.commands() {
+        *seen.entry(c.program().to_string()).or_default() += 1;
+    }
+    for c in other.commands() {
+        let program = c.program();
+        if crate::dash::is_bash_keyword(program) {
+            continue;
+        }
+        match seen.get_mut(program) {
+            Some(n) if *n > 0 => *n -= 1,
+            _ => {
+                out.push_command(NewCommand {
+                    program,
+                    argv: c.argv(),
+                    text: c.text(),
+                    redirections: c.redirections().to_vec(),
+                    line: c.line(),
+                    via: c.via().to_vec(),
+                    env: c.env().to_vec(),
+                    cwd: c.cwd().map(String::from),
+                });
+            }
+        }
+    }
+    for u in &other.unanalysable {
+        let known = out
+            .unanalysable
+            .iter()
+            .any(|x| x.reason == u.reason && x.snippet == u.snippet);
+        if !known && !u.reason.starts_with("unterminated") {
+            out.unanalysable.push(u.clone());
+        }
+    }
 }
 
 /// Where a command's standard input comes from.

@@ -89,6 +89,15 @@ pub fn is_protected_dotpath(target: &str) -> bool {
 }
 
 /// The target that makes this command a recursive remove of `/` or home, if any.
+/// The guard hit recorded when a command is past an analysis limit.
+pub const UNANALYSABLE: &str = "guard_analysis_limit";
+
+/// Is this unanalysable reason a limit of [`crate::Limits`] (as opposed to one construct
+/// that could not be resolved)?
+pub fn is_limit_hit(reason: &str) -> bool {
+    reason.contains("over the analysis limit")
+}
+
 pub fn rm_root_or_home(cmd: &Command) -> Option<String> {
     if !cmd.program.eq_ignore_ascii_case("rm") {
         return None;
@@ -224,9 +233,7 @@ fn whole_expansion(t: &str) -> bool {
         if let Some(inner) = name.strip_prefix('{') {
             return inner.ends_with('}') && !inner.contains(['/', '$']);
         }
-        return name
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b == b'_');
+        return name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_');
     }
     t.starts_with('`') && t.ends_with('`')
 }

@@ -61,6 +61,7 @@
 mod allow;
 mod analyze;
 mod cwd;
+mod dash;
 mod destructive;
 mod env_code;
 mod error;

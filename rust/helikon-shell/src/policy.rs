@@ -410,6 +410,27 @@ impl CommandPolicy {
 
     fn builtin_guards(&self, a: &Analysis, matches: &mut Vec<Match>) {
         let action = act(self.guard_action);
+        // Past an analysis limit the rest of the command was not looked at: it may wipe `/`,
+        // discard work or write system files, so the guards take their worst case too.
+        if let Some(u) = a
+            .unanalysable
+            .iter()
+            .find(|u| guards::is_limit_hit(&u.reason))
+        {
+            let reason = format!(
+                "the command is past an analysis limit ({}), so the built-in guards cannot \
+                 see all of it",
+                u.reason
+            );
+            matches.push(hit(
+                "guard",
+                guards::UNANALYSABLE,
+                action,
+                reason,
+                None,
+                u.line,
+            ));
+        }
         let mut rm_hit = vec![false; a.commands.len()];
         for (i, c) in a.commands.iter().enumerate() {
             if let Some(t) = guards::rm_root_or_home(c) {

@@ -182,10 +182,29 @@ fn limits_are_worst_case_under_deny_and_never_allowed() {
     let v = p.check(&"ls ".repeat(30));
     assert_eq!(v.verdict, "ask");
     assert!(v.reason.unwrap().contains("max_bytes=64"));
-    let allow =
-        CommandPolicy::from_json(r#"{"allow": ["ls"], "limits": {"max_words": 4}}"#).unwrap();
+    let allow = CommandPolicy::from_json(
+        r#"{"allow": ["ls"], "default_guards": false, "limits": {"max_words": 4}}"#,
+    )
+    .unwrap();
     assert_eq!(allow.check("ls a b").verdict, "allow");
     assert_eq!(allow.check("ls a b c d e").verdict, "no_match");
+    // The built-in guards take their worst case past a limit too (attack G5): the rest of
+    // the command may wipe `/`.
+    let guarded =
+        CommandPolicy::from_json(r#"{"allow": ["ls"], "limits": {"max_words": 4}}"#).unwrap();
+    let v = guarded.check("ls a b c d e");
+    assert_eq!(v.verdict, "ask");
+    assert_eq!(v.rule.as_deref(), Some("guard_analysis_limit"));
+    assert!(v.reason.unwrap().contains("max_words=4"));
+    let guards_only = CommandPolicy::from_json(r#"{"limits": {"max_depth": 3}}"#).unwrap();
+    for cmd in [
+        "echo $(echo $(echo $(echo $(rm -rf /))))",
+        "sudo env nice nohup timeout 1 rm -rf /",
+        "echo $(echo $(echo $(echo $(git reset --hard))))",
+    ] {
+        assert_eq!(guards_only.check(cmd).verdict, "ask", "{cmd}");
+    }
+    assert_eq!(guards_only.check("echo $(echo ok)").verdict, "no_match");
 }
 
 #[test]
