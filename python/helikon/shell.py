@@ -72,6 +72,8 @@ __all__ = [
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
+_MAX_LIMIT = (1 << 63) - 1
+
 MAX_MAX_DEPTH = 100
 """The largest ``max_depth`` accepted (every level costs the analyser a few stack frames)."""
 
@@ -99,7 +101,8 @@ class Limits:
     max_words=20`` or ``over the analysis limit work_factor=1 with work_slack=1``.
 
     Raises:
-        ConfigError: a limit that is not a positive ``int``, or ``max_depth`` over 100.
+        ConfigError: a limit that is not a positive ``int``, over 2**63 - 1, or ``max_depth``
+            over 100.
 
     Example:
         >>> from helikon.shell import Limits, analyze
@@ -119,6 +122,10 @@ class Limits:
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ConfigError(f"Limits.{name} must be a positive int, got {value!r}")
+            if value > _MAX_LIMIT:
+                raise ConfigError(
+                    f"Limits.{name} must be at most {_MAX_LIMIT} (a 64-bit count), got {value}"
+                )
         if self.max_depth > MAX_MAX_DEPTH:
             raise ConfigError(
                 f"Limits.max_depth must be at most {MAX_MAX_DEPTH} (each level uses stack), "

@@ -8,13 +8,22 @@ part no rule covers.
 from __future__ import annotations
 
 import asyncio
+import re
 from typing import Any
 
 import pytest
 
 from helikon import RunContext
 from helikon.core.tool import ToolEffect
-from helikon.permissions import AllowRule, PermissionAllow, PermissionMode, authorize, explain
+from helikon.errors import ConfigError
+from helikon.permissions import (
+    AllowRule,
+    DenyRule,
+    PermissionAllow,
+    PermissionMode,
+    authorize,
+    explain,
+)
 
 
 def ctx(*patterns: str) -> RunContext[Any]:
@@ -98,3 +107,28 @@ def test_a_bad_pattern_is_refused_when_the_rule_is_built(pattern: str, why: str)
     assert str(err.value).startswith(
         f"AllowRule.bash_command({pattern!r}): allow pattern `{pattern}` {why}"
     )
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        ("/usr/bin/curl", "is a path, so it would never match; write the program name 'curl'"),
+        ("/bin/rm", "is a path, so it would never match; write the program name 'rm'"),
+        ("rm -rf", "is not one program name, so it would never match"),
+        ("rm;ls", "is not one program name"),
+        ("rm ", "has blanks around the name, so it would never match; write 'rm'"),
+        (" rm", "has blanks around the name"),
+        ("rm\n", "has blanks around the name"),
+        ("r*", "is a glob, so it would never match"),
+        ("*", "is a glob"),
+    ],
+)
+def test_a_deny_rule_that_could_never_match_is_refused(value: str, message: str) -> None:
+    """Attack M12: these were accepted and protected nothing."""
+    with pytest.raises(ConfigError, match=re.escape(message)):
+        DenyRule.bash_command(value)
+
+
+@pytest.mark.parametrize("value", ["rm", "RM", "g++", "python3.12", "x86_64-linux-gnu-gcc"])
+def test_program_names_are_accepted_as_deny_rules(value: str) -> None:
+    assert DenyRule.bash_command(value).value == value

@@ -299,3 +299,8 @@ def test_any_soup_of_shell_syntax_up_to_1_mb_gets_a_decision(pieces: list[str], 
     if verdict(ALLOW_ALL_BUT_RM, command) == "allow":
         assert a.analysable
         assert "rm" not in a.programs
+
+
+def test_a_limit_too_large_for_the_native_side_is_a_config_error() -> None:
+    with pytest.raises(ConfigError, match=r"Limits.max_words must be at most 9223372036854775807"):
+        Limits(max_words=10**30)

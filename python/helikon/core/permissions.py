@@ -20,6 +20,7 @@ import asyncio
 import enum
 import functools
 import inspect
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, TypeAlias, TypeVar, runtime_checkable
@@ -153,10 +154,43 @@ class DenyRule(_Rule):
     ``SandboxPolicy(deny_delete=True, no_exec_in_workspace=True)`` is the kernel-enforced
     control for that.
 
+    Raises:
+        ConfigError: a ``bash_command`` value that is not one program name (letters, digits,
+            ``.``, ``_``, ``+``, ``-``): a path (``"/usr/bin/curl"``: write ``"curl"``, which
+            matches every spelling of the program, paths included), several words
+            (``"rm -rf"``: deny the program, or write a :class:`GuardRule` for arguments),
+            surrounding blanks, or a glob (``"curl*"``). Such a rule would never match, so it
+            is refused rather than accepted as protecting nothing.
+
     Example:
         >>> DenyRule.bash_command("rm").value
         'rm'
     """
+
+    def __post_init__(self) -> None:
+        _Rule.__post_init__(self)
+        if self.kind == "bash_command" and not _PROGRAM_NAME.fullmatch(self.value):
+            v = self.value
+            if "/" in v and v.strip() and " " not in v.strip():
+                fix = f"write the program name {v.strip().rstrip('/').rsplit('/', 1)[-1]!r}"
+                why = "is a path"
+            elif v != v.strip():
+                fix = f"write {v.strip()!r}"
+                why = "has blanks around the name"
+            elif any(c in v for c in "*?["):
+                fix = "list each program by name"
+                why = "is a glob"
+            else:
+                fix = "deny the program by name, or write a GuardRule for its arguments"
+                why = "is not one program name"
+            raise ConfigError(
+                f"DenyRule.bash_command({v!r}) {why}, so it would never match; {fix} "
+                "(a rule matches the program however the command spells it: "
+                "/usr/bin/curl, \\curl, 'curl')"
+            )
+
+
+_PROGRAM_NAME = re.compile(r"[A-Za-z0-9._+][A-Za-z0-9._+-]*")
 
 
 class AllowRule(_Rule):

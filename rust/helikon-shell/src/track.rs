@@ -23,6 +23,20 @@ impl Analyzer {
     /// A variable set to `value` (a prefix assignment, `env NAME=…`, `export`, or alone):
     /// analyse what it makes programs run (see `env_code.rs`).
     pub fn assigned(&mut self, name: &str, value: &str, dynamic: bool, ctx: &Ctx<'_>) {
+        // `x='a[$(cmd)]'` or `x='$(cmd)'` (quoted, so nothing ran yet): bash runs the text
+        // when the variable is used in arithmetic (`$((x))`, `((x))`, `let x`, `[[ x -eq 0 ]]`,
+        // `declare -i`) or expanded with `${x@P}`. The uses are not tracked, so the text
+        // fails closed here.
+        if !dynamic && (value.contains("$(") || value.contains('`')) {
+            self.issue(
+                &format!(
+                    "variable `{name}` holds command-substitution text, which arithmetic or \
+                     ${{{name}@P}} would run"
+                ),
+                ctx.text,
+                ctx.line,
+            );
+        }
         match env_code::effect(name, value) {
             Effect::None => {}
             Effect::Path => self.path_changed = true,
