@@ -41,6 +41,9 @@
 //!    `redis-cli -a`, and the Datadog/Twilio SDK shapes (`["apiKeyAuth"] = "..."`,
 //!    `Client("AC...", "TOKEN")`). A bare 32-hex-digit string (a Datadog key or Twilio auth
 //!    token away from its name) is not flagged: it cannot be told from an MD5 digest.
+//!    **Name and value in separate fields** (module `namevalue`): Kubernetes/ECS env lists
+//!    (`- name: DB_PASSWORD` / `value: …`, `{"name": "DB_PASSWORD", "value": "…"}`) and
+//!    Terraform's `"db_password": {"sensitive": true, …, "value": "…"}`.
 //! 5. **File formats** whose key is an ordinary word (module `formats`): docker
 //!    `config.json` `"auth"` and `.npmrc` `_auth` (base64 of `user:password`); the other keys
 //!    of kubeconfig, docker, Azure connection strings, `.npmrc`, `.pypirc` and AWS
@@ -120,6 +123,7 @@ mod keymatch;
 mod keyvalue;
 mod known;
 pub mod names;
+mod namevalue;
 mod passes;
 mod pem;
 mod redactor;

@@ -14,7 +14,7 @@ use crate::finding::{self, Finding, OffsetMap};
 use crate::redactor::{Redactor, MAX_PASSES};
 use crate::rescan::{self, Joined};
 use crate::triggers::Hits;
-use crate::{aws, cliflags, formats, keyvalue, spaced, tokens, url};
+use crate::{aws, cliflags, formats, keyvalue, namevalue, spaced, tokens, url};
 
 /// Buffers of one pass.
 /// No `Debug`: the buffers hold pieces of scanned text.
@@ -249,6 +249,7 @@ impl Redactor {
         keyvalue::scan(gap, &self.mask, &b.tokens, &b.userinfo, out);
         spaced::scan(gap, &self.mask, out);
         cliflags::scan(gap, &self.mask, out);
+        namevalue::scan(gap, &self.mask, out);
         formats::scan(gap, out);
     }
 }
