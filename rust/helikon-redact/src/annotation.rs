@@ -30,6 +30,7 @@ const TYPE_WORDS: &[&str] = &[
     "int",
     "bool",
     "Any",
+    "None",
 ];
 
 /// If `v` (an unquoted value after `key:`) starts with a type annotation, where the type

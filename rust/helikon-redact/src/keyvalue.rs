@@ -203,6 +203,11 @@ pub(crate) fn scan(
                 None => {}
             }
         }
+        // `api_key: The API key.` in a docstring or help text: prose, not a value.
+        if sep == b':' && !key_quoted && !quoted && is_prose(text.get(vs..ve).unwrap_or_default()) {
+            pos = ve.max(after_sep);
+            continue;
+        }
         let cost = ve.saturating_sub(after_sep);
         let cx = context::ValueCx {
             key: key_text,
@@ -346,4 +351,26 @@ fn no_credential(value: &str) -> bool {
     ];
     let v = value.trim().trim_matches(['"', '\'', ',', ';']).trim();
     WORDS.iter().any(|w| v.eq_ignore_ascii_case(w))
+}
+
+/// A sentence describing the key (`The password part of the URL.`, `a secret string`):
+/// at least three words of letters only (with `'`, `-`, `,`, `.`, `(`, `)`), the first an
+/// article or a usual first word of a parameter description.
+fn is_prose(value: &str) -> bool {
+    const FIRST: &[&str] = &[
+        "the", "a", "an", "your", "this", "if", "optional", "whether", "used", "must", "required",
+        "see", "set",
+    ];
+    let mut words = value.split_whitespace();
+    let Some(first) = words.next() else {
+        return false;
+    };
+    let letters = |w: &str| {
+        w.bytes().all(|b| {
+            b.is_ascii_alphabetic() || matches!(b, b'\'' | b'-' | b',' | b'.' | b'(' | b')')
+        })
+    };
+    FIRST.iter().any(|f| first.eq_ignore_ascii_case(f))
+        && value.split_whitespace().count() >= 3
+        && value.split_whitespace().all(letters)
 }
