@@ -174,6 +174,12 @@ pub(crate) fn scan(
             pre,
             enclosing,
         };
+        // A YAML block scalar (`password: |`, `>-`) or a TOML multi-line string
+        // (`token = """`): the secret is on the lines after the indicator.
+        if let Some(end) = multiline_value(text, key_start, sep, v_start, content_end, mask, out) {
+            pos = end.max(after_sep);
+            continue;
+        }
         let (mut vs, mut ve, mut quoted) = shape.extent(v_start);
         // `Authorization: required`, `authorization: none`, `Authorization: Bearer` with no
         // credential after the scheme: nothing to mask.
@@ -373,4 +379,93 @@ fn is_prose(value: &str) -> bool {
     FIRST.iter().any(|f| first.eq_ignore_ascii_case(f))
         && value.split_whitespace().count() >= 3
         && value.split_whitespace().all(letters)
+}
+
+/// A value on the lines after its key: a YAML block scalar (`KEY: |`, `|-`, `>`, `>+2`, …:
+/// the following lines indented deeper than the key's line) or a TOML multi-line string
+/// (`KEY = """` … `"""`, also `'''`). Each content line is masked on its own (the layout
+/// stays). Returns where scanning resumes, or `None` when the value is not one of these.
+fn multiline_value(
+    text: &str,
+    key_start: usize,
+    sep: u8,
+    v_start: usize,
+    content_end: usize,
+    mask: &str,
+    out: &mut Vec<Finding>,
+) -> Option<usize> {
+    let bytes = text.as_bytes();
+    let indicator = text.get(v_start..content_end)?.trim_end();
+    let line_start = bytes
+        .get(..key_start)
+        .and_then(|b| memchr::memrchr(b'\n', b))
+        .map_or(0, |i| i + 1);
+    let eol = bytes
+        .get(content_end..)
+        .and_then(|b| memchr::memchr(b'\n', b))
+        .map_or(bytes.len(), |i| content_end + i);
+    let is_block = sep == b':'
+        && matches!(indicator.as_bytes().first(), Some(b'|' | b'>'))
+        && indicator.len() <= 3
+        && indicator
+            .bytes()
+            .skip(1)
+            .all(|b| matches!(b, b'-' | b'+') || b.is_ascii_digit());
+    if is_block {
+        let key_indent = bytes.get(line_start..key_start).map_or(0, |l| {
+            l.iter().take_while(|&&b| b == b' ' || b == b'-').count()
+        });
+        let mut at = eol + 1;
+        let mut end = eol;
+        while at < bytes.len() {
+            let le = bytes
+                .get(at..)
+                .and_then(|b| memchr::memchr(b'\n', b))
+                .map_or(bytes.len(), |i| at + i);
+            let line = bytes.get(at..le).unwrap_or_default();
+            let indent = line.iter().take_while(|&&b| b == b' ').count();
+            let blank = line.iter().all(|b| b.is_ascii_whitespace());
+            if !blank && indent <= key_indent {
+                break;
+            }
+            if !blank {
+                let mut e = le;
+                while e > at + indent && bytes.get(e - 1).is_some_and(|&b| b == b'\r' || b == b' ')
+                {
+                    e -= 1;
+                }
+                if text.get(at + indent..e) != Some(mask) {
+                    out.push(Finding::new(FindingKind::SecretKeyValue, at + indent, e));
+                }
+            }
+            end = le;
+            at = le + 1;
+        }
+        return Some(end);
+    }
+    for q in ["\"\"\"", "'''"] {
+        if sep == b'=' && indicator == q {
+            let body = eol + 1;
+            let close = bytes
+                .get(body..)
+                .and_then(|b| memchr::memmem::find(b, q.as_bytes()))
+                .map(|i| body + i)?;
+            let mut at = body;
+            while at < close {
+                let le = bytes
+                    .get(at..close)
+                    .and_then(|b| memchr::memchr(b'\n', b))
+                    .map_or(close, |i| at + i);
+                let line = text.get(at..le).unwrap_or_default();
+                let t = line.trim();
+                if !t.is_empty() && t != mask {
+                    let s = at + (line.len() - line.trim_start().len());
+                    out.push(Finding::new(FindingKind::SecretKeyValue, s, s + t.len()));
+                }
+                at = le + 1;
+            }
+            return Some(close + 3);
+        }
+    }
+    None
 }
