@@ -37,9 +37,8 @@ wrapper chains, compound nesting) the construct repeated to 1 KB, 10 KB, 100 KB,
 1 MB, and the analysis time per KB at each size (best of ``--rounds``). Each row also says
 whether the result was analysable or which limit it hit. Target: no super-linear construct,
 i.e. the time per KB at 1 MB at most :data:`DOUBLING_RATIO` times the time per KB at 500 KB
-(a quadratic construct doubles it). The per-KB time does grow between 10 KB and 500 KB on
-most constructs: the analysis working set (about 150 bytes per token) leaves the CPU caches;
-the column "max/min" shows by how much, and the doubling column shows it stops growing.
+(a quadratic construct doubles it). The column "max/min" shows how much the per-KB time
+varies from 10 KB, and the doubling column that it stops growing.
 Wall time on a loaded machine favours small inputs (a 1 ms run fits in a time slice, a 1 s
 run is preempted many times), so these figures are indicative only.
 
