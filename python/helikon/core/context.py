@@ -8,6 +8,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Generic, Literal, TypeVar
 
 from helikon.core.cancel import CancellationToken
+from helikon.core.compaction import Compaction
 from helikon.core.hooks import HookRegistry
 from helikon.core.permissions import (
     AllowRule,
@@ -136,6 +137,8 @@ class RunContext(Generic[C]):
         hooks: the run-level :class:`~helikon.HookRegistry` (after agent-level hooks).
         permissions: the permission pipeline's settings (mode, rules, policy, approval).
         redaction: secret redaction of tool output (on by default).
+        compaction: live compaction of the conversation before model calls (``None``: off;
+            see :mod:`helikon.core.compaction`).
 
     Example:
         >>> ctx = RunContext.ephemeral({"user": "u-1"})
@@ -151,6 +154,7 @@ class RunContext(Generic[C]):
     hooks: HookRegistry = field(default_factory=HookRegistry)
     permissions: Permissions = field(default_factory=Permissions)
     redaction: RedactionSettings = field(default_factory=RedactionSettings)
+    compaction: Compaction | None = None
 
     @classmethod
     def ephemeral(cls, user_ctx: C = None) -> RunContext[C]:  # type: ignore[assignment]
@@ -160,6 +164,20 @@ class RunContext(Generic[C]):
     def with_cancel(self, cancel: CancellationToken) -> RunContext[C]:
         """A copy using ``cancel`` as the run's token."""
         return replace(self, cancel=cancel)
+
+    def with_compaction(self, compaction: Compaction | None) -> RunContext[C]:
+        """A copy that compacts the conversation before a model call once it counts more
+        than ``compaction.threshold`` tokens (``None`` turns it off).
+
+        Raises:
+            ConfigError: ``compaction`` is not a :class:`~helikon.core.compaction.Compaction`.
+        """
+        if compaction is not None and not isinstance(compaction, Compaction):
+            raise ConfigError(
+                "RunContext.with_compaction(...) takes a Compaction(model, threshold, counter), "
+                f"got {type(compaction).__name__}"
+            )
+        return replace(self, compaction=compaction)
 
     def with_user_ctx(self, user_ctx: C) -> RunContext[C]:
         """A copy carrying ``user_ctx``."""

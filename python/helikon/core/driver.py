@@ -38,7 +38,6 @@ from helikon.core.events import (
     ToolOutputItem,
 )
 from helikon.core.guardrails import GuardrailInput, Tripwire, run_guardrails
-from helikon.core.handoff import TRANSFER_SCHEMA
 from helikon.core.hooks import (
     HookError,
     OnHandoff,
@@ -59,11 +58,12 @@ from helikon.core.items import (
     UserMessage,
     text_of,
 )
-from helikon.core.loop_core import core_for, request_settings, turn_plan
+from helikon.core.live_compaction import LiveCompaction
+from helikon.core.loop_core import core_for
 from helikon.core.loop_native import call_of, run_started
-from helikon.core.model import ModelRequest, ModelSettings, ToolDef
+from helikon.core.model_turn import ModelTurns
 from helikon.core.pause import CALLING_APPROVALS, Approvals, ResumePlan, pause_state
-from helikon.core.retries import judge_output, output_tool_def
+from helikon.core.retries import judge_output
 from helikon.core.run_state import RunState
 from helikon.core.runnable import AgentInput, input_items
 from helikon.core.tool import Tool
@@ -147,7 +147,8 @@ class _Run:
         self.hooks = [*agent.hooks, *ctx.hooks]
         self.injected: list[str] = []
         self._caller: ToolCallRunner | None = None
-        self._requests: dict[str, tuple[Any, Any, list[ToolDef], ModelSettings]] = {}
+        self.turns = ModelTurns(agent, self.tools, self.handoffs, spans, token)
+        self.compacting = LiveCompaction(ctx.compaction, token) if ctx.compaction else None
         self._pending: Any = None
         #: calls deferred by the last tool step: (call, reason, the paused sub-run's state)
         self.waiting: list[tuple[ToolCall, str, RunState | None]] = []
@@ -178,82 +179,6 @@ class _Run:
             )
             self._caller.answer = self.approvals.answer
         return self._caller
-
-    # ----------------------------------------------------------------- model turn
-
-    def _request(self, conversation: list[Item], plan_json: str) -> ModelRequest:
-        agent = self.agent
-        cached = self._requests.get(plan_json)
-        if (
-            cached is None
-            or cached[0] is not agent.model_settings
-            or cached[1] is not agent.output_type
-        ):
-            tools, settings = self._plan_request(plan_json)
-            cached = (agent.model_settings, agent.output_type, tools, settings)
-            self._requests[plan_json] = cached
-        messages = list(conversation)
-        if self.injected:
-            messages.extend(
-                SystemMessage(content=[TextPart(text=t)]) for t in self.injected if t.strip()
-            )
-            self.injected = []
-        return ModelRequest(messages=messages, tools=list(cached[2]), settings=cached[3])
-
-    def _plan_request(self, plan_json: str) -> tuple[list[ToolDef], ModelSettings]:
-        plan = turn_plan(plan_json)
-        tools: list[ToolDef] = []
-        for name in plan.tools:
-            t = self.tools.get(name)
-            if t is not None:
-                tools.append(ToolDef(t.name, t.description, t.parameters))
-            elif name in self.handoffs:
-                h = self.handoffs[name]
-                tools.append(ToolDef(name, h.description, dict(TRANSFER_SCHEMA)))
-            elif self.agent.output_type is not None and name == self.core.policy.tool_name:
-                tools.append(output_tool_def(self.agent.output_type, name))
-        settings = request_settings(
-            self.agent.model_settings,
-            self.agent.output_type,
-            response_format=plan.response_format,
-            clear_tool_choice=plan.clear_tool_choice,
-            has_tools=bool(tools),
-        )
-        return tools, settings
-
-    async def _model_turn(
-        self, request: ModelRequest, acc: TurnAccumulator
-    ) -> AsyncIterator[AgentEvent]:
-        model = self.agent.model
-        span = self.spans.chat(model.provider, model.model) if self.spans is not None else None
-        error: str | None = None
-        stream = model.invoke(request, self.token)
-        try:
-            async for ev in stream:
-                acc.add(ev)
-                if ev.type in ("token_delta", "reasoning_delta", "tool_call_delta"):
-                    yield ev
-                if self.token.cancelled:
-                    break
-        except ModelError as exc:
-            error = type(exc).__name__
-            raise
-        finally:
-            aclose = getattr(stream, "aclose", None)
-            if aclose is not None:
-                await aclose()
-            if span is not None:
-                RunSpans.end_chat(
-                    span,
-                    input_tokens=acc.usage.input_tokens,
-                    output_tokens=acc.usage.output_tokens,
-                    finish=acc.finish_raw or acc.finish.value,
-                    error=error,
-                    response_model=acc.model,
-                    response_id=acc.response_id,
-                    cache_read_tokens=acc.usage.cached_input_tokens,
-                    cache_write_tokens=acc.usage.cache_write_input_tokens,
-                )
 
     # ----------------------------------------------------------------- tools
 
@@ -412,6 +337,10 @@ class _Run:
                 await self._await_input_guard()
                 raise _Stop(self._cancel_error())
             if kind == "CallModel":
+                compacting = self.compacting and self.compacting.start(core, conversation)
+                if compacting:  # the machine enters Compacting first; its events come next
+                    step = compacting
+                    continue
                 repairs, refusal = core.before_model_call(conversation)
                 for ev in repairs:
                     yield ev
@@ -439,6 +368,9 @@ class _Run:
                     step = core.tools_deferred(conversation, outcomes)
                 else:
                     step = core.tools_replied(conversation, outcomes)
+            elif kind == "Compact":
+                assert self.compacting is not None
+                step = await self.compacting.finish(core, conversation)
             elif kind == "AwaitApproval":
                 raise _Pause(
                     pause_state(
@@ -461,10 +393,12 @@ class _Run:
     async def _call_model(
         self, conversation: list[Item], plan_json: str
     ) -> AsyncIterator[AgentEvent]:
-        request = self._request(conversation, plan_json)
+        output_tool = self.core.policy.tool_name
+        request = self.turns.request(conversation, plan_json, self.injected, output_tool)
+        self.injected = []
         acc = TurnAccumulator()
         try:
-            async for ev in self._model_turn(request, acc):
+            async for ev in self.turns.stream(request, acc):
                 yield ev
         except ModelError as exc:
             self.usage = self.usage + acc.usage

@@ -432,6 +432,20 @@ class LoopCore:
                 conversation.append(ev.item)
         return step
 
+    def compaction_started(self, tokens_before: int) -> NativeStep:
+        """Enter ``Compacting`` (``CallingModel`` only): the step emits
+        ``CompactionStarted`` and asks for ``Compact``."""
+        start = {"compaction_started": {"tokens_before": tokens_before}}
+        step: NativeStep = self.machine.step_json(json.dumps(start))
+        return step
+
+    def compaction_completed(self, tokens_after: int, usage: Usage) -> NativeStep:
+        """Leave ``Compacting``: the step emits ``CompactionCompleted`` and asks for the model
+        call that was due; ``usage`` (the summary call's) is added to the run's."""
+        end = {"compaction_completed": {"tokens_after": tokens_after, "usage": usage.model_dump()}}
+        step: NativeStep = self.machine.step_json(json.dumps(end))
+        return step
+
     def transcript(self) -> list[Item]:
         """The conversation a handoff passes on (the machine's filtered transcript)."""
         return list(items_adapter.validate_json(self.machine.transcript_json() or "[]"))

@@ -27,6 +27,7 @@ from typing import Any, Never
 
 from helikon.agents.pause import prepare_resume
 from helikon.core.agent import Agent
+from helikon.core.compaction import Compaction
 from helikon.core.context import RunConfig, RunContext
 from helikon.core.decisions import Decision
 from helikon.core.events import AgentEvent, RunCompleted, RunFailed, RunInterrupted
@@ -165,6 +166,7 @@ class Runner:
         session = session if session is not None else MemorySession()
         new_items = input_items(input)
         history = await load_conversation(session)
+        ctx = _with_live_compaction(ctx, session)
         recorder = SessionRecorder(agent.name)
         recorder.record_input(new_items)
         stream = agent.stream([*history, *new_items], ctx, run_config=run_config)
@@ -245,7 +247,7 @@ class Runner:
         await claim_resume(session, state, decisions or {})
         durable = session is not None
         session = session if session is not None else MemorySession()
-        ctx = ctx if ctx is not None else RunContext.ephemeral(None)
+        ctx = _with_live_compaction(ctx, session)
         stream = start(ctx)
         async with contextlib.aclosing(
             self._drive(stream, SessionRecorder(agent.name), session, durable)
@@ -280,6 +282,16 @@ class Runner:
             finally:
                 if not persisted:
                     await _persist(session, recorder)
+
+
+def _with_live_compaction(ctx: RunContext[Any] | None, session: Session) -> RunContext[Any]:
+    """``ctx`` with the session's live compaction (a :class:`~helikon.sessions.CompactingSession`),
+    unless it has its own."""
+    ctx = ctx if ctx is not None else RunContext.ephemeral(None)
+    compaction = getattr(session, "compaction", None)
+    if ctx.compaction is None and isinstance(compaction, Compaction):
+        return ctx.with_compaction(compaction)
+    return ctx
 
 
 def _check_args(where: str, session: Any, ctx: Any, run_config: Any) -> None:

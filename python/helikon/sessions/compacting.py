@@ -8,6 +8,7 @@ import math
 from collections.abc import Callable, Sequence
 
 from helikon.core.cancel import CancellationToken
+from helikon.core.compaction import DEFAULT_COMPACTION_PROMPT, Compaction
 from helikon.core.events import CompactionCompleted, CompactionStarted, TokenDelta
 from helikon.core.items import Item, SystemMessage, UserMessage
 from helikon.core.model import Model, ModelRequest, ModelSettings
@@ -22,13 +23,6 @@ __all__ = ["DEFAULT_COMPACTION_PROMPT", "CompactingSession"]
 
 log = logging.getLogger("helikon.sessions")
 
-DEFAULT_COMPACTION_PROMPT = (
-    "Summarise the conversation so far for your own future reference. Keep every fact, "
-    "decision, open question, file name, identifier and number that later turns may need, "
-    "and what the user is trying to achieve. Write plain prose, as short as it can be "
-    "without losing those details. Reply with the summary only."
-)
-"""The instruction sent (as a trailing user message) with the conversation to summarise."""
 
 
 def _check_inner(inner: object) -> None:
@@ -133,6 +127,18 @@ class CompactingSession:
         self.compactions = 0
         """How many ``compacted`` markers this wrapper appended."""
         self._listeners: list[Callable[[CompactionStarted | CompactionCompleted], None]] = []
+
+    @property
+    def compaction(self) -> Compaction:
+        """The same budget for a run's conversation while it runs: the ``Runner`` puts it
+        on the run's context (unless the context has its own), so a run that grows past
+        ``threshold`` compacts before its next model call, the loop machine's
+        ``Compacting`` state in the stream at that point (see
+        :mod:`helikon.core.live_compaction`). The log itself is compacted after the run, as
+        described above."""
+        return Compaction(
+            self.model, self.threshold, self.token_counter, self.prompt, self.model_settings
+        )
 
     def listen(
         self, callback: Callable[[CompactionStarted | CompactionCompleted], None]
