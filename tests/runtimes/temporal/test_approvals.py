@@ -107,3 +107,38 @@ async def test_an_unanswered_wait_times_out_as_a_denial(
     )
     assert [x for x in log.read_text().splitlines() if x.startswith("tool refund")] == []
     assert Deny  # a denial is the only outcome of a wait nobody answered
+
+
+async def test_a_remembered_approval_answers_the_tools_later_asks_in_the_workflow(
+    temporal_address: str, tmp_path: Path
+) -> None:
+    client = await bounded(Client.connect(temporal_address))
+    queue = f"approve-{uuid.uuid4().hex[:8]}"
+    log = tmp_path / "log.txt"
+    cfg = TemporalRunnerConfig(queue, model_timeout=30, tool_timeout=30, prepare_timeout=30)
+    wid = f"approve-{uuid.uuid4().hex}"
+    a = await _worker(temporal_address, queue, "approve-remember", log, tmp_path / "unused")
+    try:
+        await wait_for_line(log, f"ready {a.pid}")
+        run = asyncio.ensure_future(
+            TemporalRunner(client, cfg).run(
+                "support", "refund A7", workflow_id=wid, run_config=DEFER
+            )
+        )
+        pending = await bounded(_waiting(client, wid), 30)
+        assert [p["call_id"] for p in pending] == ["c2"]
+        await bounded(answer_approvals(client, wid, {"c2": Approve(remember=True)}), 30)
+        # turn 2's refund asks again: the remembered answer approves it, no second pause
+        result = await bounded(run, 60)
+    finally:
+        await _stop(a)
+    assert result.final_output == "Both refunds done."
+    lines = log.read_text().splitlines()
+    assert [x for x in lines if x.startswith("tool")] == [
+        f"tool refund {a.pid} A7 40",
+        f"tool refund {a.pid} A7 10",
+    ]
+    asked = [e for e in result.events if e.type == "approval_requested"]
+    assert len(asked) == 1  # only the first refund waited for a person
+    outputs = [e.item.content[0].text for e in result.events if e.type == "tool_output_item"]
+    assert outputs == ["refunded 40 on A7", "refunded 10 on A7"]  # type: ignore[union-attr]

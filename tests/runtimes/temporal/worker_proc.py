@@ -9,6 +9,7 @@ Scenarios (each writes one line per activity it runs to LOG: ``model <pid> <n>``
     mcp         an agent whose tools come from the loopback MCP server at URL ARG
     approve-a   turn 1 calls ``lookup`` (allowed) and ``refund`` (asks: the run pauses)
     approve-b   the same worker after the crash: its MockModel holds only turn 2's script
+    approve-remember  turn 1 asks to refund 40 (pause), turn 2 refunds 10, turn 3 answers
 """
 
 from __future__ import annotations
@@ -60,7 +61,7 @@ def build(scenario: str, log: Path, arg: str) -> tuple[list[Agent], Any]:
         turn2 = [Text("resumed and done")]
         scripts = [turn1, turn2] if scenario == "restart-a" else [turn2]
         return [Agent(name="durable", model=LoggedModel(scripts, log), tools=[wait])], None
-    if scenario in ("approve-a", "approve-b"):
+    if scenario.startswith("approve"):
 
         @tool
         async def lookup(order: str) -> str:
@@ -82,6 +83,12 @@ def build(scenario: str, log: Path, arg: str) -> tuple[list[Agent], Any]:
         ]
         turn2 = [Text("Refund handled.")]
         scripts = [turn1, turn2] if scenario == "approve-a" else [turn2]
+        if scenario == "approve-remember":
+            scripts = [
+                [Call("c2", "refund", {"order": "A7", "amount": 40})],
+                [Call("c3", "refund", {"order": "A7", "amount": 10})],
+                [Text("Both refunds done.")],
+            ]
         model = LoggedModel(scripts, log)
         return [Agent(name="support", model=model, tools=[lookup, refund])], None
     if scenario == "mcp":

@@ -19,12 +19,11 @@ from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
 from helikon.core.agent import Agent
-from helikon.core.authorize import Deferred
 from helikon.core.cancel import CancellationToken
 from helikon.core.items import ToolCall, items_adapter
 from helikon.core.loop_core import request_settings, validate_output
 from helikon.core.model import ModelRequest, ToolDef
-from helikon.core.permissions import PermissionAllow
+from helikon.core.pause import Approvals
 from helikon.core.tool_exec import ToolCallRunner
 from helikon.core.turn import TurnAccumulator
 from helikon.errors import ModelError
@@ -184,10 +183,13 @@ class AgentActivities:
             ctx, {t.name: t for t in agent.tools}, agent.name, [], req.max_agent_depth, None
         )
         call = ToolCall.model_validate(req.call)
-        if req.granted or req.defer:
-            runner.answer = lambda _id, _tool, prompt: (
-                PermissionAllow() if req.granted else Deferred(prompt)
-            )
+        approvals = Approvals(
+            defer=req.defer,
+            remembered={call.name: req.remembered} if req.remembered else {},
+            granted={call.call_id} if req.granted else set(),
+        )
+        if approvals.active:
+            runner.answer = approvals.answer
         async with self._heartbeats(token):
             outcome = await runner.run(call)
         return ToolReply(

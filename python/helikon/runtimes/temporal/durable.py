@@ -15,7 +15,7 @@ requests in the same order.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from helikon.core.decisions import Decision
@@ -57,11 +57,14 @@ class CallModel:
 @dataclass(frozen=True, slots=True)
 class RunTools:
     """Request: run these calls (concurrently, at most ``limit`` at once; ``None``: all).
-    ``granted``: ids of calls a person approved (their asks are answered yes)."""
+    ``granted``: ids of calls a person approved (their asks are answered yes);
+    ``remembered``: tool name -> ``"approve"`` / ``"deny"``, answers a person gave with
+    ``remember=True`` earlier in the run (they answer that tool's later asks)."""
 
     calls: list[ToolCall]
     limit: int | None
     granted: frozenset[str] = frozenset()
+    remembered: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,6 +114,9 @@ class DurableDriver:
         self._extra_usage = Usage()
         self._waiting: list[PendingCall] = []
         self._granted: frozenset[str] = frozenset()
+        #: answers given with ``remember=True``, per tool name, for the rest of the run (a
+        #: replay rebuilds them from the recorded decisions, so they are workflow state)
+        self.remembered: dict[str, str] = {}
 
     @property
     def finished(self) -> bool:
@@ -192,10 +198,11 @@ class DurableDriver:
         Raises:
             ResumeRefused: the decisions do not answer exactly the waiting calls.
         """
-        approvals = Approvals()
+        approvals = Approvals(remembered=dict(self.remembered))
         machine_input = approvals.decide(self._waiting, decisions)
         self._waiting = []
         self._granted = frozenset(approvals.granted)
+        self.remembered = dict(approvals.remembered)
         return self._advance(self.core.decided(self.conversation, machine_input))
 
     def fail(self, error: AgentError, usage: Usage | None = None) -> Finished:
@@ -219,7 +226,7 @@ class DurableDriver:
             return self._model_request(payload)
         if kind == "ExecuteTools":
             calls = [call_of(core.items, c) for c in payload]
-            return RunTools(calls, self.limit, self._granted)
+            return RunTools(calls, self.limit, self._granted, dict(self.remembered))
         if kind == "AwaitApproval":
             return AwaitApproval(self.waiting)
         if kind == "Handoff":

@@ -159,6 +159,9 @@ class ToolInvocation:
     """A call that asks is not run; the reply says it waits (``deferred``)."""
     granted: bool = False
     """A person approved this call: its asks are answered yes (denials still deny)."""
+    remembered: str | None = None
+    """``"approve"`` / ``"deny"``: a person answered this tool's asks for the rest of the run
+    (``remember=True``); its ask is answered so (a deny rule or guard still denies)."""
 
 
 @dataclass

@@ -238,6 +238,7 @@ class AgentLoopWorkflow:
                     max_agent_depth=inp.max_agent_depth,
                     defer=inp.approval == "defer",
                     granted=call.call_id in req.granted,
+                    remembered=req.remembered.get(call.name),
                 ),
                 result_type=ToolReply,
                 start_to_close_timeout=timedelta(seconds=opts.tool_timeout),
