@@ -202,3 +202,30 @@ async def test_a_terminal_answers_y_n_or_edit(tmp_path: Path) -> None:
         feed = iter(answers)
         assert prompt_decisions(state, lambda _, f=feed: next(f), err) == {"c1": want}
     assert "approval needed Bash" in err.export_text()
+
+
+async def test_mcp_serve_denies_an_ask_inline_and_reports_a_deferred_pause() -> None:
+    from helikon import Agent
+    from helikon.mcp.server import McpAgentServer
+    from helikon.testing import Call, MockModel, Text
+    from tests.approvals import _support as s
+
+    def support(run_config: RunConfig | None = None) -> Agent:
+        model = MockModel([[Call("c2", "refund", {"order": "A7", "amount": 40})], [Text("No.")]])
+        return Agent(
+            name="support",
+            model=model,
+            tools=[s.refund],
+            run_config=run_config or RunConfig(),
+        )
+
+    s.RAN.clear()
+    inline = await McpAgentServer(support(), ctx_factory=lambda: s.ctx()).call("refund A7")
+    assert not inline.is_error
+    assert inline.content[0].text == "No."  # type: ignore[union-attr]
+    deferred = await McpAgentServer(
+        support(RunConfig(approval="defer")), ctx_factory=lambda: s.ctx()
+    ).call("refund A7")
+    assert deferred.is_error
+    assert "paused" in deferred.content[0].text  # type: ignore[union-attr]
+    assert s.RAN == []

@@ -296,3 +296,86 @@ def test_end_of_input_quits(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout == "hi\n"
     assert proc.stderr.splitlines()[-1] == "usage: 0 input, 0 output, 0 total tokens"
+
+
+_BASH_TOOL = '''
+import json, os
+from helikon import tool
+
+@tool(name="Bash")
+def bash(command: str) -> str:
+    """Run a shell command (recorded, not run)."""
+    with open("ran.txt", "a") as f:
+        f.write(json.dumps(command) + "\\n")
+    return "ran " + command
+'''
+
+
+def _asking_sidecar(root: Path, turns: list[list[dict[str, object]]]) -> None:
+    (root / "cmdtools.py").write_text(_BASH_TOOL)
+    script(root / "s.json", turns)
+    _sidecar(root, extra='tools = ["Bash"]\n[tools.Bash]\npython = "cmdtools:bash"\n')
+
+
+def _ran(root: Path) -> list[str]:
+    path = root / "ran.txt"
+    return [json.loads(x) for x in path.read_text().splitlines()] if path.exists() else []
+
+
+def test_an_ask_in_a_turn_is_answered_at_the_prompt_and_the_turn_goes_on(
+    tmp_path: Path,
+) -> None:
+    _asking_sidecar(
+        tmp_path,
+        [
+            [{"tool_call": {"call_id": "c1", "name": "Bash", "args": {"command": "rm -rf ~"}}}],
+            [{"token": "Cleaned."}],
+            [{"tool_call": {"call_id": "c2", "name": "Bash", "args": {"command": "rm -rf /"}}}],
+            [{"token": "Not done."}],
+        ],
+    )
+    repl = _start(tmp_path)
+    try:
+        repl.send("clean up")
+        asked = repl.stderr_until("allow? [y]es / [n]o / [e]dit")
+        assert any(x.startswith("approval needed Bash") for x in asked)
+        assert _ran(tmp_path) == []  # nothing ran before the answer
+        repl.send("e")
+        repl.stderr_until("new arguments (JSON object)")
+        repl.send('{"command": "rm -rf ./build"}')
+        repl.stderr_until("usage: ")
+        assert repl.stdout_until("Cleaned.")[-1] == "Cleaned."
+        assert _ran(tmp_path) == ["rm -rf ./build"]  # the edited call ran, once
+        # a denial in the next turn: the same conversation goes on
+        repl.send("now the root")
+        repl.stderr_until("allow? [y]es / [n]o / [e]dit")
+        repl.send("n")
+        repl.stderr_until("reason (for the model)")
+        repl.send("never")
+        repl.stderr_until("usage: ")
+        assert repl.stdout_until("Not done.")[-1] == "Not done."
+        assert _ran(tmp_path) == ["rm -rf ./build"]
+        repl.send("/history")
+        history = repl.stdout_until("assistant: Not done.")
+        assert "tool error: approval denied: never" in history
+        assert "tool result: ran rm -rf ./build" in history
+    finally:
+        repl.kill()
+
+
+def test_end_of_input_at_an_approval_prompt_denies_and_quits(tmp_path: Path) -> None:
+    _asking_sidecar(
+        tmp_path,
+        [
+            [{"tool_call": {"call_id": "c1", "name": "Bash", "args": {"command": "rm -rf ~"}}}],
+            [{"token": "Denied then."}],
+        ],
+    )
+    repl = _start(tmp_path)
+    try:
+        repl.send("clean up")
+        repl.stderr_until("allow? [y]es / [n]o / [e]dit")
+        assert repl.close() == 0
+        assert _ran(tmp_path) == []
+    finally:
+        repl.kill()

@@ -11,6 +11,10 @@ turn in progress (the REPL goes on), Ctrl-D or ``/exit`` quits.
 Lines are read by a thread (``input()`` on a terminal, for line editing; plain lines from a
 pipe) that reads the next line only once the previous one is handled, so the prompt never
 cuts into an answer.
+
+A tool call that asks for approval pauses the turn and asks, like ``helikon run``: ``y``
+approve, ``n`` deny (then a reason), ``e`` edit (then the new arguments as JSON); the turn
+goes on with the answer. End of input denies, then quits.
 """
 
 from __future__ import annotations
@@ -40,7 +44,7 @@ from helikon.cli.common import (
     sidecar_path,
 )
 from helikon.cli.reload import Loaded, load_agent, watched
-from helikon.cli.render import render_events
+from helikon.cli.resume_cmd import AskAsync, run_with_approvals
 from helikon.cli.sidecar import load_sidecar
 from helikon.cli.sidecar_mcp import McpConnector
 from helikon.core.items import text_of
@@ -69,6 +73,8 @@ class _Repl:
         self.runner = Runner()
         self.turn: asyncio.Task[int] | None = None
         self.mcp: McpConnector | None = None
+        self.ask: AskAsync = _deny
+        """Reads an approval answer like the next line (set by :func:`_loop`)."""
         """The MCP servers, from the sidecar as it was at start (a reload keeps them)."""
 
     def _session(self) -> Session:
@@ -130,10 +136,15 @@ class _Repl:
             except ConfigError as exc:
                 self.err.print(f"[red]error:[/red] {escape(str(exc))}", highlight=False)
                 return 1
-        stream: Any = self.runner.run_streamed(
-            self.loaded.agent, text, session=self.session, ctx=self.loaded.sidecar.context()
+        return await run_with_approvals(
+            self.loaded.agent,
+            text,
+            self.out,
+            self.err,
+            ask=self.ask,
+            context=self.loaded.sidecar.context,
+            session=self.session,
         )
-        return await render_events(stream, self.out, self.err)
 
     def interrupt(self) -> None:
         """Ctrl-C: cancel the turn in progress, or explain how to quit."""
@@ -176,6 +187,10 @@ class _Repl:
         else:
             self.err.print(f"unknown command {name!r}; /help lists the commands", markup=False)
         return True
+
+
+async def _deny(prompt: str) -> str:
+    return "n"  # no input source: deny (never approve by default)
 
 
 def _describe(item: Any) -> str:
@@ -233,7 +248,23 @@ async def _loop(repl: _Repl, interactive: bool, stack: contextlib.AsyncExitStack
     loop = asyncio.get_running_loop()
     lines: asyncio.Queue[str | None] = asyncio.Queue()
     ready = threading.Event()
-    prompt = (lambda: f"{repl.loaded.name}> ") if interactive else None
+    asking: list[str] = []  # the approval question being asked, if any
+
+    async def ask(question: str) -> str:
+        """An approval answer: the next input line (end of input denies, then quits)."""
+        if not interactive:
+            repl.err.print(question, markup=False, highlight=False)
+        asking[:] = [question]
+        ready.set()
+        line = await lines.get()
+        asking.clear()
+        if line is None:
+            lines.put_nowait(None)  # the REPL ends after this turn
+            return "n"
+        return line
+
+    repl.ask = ask
+    prompt = (lambda: asking[0] if asking else f"{repl.loaded.name}> ") if interactive else None
     threading.Thread(
         target=_reader, args=(loop, lines, ready, prompt), name="helikon-repl-input", daemon=True
     ).start()

@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 import os
 import sys
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import replace
 from pathlib import Path
 from typing import Annotated, Any
@@ -44,6 +44,8 @@ EXIT_PAUSED = 3
 """Exit code of a headless run that paused for approval (its state file is on stdout)."""
 
 Ask = Callable[[str], str]
+AskAsync = Callable[[str], Awaitable[str]]
+"""An answer read without blocking the event loop (the REPL reads its input on a thread)."""
 
 
 async def run_with_approvals(
@@ -54,7 +56,7 @@ async def run_with_approvals(
     *,
     state: RunState | None = None,
     decisions: dict[str, Decision] | None = None,
-    ask: Ask | None = None,
+    ask: Ask | AskAsync | None = None,
     state_dir: Path | None = None,
     context: Callable[[], RunContext[Any]] | None = None,
     session: Session | None = None,
@@ -66,7 +68,8 @@ async def run_with_approvals(
     ``context`` makes a fresh :class:`~helikon.RunContext` for each leg of the run (the first
     run and every resume): the sidecar passes its ``[permissions]`` this way, so a resumed run
     is checked by the same rules as the run that paused. ``session`` (the sidecar's
-    ``[session]``) is loaded before the run and records it.
+    ``[session]``) is loaded before the run and records it (and its resumes). ``ask``
+    may be a coroutine function (the REPL's).
 
     Returns:
         0 when the run completed, 1 when it failed, :data:`EXIT_PAUSED` when it paused
@@ -103,7 +106,7 @@ async def run_with_approvals(
             )
             out.print(str(path), markup=False, highlight=False)
             return EXIT_PAUSED
-        decisions = prompt_decisions(state, ask, err)
+        decisions = await ask_decisions(state, ask, err)
 
 
 async def _keep_last(
@@ -124,6 +127,23 @@ def _save(state: RunState, state_dir: Path | None) -> Path:
 def prompt_decisions(state: RunState, ask: Ask, err: Console) -> dict[str, Decision]:
     """Ask about each waiting call: ``y`` approve, ``n`` deny (then a reason), ``e`` edit
     (then the new arguments as JSON). Anything else asks again; end of input denies."""
+    coro = ask_decisions(state, ask, err)
+    try:
+        coro.send(None)  # a plain ask never suspends: the coroutine finishes at once
+    except StopIteration as done:
+        result: dict[str, Decision] = done.value
+        return result
+    coro.close()
+    raise RuntimeError("prompt_decisions takes a plain function; await ask_decisions instead")
+
+
+async def ask_decisions(state: RunState, ask: Ask | AskAsync, err: Console) -> dict[str, Decision]:
+    """:func:`prompt_decisions` with ``ask`` a plain or a coroutine function."""
+
+    async def answer(prompt: str) -> str:
+        got = ask(prompt)
+        return await got if not isinstance(got, str) else got
+
     out: dict[str, Decision] = {}
     for p in state.pending:
         err.print(
@@ -131,17 +151,18 @@ def prompt_decisions(state: RunState, ask: Ask, err: Console) -> dict[str, Decis
             f" — {escape(p.reason)}"
         )
         while True:
-            answer = ask("allow? [y]es / [n]o / [e]dit: ").strip().lower()
-            if answer in ("y", "yes"):
+            reply = (await answer("allow? [y]es / [n]o / [e]dit: ")).strip().lower()
+            if reply in ("y", "yes"):
                 out[p.call_id] = Approve()
                 break
-            if answer in ("n", "no", ""):
-                reason = ask("reason (for the model): ").strip() or "denied at the terminal"
+            if reply in ("n", "no", ""):
+                reason = (await answer("reason (for the model): ")).strip()
+                reason = reason or "denied at the terminal"
                 out[p.call_id] = Deny(reason)
                 break
-            if answer in ("e", "edit"):
+            if reply in ("e", "edit"):
                 try:
-                    args = json.loads(ask("new arguments (JSON object): "))
+                    args = json.loads(await answer("new arguments (JSON object): "))
                     out[p.call_id] = Edit(args)
                     break
                 except (ValueError, ResumeRefused) as exc:

@@ -6,7 +6,17 @@ One case per line; blank lines are skipped. A line is a JSON object with these k
      "input": "Can I get a refund?",        required: the user-turn text
      "expected": "Yes, within 30 days.",    optional: a string or any JSON value
      "expected_tools": ["lookup_order"],    optional: tool-call names, in order
-     "metadata": {"tier": "gold"}}          optional: a free-form object
+     "metadata": {"tier": "gold"},          optional: a free-form object
+     "decisions": {"c1": {"decision": "approve"}}}   optional: scripted approval answers
+
+``decisions`` maps the call ids a case's (scripted) model gives to the answer a person would
+give when that call asks for approval: ``{"decision": "approve"}``, ``{"decision": "deny",
+"reason": "..."}`` or ``{"decision": "edit", "args": {...}}`` (``"remember": true`` on approve
+or deny), as the server's ``POST /approvals`` takes them. A case with ``decisions`` runs with
+``approval="defer"``: each pause is answered from them and the run resumed; a call that asks
+without an answer in ``decisions`` fails the case (never a silent approval). Without
+``decisions`` an ask is answered as the agent's configuration says (an inline handler, or a
+denial).
 
 ``"expected": null`` is the same as leaving it out. Any other key is an error (a typo such
 as ``expected_tool`` would otherwise silently skip an evaluator), and so is an id used twice.
@@ -23,11 +33,12 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from helikon.errors import DatasetError
+from helikon.core.decisions import decision_from_json
+from helikon.errors import DatasetError, ResumeRefused
 
 __all__ = ["EvalCase", "EvalDataset"]
 
-_KEYS = ("id", "input", "expected", "expected_tools", "metadata")
+_KEYS = ("id", "input", "expected", "expected_tools", "metadata", "decisions")
 _EXAMPLE = '{"input": "What is 2+2?", "expected": "4"}'
 
 
@@ -42,6 +53,8 @@ class EvalCase(BaseModel):
         expected_tools: the expected tool-call names in order, or ``None`` when absent
             (``[]`` expects no tool call at all).
         metadata: free-form data for custom evaluators and reports.
+        decisions: call id -> approval answer in its JSON form (see the module doc), or
+            ``None``: the case runs without pausing.
         line: the 1-based line the case came from (0 for cases built in code).
     """
 
@@ -52,6 +65,7 @@ class EvalCase(BaseModel):
     expected: Any = None
     expected_tools: list[str] | None = None
     metadata: dict[str, Any] = Field(default_factory=dict)
+    decisions: dict[str, dict[str, Any]] | None = None
     line: int = 0
 
 
@@ -176,12 +190,26 @@ def _parse_line(line: str, number: int, source: str) -> EvalCase:
     metadata = obj.get("metadata", {})
     if not isinstance(metadata, dict):
         raise fail(f"must be a JSON object, got {_describe(metadata)}", "metadata")
+    decisions = obj.get("decisions")
+    if decisions is not None:
+        if not isinstance(decisions, dict):
+            raise fail(
+                'must map call ids to answers, e.g. {"c1": {"decision": "approve"}}, got '
+                f"{_describe(decisions)}",
+                "decisions",
+            )
+        for call_id, answer in decisions.items():
+            try:
+                decision_from_json(answer)
+            except ResumeRefused as exc:
+                raise fail(str(exc), f"decisions.{call_id}") from None
     return EvalCase(
         id=case_id,
         input=text,
         expected=obj.get("expected"),
         expected_tools=tools,
         metadata=metadata,
+        decisions=decisions,
         line=number,
     )
 

@@ -8,17 +8,20 @@ import re
 import time
 import uuid
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from helikon.core.context import RunConfig, RunContext
+from helikon.core.decisions import decision_from_json
 from helikon.core.events import (
     AgentEvent,
     AgentUpdated,
     MessageOutput,
     RunCompleted,
     RunFailed,
+    RunInterrupted,
     RunStarted,
     ToolCallItem,
 )
@@ -232,16 +235,13 @@ class EvalRun:
         try:
             agent = await self._agent_for(case)
             ctx = self._ctx_factory(case) if self._ctx_factory is not None else None
-            stream: Any = self._runner.run_streamed(
-                agent, case.input, session=session, ctx=ctx, run_config=self._run_config
-            )
-            try:
-                async for ev in stream:
-                    events.append(ev)
-            finally:
-                aclose = getattr(stream, "aclose", None)
-                if aclose is not None:
-                    await aclose()
+            if case.decisions is not None:
+                await self._decided(agent, case, session, ctx, events)
+            else:
+                stream: Any = self._runner.run_streamed(
+                    agent, case.input, session=session, ctx=ctx, run_config=self._run_config
+                )
+                await _drain(stream, events)
         except Exception as exc:
             error = f"{type(exc).__name__}: {exc}"
         terminal = events[-1] if events else None
@@ -277,6 +277,50 @@ class EvalRun:
             session_events=session_events,
         )
 
+    async def _decided(
+        self,
+        agent: Runnable,
+        case: EvalCase,
+        session: MemorySession,
+        ctx: RunContext[Any] | None,
+        events: list[AgentEvent],
+    ) -> None:
+        """Run a case with scripted approval answers: every pause is answered from
+        ``case.decisions`` and resumed (the events of every leg go to ``events``).
+
+        Raises:
+            ConfigError: the runner cannot resume, or a waiting call has no answer in the
+                case (it fails: an ask is never approved by default).
+        """
+        resume = getattr(self._runner, "resume_streamed", None)
+        if not callable(resume):
+            raise ConfigError(
+                f"case {case.id!r} has decisions but the runner {type(self._runner).__name__} "
+                "has no resume_streamed(...); use helikon.Runner"
+            )
+        own = self._run_config or getattr(agent, "run_config", None) or RunConfig()
+        config = replace(own, approval="defer")
+        answers = {k: decision_from_json(v) for k, v in (case.decisions or {}).items()}
+        stream: Any = self._runner.run_streamed(
+            agent, case.input, session=session, ctx=ctx, run_config=config
+        )
+        await _drain(stream, events)
+        while events and isinstance(paused := events[-1], RunInterrupted):
+            events.pop()
+            state = paused.state
+            missing = [p.call_id for p in state.pending if p.call_id not in answers]
+            if missing:
+                raise ConfigError(
+                    f"call(s) {', '.join(missing)} wait for approval and case {case.id!r} has "
+                    f'no decision for them; add e.g. "decisions": {{"{missing[0]}": '
+                    '{"decision": "approve"}}'
+                )
+            decisions = {p.call_id: answers[p.call_id] for p in state.pending}
+            stream = resume(
+                agent, state, decisions=decisions, session=session, ctx=ctx, run_config=config
+            )
+            await _drain(stream, events)
+
     async def _agent_for(self, case: EvalCase) -> Runnable:
         if self._factory is None:
             assert self._agent is not None
@@ -285,6 +329,16 @@ class EvalRun:
         if inspect.isawaitable(made):
             made = await made
         return check_runnable(f"EvalRun(agent_factory=...) returned {type(made).__name__}", made)
+
+
+async def _drain(stream: Any, events: list[AgentEvent]) -> None:
+    try:
+        async for ev in stream:
+            events.append(ev)
+    finally:
+        aclose = getattr(stream, "aclose", None)
+        if aclose is not None:
+            await aclose()
 
 
 def _check_list(arg: str, value: Any, example: str) -> list[Any]:
