@@ -264,7 +264,7 @@ def test_dataset_problems_exit_2(tmp_path: Path) -> None:
     assert proc.returncode == 2
     assert proc.stderr == (
         f"error: {bad}:1: field 'expected_tool': unknown key; did you mean 'expected_tools'? "
-        "a case has id, input, expected, expected_tools, metadata\n"
+        "a case has id, input, expected, expected_tools, metadata, decisions\n"
     )
     empty = tmp_path / "empty.jsonl"
     empty.write_text("\n")

@@ -28,6 +28,7 @@ def test_good_dataset_parses_every_field() -> None:
             "expected": "4",
             "expected_tools": None,
             "metadata": {},
+            "decisions": None,
             "line": 1,
         },
         {
@@ -36,6 +37,7 @@ def test_good_dataset_parses_every_field() -> None:
             "expected": {"a": [1, 2]},
             "expected_tools": None,
             "metadata": {"k": 1},
+            "decisions": None,
             "line": 3,
         },
         {
@@ -44,6 +46,7 @@ def test_good_dataset_parses_every_field() -> None:
             "expected": None,
             "expected_tools": ["a", "b"],
             "metadata": {},
+            "decisions": None,
             "line": 5,
         },
         {
@@ -52,6 +55,7 @@ def test_good_dataset_parses_every_field() -> None:
             "expected": None,
             "expected_tools": [],
             "metadata": {},
+            "decisions": None,
             "line": 6,
         },
     ]
