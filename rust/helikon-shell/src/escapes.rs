@@ -38,6 +38,170 @@ pub(crate) fn follow(an: &mut Analyzer, p: &str, args: &[&Word], ctx: &Ctx<'_>) 
         }
         "gdb" => gdb(an, args, ctx),
         "ed" | "red" => ed(an, ctx),
+        _ => return command_options(an, p, args, ctx),
+    }
+    true
+}
+
+/// Options and arguments of other programs whose value is a program or shell code (attack
+/// M6, M14): the value is analysed as a command, or the command fails closed where it is
+/// code of another language. True when `p` is one of these programs.
+fn command_options(an: &mut Analyzer, p: &str, args: &[&Word], ctx: &Ctx<'_>) -> bool {
+    let label = |l: &'static str| Cow::Borrowed(l);
+    match p {
+        "sort" => {
+            for (v, d) in option_values(args, &["--compress-program"]) {
+                an.reenter_word(v, d, label("sort --compress-program"), ctx);
+            }
+        }
+        "rg" | "ripgrep" => {
+            for (v, d) in option_values(args, &["--pre"]) {
+                an.reenter_word(v, d, label("rg --pre"), ctx);
+            }
+        }
+        "gcc" | "g++" | "cc" | "c++" | "clang" | "clang++" => {
+            for (v, d) in option_values(args, &["-wrapper"]) {
+                an.reenter_word(&v.replace(',', " "), d, label("gcc -wrapper"), ctx);
+            }
+        }
+        "make" | "gmake" => {
+            for w in args {
+                if let Some(v) = t(w).strip_prefix("SHELL=") {
+                    an.reenter_word(v, w.is_dynamic(), label("make SHELL="), ctx);
+                }
+            }
+        }
+        "npx" | "npm" | "pnpm" | "yarn" => {
+            for (v, d) in option_values(args, &["-c", "--call"]) {
+                an.reenter_word(v, d, label("npm exec -c"), ctx);
+            }
+            for (v, d) in option_values(args, &["--script-shell"]) {
+                an.reenter_word(v, d, label("npm --script-shell"), ctx);
+            }
+        }
+        "socat" => {
+            for w in args {
+                let s = t(w);
+                let upper = s.get(..7).map(str::to_ascii_uppercase).unwrap_or_default();
+                let code = if upper.starts_with("EXEC:") {
+                    s.get(5..)
+                } else if upper == "SYSTEM:" {
+                    s.get(7..)
+                } else {
+                    None
+                };
+                if let Some(c) = code {
+                    let c = c.split(',').next().unwrap_or(c);
+                    an.reenter_word(c, w.is_dynamic(), label("socat EXEC:"), ctx);
+                }
+            }
+        }
+        "nc" | "ncat" | "netcat" => {
+            for (v, d) in option_values(args, &["-e", "--exec", "-c", "--sh-exec"]) {
+                an.reenter_word(v, d, label("ncat --sh-exec"), ctx);
+            }
+            if !option_values(args, &["--lua-exec"]).is_empty() {
+                an.issue("ncat --lua-exec runs a Lua script", ctx.text, ctx.line);
+            }
+        }
+        "apt-get" | "apt" => {
+            for (v, d) in option_values(args, &["-o", "--option"]) {
+                if let Some((k, cmd)) = v.split_once('=') {
+                    if k.to_ascii_lowercase().contains("invoke")
+                        || k.to_ascii_lowercase().contains("install-pkgs")
+                    {
+                        an.reenter_word(cmd, d, label("apt-get -o …Invoke"), ctx);
+                    }
+                }
+            }
+        }
+        "sqlite3" => {
+            for w in args {
+                let s = t(w).trim_start();
+                if let Some(c) = s
+                    .strip_prefix(".shell")
+                    .or_else(|| s.strip_prefix(".system"))
+                {
+                    an.reenter_word(c, w.is_dynamic(), label("sqlite3 .shell"), ctx);
+                }
+            }
+        }
+        "psql" => {
+            for (v, d) in option_values(args, &["-c", "--command"]) {
+                if let Some((_, c)) = v.split_once("\\!") {
+                    an.reenter_word(c, d, label("psql \\!"), ctx);
+                }
+            }
+        }
+        "emacs" | "emacsclient" => {
+            if !option_values(args, &["--eval", "-eval"]).is_empty() {
+                an.issue("emacs --eval code is not analysed", ctx.text, ctx.line);
+            }
+        }
+        "tmux" => {
+            const RUNS: &[&str] = &[
+                "new",
+                "new-session",
+                "new-window",
+                "neww",
+                "split-window",
+                "splitw",
+                "respawn-pane",
+                "respawn-window",
+                "run-shell",
+                "run",
+                "display-popup",
+                "popup",
+                "pipe-pane",
+            ];
+            if args.iter().any(|w| RUNS.contains(&t(w))) {
+                an.issue(
+                    "tmux runs a shell command given as an argument",
+                    ctx.text,
+                    ctx.line,
+                );
+            }
+        }
+        "screen" => {
+            if args.iter().any(|w| t(w) == "-X") {
+                an.issue("screen -X sends commands to a session", ctx.text, ctx.line);
+            }
+        }
+        "at" | "batch" => match &ctx.stdin {
+            Stdin::HereDoc(body) => an.reenter(body, label("at (later)"), ctx),
+            Stdin::HereString { text, dynamic } => {
+                an.reenter_word(text, *dynamic, label("at (later)"), ctx)
+            }
+            Stdin::Pipe | Stdin::Process => an.issue(
+                "at reads the commands it runs later from a pipe",
+                ctx.text,
+                ctx.line,
+            ),
+            _ => {}
+        },
+        "crontab" => {
+            if matches!(
+                ctx.stdin,
+                Stdin::HereDoc(_) | Stdin::HereString { .. } | Stdin::Pipe | Stdin::Process
+            ) || args.iter().any(|w| t(w) == "-")
+            {
+                an.issue(
+                    "crontab installs commands that run later",
+                    ctx.text,
+                    ctx.line,
+                );
+            }
+        }
+        "m4" => {
+            let code = match &ctx.stdin {
+                Stdin::HereDoc(b) => Some(*b),
+                Stdin::HereString { text, .. } => Some(*text),
+                _ => None,
+            };
+            if code.is_some_and(|c| c.contains("syscmd")) {
+                an.issue("m4 syscmd runs a command", ctx.text, ctx.line);
+            }
+        }
         _ => return false,
     }
     true
