@@ -34,6 +34,7 @@ from helikon.cli.common import (
 from helikon.cli.doctor import doctor, native_build
 from helikon.cli.eval_cmd import eval_app
 from helikon.cli.mcp_cmd import mcp_app
+from helikon.cli.policy_cmd import policy_app
 from helikon.cli.repl import repl
 from helikon.cli.resume_cmd import resume, run_with_approvals, terminal_ask
 from helikon.cli.sidecar import Sidecar
@@ -54,6 +55,7 @@ app = typer.Typer(
 )
 app.add_typer(eval_app, name="eval")
 app.add_typer(mcp_app, name="mcp")
+app.add_typer(policy_app, name="policy")
 app.command("repl")(repl)
 app.command("resume")(resume)
 app.command("doctor")(doctor)

@@ -1,0 +1,220 @@
+"""Policy dry-run: what a candidate permission configuration would have done to recorded runs.
+
+:func:`recorded_calls` reads every ``tool_called`` event of a session log together with what
+happened to it, read from its ``tool_returned`` event:
+
+* ``"allowed"``: the tool ran (its result is whatever the tool returned, error or not);
+* ``"denied"``: the permission pipeline, a hook or a person refused it (the runner's result
+  text starts with ``permission denied:``, ``denied by hook:`` or ``approval denied:``);
+* ``"unknown"``: the log has no result for the call (a paused or crashed run).
+
+:func:`dry_run` then decides each call again with :func:`helikon.permissions.explain` under a
+candidate :class:`~helikon.RunContext` (its mode, deny/allow rules, guards and policy) and
+returns a :class:`Change` for every call whose outcome flips:
+
+* ``allowed`` -> ``deny`` or ``ask`` (the candidate is stricter for this call);
+* ``denied`` -> ``allow`` (the candidate is looser for this call).
+
+Calls with an ``unknown`` outcome, and ``denied`` calls that would now ``ask``, are not
+changes (nothing ran then and nothing runs unasked now). The log records a call's name and
+arguments but not the tool's :class:`~helikon.ToolEffect`, which the modes need: the built-in
+tools' effects are known (``Bash``: side effect, ``Read``: read-only, ``Write``/``Edit``:
+write), any other tool counts as ``SIDE_EFFECT`` (the strictest reading) unless ``effects``
+names it.
+
+Example:
+    >>> import asyncio
+    >>> from helikon import RunContext
+    >>> from helikon.permissions import DenyRule
+    >>> from helikon.sessions import tool_called, tool_returned
+    >>> log = [tool_called("c1", "Bash", {"command": "curl http://x"}), tool_returned("c1", "ok")]
+    >>> ctx = RunContext.ephemeral().with_deny_rules([DenyRule.bash_command("curl")])
+    >>> [(c.call_id, c.before, c.after) for c in asyncio.run(dry_run(ctx, log))]
+    [('c1', 'allowed', 'deny')]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal
+
+from helikon.core.authorize import explain
+from helikon.core.items import TextPart
+from helikon.core.tool import ToolEffect
+from helikon.sessions.events import SessionEvent, ToolCalled, ToolReturned
+
+if TYPE_CHECKING:
+    from helikon.core.context import RunContext
+
+__all__ = [
+    "BUILTIN_EFFECTS",
+    "DENIAL_PREFIXES",
+    "Change",
+    "RecordedCall",
+    "dry_run",
+    "recorded_calls",
+]
+
+Outcome = Literal["allowed", "denied", "unknown"]
+
+BUILTIN_EFFECTS: Mapping[str, ToolEffect] = {
+    "Bash": ToolEffect.SIDE_EFFECT,
+    "Read": ToolEffect.READ_ONLY,
+    "Write": ToolEffect.WRITE,
+    "Edit": ToolEffect.WRITE,
+}
+"""The effects of helikon's built-in tools, by tool name (others: ``SIDE_EFFECT``)."""
+
+DENIAL_PREFIXES = ("permission denied: ", "denied by hook: ", "approval denied: ")
+"""How the runner words a refused call's result (:mod:`helikon.core.tool_exec`)."""
+
+
+@dataclass(frozen=True, slots=True)
+class RecordedCall:
+    """One recorded tool call and what happened to it.
+
+    Attributes:
+        session_id: the session the call is in (``""`` when not given).
+        sequence: the position of its ``tool_called`` event in the log (0-based).
+        call_id: the model's call id.
+        tool: the tool name.
+        args: the arguments as the model sent them.
+        outcome: ``"allowed"``, ``"denied"`` or ``"unknown"`` (see the module doc).
+        recorded_reason: for ``"denied"``: the recorded result text (why it was refused).
+    """
+
+    session_id: str
+    sequence: int
+    call_id: str
+    tool: str
+    args: Any
+    outcome: Outcome
+    recorded_reason: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Change:
+    """A recorded call the candidate configuration decides differently.
+
+    Attributes:
+        session_id, sequence, call_id, tool, args: the call (see :class:`RecordedCall`).
+        before: ``"allowed"`` or ``"denied"``: what happened when it was recorded.
+        after: ``"allow"``, ``"deny"`` or ``"ask"``: the candidate's decision.
+        stage: the pipeline stage that decided (``deny_rule``, ``guard``, ``allow_rule``,
+            ``mode``, ``policy`` or ``default``), as :class:`~helikon.permissions.Explanation`.
+        rule: the rule or guard that decided, if any.
+        reason: the explanation's sentence (``DenyRule.bash_command('curl')``,
+            ``mode plan``, a guard's reason).
+    """
+
+    session_id: str
+    sequence: int
+    call_id: str
+    tool: str
+    args: Any
+    before: str
+    after: str
+    stage: str
+    rule: str | None
+    reason: str
+
+    def to_json(self) -> dict[str, Any]:
+        """The change as a JSON object (the keys are the attribute names)."""
+        return {
+            "session_id": self.session_id,
+            "sequence": self.sequence,
+            "call_id": self.call_id,
+            "tool": self.tool,
+            "args": self.args,
+            "before": self.before,
+            "after": self.after,
+            "stage": self.stage,
+            "rule": self.rule,
+            "reason": self.reason,
+        }
+
+
+def _text(event: ToolReturned) -> str:
+    return "".join(p.text for p in event.content if isinstance(p, TextPart))
+
+
+def recorded_calls(events: Iterable[SessionEvent], *, session_id: str = "") -> list[RecordedCall]:
+    """Every ``tool_called`` event of one log, in order, with its recorded outcome.
+
+    A result matches the latest call with its ``call_id`` before it; a ``tool_returned``
+    without a call is ignored.
+    """
+    calls: list[tuple[int, ToolCalled]] = []
+    results: dict[int, ToolReturned] = {}
+    open_ids: dict[str, int] = {}
+    for seq, event in enumerate(events):
+        if isinstance(event, ToolCalled):
+            open_ids[event.call_id] = len(calls)
+            calls.append((seq, event))
+        elif isinstance(event, ToolReturned) and event.call_id in open_ids:
+            results[open_ids.pop(event.call_id)] = event
+    out = []
+    for i, (seq, call) in enumerate(calls):
+        result = results.get(i)
+        outcome: Outcome = "unknown"
+        reason = ""
+        if result is not None:
+            text = _text(result)
+            if result.is_error and text.startswith(DENIAL_PREFIXES):
+                outcome, reason = "denied", text
+            else:
+                outcome = "allowed"
+        out.append(
+            RecordedCall(session_id, seq, call.call_id, call.name, call.args, outcome, reason)
+        )
+    return out
+
+
+def _flips(before: Outcome, after: str) -> bool:
+    if before == "allowed":
+        return after in ("deny", "ask")
+    return before == "denied" and after == "allow"
+
+
+async def dry_run(
+    policy: RunContext[Any],
+    events: Iterable[SessionEvent],
+    *,
+    session_id: str = "",
+    effects: Mapping[str, ToolEffect] | None = None,
+) -> list[Change]:
+    """The recorded calls of ``events`` whose outcome ``policy`` would flip, in log order.
+
+    ``policy`` is the candidate configuration as a run context (e.g.
+    ``RunContext.ephemeral().with_permission_mode(...).with_deny_rules(...)``; the CLI builds
+    it from a ``[permissions]`` table). Its approval handler is not consulted: ``ask`` is what
+    a person would be asked. Its :class:`~helikon.PermissionPolicy`, if any, is called once per
+    recorded call. ``effects`` maps tool names to their effects over :data:`BUILTIN_EFFECTS`.
+
+    Returns:
+        one :class:`Change` per flipped call (see the module doc for what counts).
+    """
+    table = {**BUILTIN_EFFECTS, **(effects or {})}
+    changes = []
+    for call in recorded_calls(events, session_id=session_id):
+        if call.outcome == "unknown":
+            continue
+        effect = table.get(call.tool, ToolEffect.SIDE_EFFECT)
+        e = await explain(policy, call.tool, call.args, effect)
+        if _flips(call.outcome, e.decision):
+            changes.append(
+                Change(
+                    call.session_id,
+                    call.sequence,
+                    call.call_id,
+                    call.tool,
+                    call.args,
+                    call.outcome,
+                    e.decision,
+                    e.stage,
+                    e.rule,
+                    e.reason,
+                )
+            )
+    return changes

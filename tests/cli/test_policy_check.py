@@ -1,0 +1,299 @@
+"""``helikon policy check`` and :func:`helikon.audit.dry_run` on runs recorded into SQLite.
+
+Two real runs of the scripted model, with a Bash tool and a Write tool under one policy
+(``deny = ["bash:curl"]``), are recorded into one SQLite file; a stricter and a looser
+candidate then give exactly the expected rows and exit codes, as text and as JSON.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+pytest.importorskip("aiosqlite")
+
+from helikon import Agent
+from helikon.audit import Change, dry_run, recorded_calls
+from helikon.cli.main import app
+from helikon.cli.policy_cmd import load_policy
+from helikon.errors import ConfigError
+from helikon.runtimes import Runner
+from helikon.sessions import tool_called, tool_returned
+from helikon.sessions.sqlite import SqliteSession
+from helikon.testing import Call, MockModel, Text
+from helikon.tools import BashTool, HostBackend, Sandbox, WriteTool
+
+RECORDED = """
+[permissions]
+mode = "default"
+deny = ["bash:curl"]
+"""
+
+STRICTER = """
+[permissions]
+deny = ["bash:curl", "bash:echo", "edit:secrets/**"]
+guards = [{ name = "look-first", program = "ls", action = "ask", reason = "listing needs a look" }]
+"""
+
+LOOSER = """
+[permissions]
+mode = "default"
+"""
+
+SCRIPTS = {
+    "alpha": [
+        [Call("a1", "Bash", {"command": "echo hi"})],
+        [Call("a2", "Bash", {"command": "curl http://example.invalid/x"})],
+        [Call("a3", "Write", {"path": "notes/a.txt", "content": "note"})],
+        [Text("done")],
+    ],
+    "beta": [
+        [Call("b1", "Bash", {"command": "ls"})],
+        [Call("b2", "Write", {"path": "secrets/key.txt", "content": "k"})],
+        [Text("done")],
+    ],
+}
+
+
+@pytest.fixture
+def recorded(tmp_path: Path) -> Path:
+    """A SQLite file holding the two recorded runs (sessions ``alpha`` and ``beta``)."""
+    root = tmp_path / "ws"
+    root.mkdir()
+    db = tmp_path / "runs.db"
+    policy = tmp_path / "recorded.toml"
+    policy.write_text(RECORDED)
+    settings = load_policy(policy)
+
+    async def record() -> None:
+        for sid, script in SCRIPTS.items():
+            sandbox = Sandbox.open(root)
+            agent = Agent(
+                name="worker",
+                model=MockModel(script),
+                tools=[BashTool(HostBackend(sandbox, timeout=20)), WriteTool(sandbox)],
+            )
+            result = await Runner().run(
+                agent, "go", session=SqliteSession(sid, db), ctx=settings.context()
+            )
+            assert result.final_output == "done"
+
+    asyncio.run(record())
+    assert (root / "notes" / "a.txt").read_text() == "note"  # the runs really ran
+    assert (root / "secrets" / "key.txt").read_text() == "k"
+    return db
+
+
+def _policy(tmp_path: Path, name: str, text: str) -> Path:
+    p = tmp_path / name
+    p.write_text(text)
+    return p
+
+
+def _check(*args: str) -> Any:
+    return CliRunner().invoke(app, ["policy", "check", *args])
+
+
+def test_the_recording_holds_each_call_and_its_outcome(recorded: Path) -> None:
+    events = asyncio.run(SqliteSession("alpha", recorded).events())
+    calls = [(c.call_id, c.tool, c.outcome) for c in recorded_calls(events)]
+    assert calls == [
+        ("a1", "Bash", "allowed"),
+        ("a2", "Bash", "denied"),
+        ("a3", "Write", "allowed"),
+    ]
+    denied = recorded_calls(events)[1]
+    assert denied.recorded_reason.startswith("permission denied: DenyRule.bash_command('curl')")
+
+
+def test_the_recording_policy_itself_changes_nothing(recorded: Path, tmp_path: Path) -> None:
+    policy = _policy(tmp_path, "same.toml", RECORDED)
+    r = _check("--policy", str(policy), "--sessions", f"sqlite://{recorded}")
+    assert r.exit_code == 0, r.output
+    assert r.output.strip() == "no changes: 5 recorded calls in 2 sessions decide the same"
+
+
+def test_a_stricter_policy_lists_the_calls_it_would_deny_or_ask(
+    recorded: Path, tmp_path: Path
+) -> None:
+    policy = _policy(tmp_path, "strict.toml", STRICTER)
+    r = _check("--policy", str(policy), "--sessions", f"sqlite://{recorded}", "--format", "json")
+    assert r.exit_code == 1, r.output
+    doc = json.loads(r.output)
+    assert doc["sessions"] == 2
+    assert doc["calls"] == 5
+    rows = [
+        (c["session_id"], c["call_id"], c["tool"], c["before"], c["after"], c["stage"], c["rule"])
+        for c in doc["changes"]
+    ]
+    assert rows == [
+        ("alpha", "a1", "Bash", "allowed", "deny", "deny_rule", "DenyRule.bash_command('echo')"),
+        ("beta", "b1", "Bash", "allowed", "ask", "guard", "look-first"),
+        ("beta", "b2", "Write", "allowed", "deny", "deny_rule", "DenyRule.edit('secrets/**')"),
+    ]
+    assert doc["changes"][1]["reason"] == "listing needs a look"
+    assert doc["changes"][2]["args"] == {"path": "secrets/key.txt", "content": "k"}
+    assert doc["changes"][0]["sequence"] == 1  # after the user message
+
+
+def test_a_looser_policy_lists_the_calls_it_would_now_allow(
+    recorded: Path, tmp_path: Path
+) -> None:
+    policy = _policy(tmp_path, "loose.toml", LOOSER)
+    r = _check("--policy", str(policy), "--sessions", f"sqlite://{recorded}", "--format", "json")
+    assert r.exit_code == 1, r.output
+    changes = json.loads(r.output)["changes"]
+    assert [(c["session_id"], c["call_id"], c["before"], c["after"]) for c in changes] == [
+        ("alpha", "a2", "denied", "allow")
+    ]
+    assert changes[0]["args"] == {"command": "curl http://example.invalid/x"}
+    assert (changes[0]["stage"], changes[0]["reason"]) == ("default", "no policy installed")
+
+
+def test_the_text_table_shows_each_change_with_its_reason(recorded: Path, tmp_path: Path) -> None:
+    policy = _policy(tmp_path, "strict.toml", STRICTER)
+    r = _check("--policy", str(policy), "--sessions", f"sqlite://{recorded}")
+    assert r.exit_code == 1, r.output
+    assert r.output.splitlines() == [
+        "3 of 5 recorded calls change (2 sessions):",
+        "SESSION  SEQ  TOOL   ARGS                                         WAS      NOW   WHY",
+        'alpha    1    Bash   {"command": "echo hi"}                       allowed  deny  '
+        "deny_rule: DenyRule.bash_command('echo')",
+        'beta     1    Bash   {"command": "ls"}                            allowed  ask   '
+        "guard: listing needs a look",
+        'beta     3    Write  {"content": "k", "path": "secrets/key.txt"}  allowed  deny  '
+        "deny_rule: DenyRule.edit('secrets/**')",
+    ]
+
+
+def test_one_session_by_fragment(recorded: Path, tmp_path: Path) -> None:
+    policy = _policy(tmp_path, "strict.toml", STRICTER)
+    r = _check(
+        "--policy", str(policy), "--sessions", f"sqlite://{recorded}#beta", "--format", "json"
+    )
+    assert r.exit_code == 1, r.output
+    doc = json.loads(r.output)
+    assert (doc["sessions"], doc["calls"]) == (1, 2)
+    assert [c["call_id"] for c in doc["changes"]] == ["b1", "b2"]
+
+
+def test_an_unknown_session_names_the_ones_there(recorded: Path, tmp_path: Path) -> None:
+    policy = _policy(tmp_path, "strict.toml", STRICTER)
+    r = _check("--policy", str(policy), "--sessions", f"sqlite://{recorded}#gamma")
+    assert r.exit_code == 2
+    assert "has no session 'gamma'" in r.output
+    assert "['alpha', 'beta']" in r.output
+
+
+@pytest.mark.parametrize(
+    ("url", "message"),
+    [
+        ("redis://127.0.0.1:6379/0", "the redis scheme is not supported"),
+        ("postgresql://localhost/test", "the postgresql scheme is not supported"),
+        ("runs.db", "the missing scheme is not supported"),
+        ("sqlite:///nowhere/runs.db", "/nowhere/runs.db does not exist"),
+    ],
+)
+def test_bad_session_urls_exit_2_with_the_fix(tmp_path: Path, url: str, message: str) -> None:
+    policy = _policy(tmp_path, "p.toml", LOOSER)
+    r = _check("--policy", str(policy), "--sessions", url)
+    assert r.exit_code == 2
+    assert message in r.output
+    assert "Fix: use sqlite:///ABSOLUTE/PATH.db" in r.output
+    assert not Path("/nowhere/runs.db").exists()
+
+
+def test_a_file_that_is_not_a_session_database(tmp_path: Path) -> None:
+    policy = _policy(tmp_path, "p.toml", LOOSER)
+    other = tmp_path / "other.db"
+    other.write_bytes(b"not sqlite at all, just text" * 10)
+    r = _check("--policy", str(policy), "--sessions", f"sqlite://{other}")
+    assert r.exit_code == 2
+    assert "not a helikon session database" in r.output
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("[agents.a]\nmodel = 'x'\n", "permissions: the file has no [permissions] table"),
+        ("[permissions]\nmode = 'strict'\n", "permissions.mode: unknown mode 'strict'"),
+        ("[permissions]\ndeny = ['shell:rm']\n", "permissions.deny[0]: 'shell:rm' is not"),
+        ("[permissions]\ndenny = []\n", "unknown key 'denny'. Fix: did you mean 'deny'?"),
+        ("[permissions\n", "not valid TOML"),
+    ],
+)
+def test_bad_policy_files_exit_2_naming_the_key(
+    recorded: Path, tmp_path: Path, text: str, message: str
+) -> None:
+    policy = _policy(tmp_path, "bad.toml", text)
+    r = _check("--policy", str(policy), "--sessions", f"sqlite://{recorded}")
+    assert r.exit_code == 2
+    assert message in r.output
+
+
+def test_an_agents_toml_is_a_policy_file(recorded: Path, tmp_path: Path) -> None:
+    sidecar = _policy(
+        tmp_path,
+        "agents.toml",
+        '[agents.worker]\nmodel = "openai:gpt-4o"\n\n[permissions]\nmode = "plan"\n',
+    )
+    r = _check("--policy", str(sidecar), "--sessions", f"sqlite://{recorded}", "--format", "json")
+    assert r.exit_code == 1, r.output
+    changes = json.loads(r.output)["changes"]
+    # plan denies every call that is not read-only: the four that ran
+    assert [(c["call_id"], c["after"], c["stage"]) for c in changes] == [
+        ("a1", "deny", "mode"),
+        ("a3", "deny", "mode"),
+        ("b1", "deny", "mode"),
+        ("b2", "deny", "mode"),
+    ]
+
+
+def test_bad_format_exits_2(recorded: Path, tmp_path: Path) -> None:
+    policy = _policy(tmp_path, "p.toml", LOOSER)
+    r = _check("--policy", str(policy), "--sessions", f"sqlite://{recorded}", "--format", "csv")
+    assert r.exit_code == 2
+    assert "--format 'csv' is not supported" in r.output
+
+
+async def test_dry_run_counts_only_flips() -> None:
+    from helikon import RunContext
+    from helikon.permissions import AllowRule
+
+    log = [
+        tool_called("c1", "Bash", {"command": "rm -rf /"}),
+        tool_returned("c1", "permission denied: guard rm: recursive delete", is_error=True),
+        tool_called("c2", "Bash", {"command": "git status"}),
+        tool_returned("c2", "permission denied: mode dont_ask", is_error=True),
+        tool_called("c3", "Bash", {"command": "false"}),
+        tool_returned("c3", "exit 1", is_error=True),  # ran and failed: allowed
+        tool_called("c4", "Bash", {"command": "git push"}),  # no result: unknown
+    ]
+    ctx = RunContext.ephemeral().with_allow_rules([AllowRule.bash_command("git")])
+    changes = await dry_run(ctx, log, session_id="s")
+    # c1 still asks (the default rm guard): not a flip; c2 is now allowed by the rule;
+    # c3 stays allowed; c4 has no recorded outcome
+    assert changes == [
+        Change(
+            "s",
+            2,
+            "c2",
+            "Bash",
+            {"command": "git status"},
+            "denied",
+            "allow",
+            "allow_rule",
+            "AllowRule.bash_command('git')",
+            "AllowRule.bash_command('git')",
+        )
+    ]
+
+
+def test_load_policy_raises_config_error(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="cannot read it"):
+        load_policy(tmp_path / "missing.toml")
