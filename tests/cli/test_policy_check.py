@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import uuid
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -23,10 +25,12 @@ from helikon.cli.main import app
 from helikon.cli.policy_cmd import load_policy
 from helikon.errors import ConfigError
 from helikon.runtimes import Runner
-from helikon.sessions import tool_called, tool_returned
+from helikon.sessions import Session, tool_called, tool_returned
 from helikon.sessions.sqlite import SqliteSession
 from helikon.testing import Call, MockModel, Text
 from helikon.tools import BashTool, HostBackend, Sandbox, WriteTool
+from tests.conftest import require_service
+from tests.sessions import backends
 
 RECORDED = """
 [permissions]
@@ -60,32 +64,33 @@ SCRIPTS = {
 }
 
 
-@pytest.fixture
-def recorded(tmp_path: Path) -> Path:
-    """A SQLite file holding the two recorded runs (sessions ``alpha`` and ``beta``)."""
+async def _record(tmp_path: Path, open_session: Callable[[str], Session]) -> None:
+    """Run the two scripts (sessions ``alpha`` and ``beta``) under RECORDED, recording them."""
     root = tmp_path / "ws"
     root.mkdir()
-    db = tmp_path / "runs.db"
     policy = tmp_path / "recorded.toml"
     policy.write_text(RECORDED)
     settings = load_policy(policy)
-
-    async def record() -> None:
-        for sid, script in SCRIPTS.items():
-            sandbox = Sandbox.open(root)
-            agent = Agent(
-                name="worker",
-                model=MockModel(script),
-                tools=[BashTool(HostBackend(sandbox, timeout=20)), WriteTool(sandbox)],
-            )
-            result = await Runner().run(
-                agent, "go", session=SqliteSession(sid, db), ctx=settings.context()
-            )
-            assert result.final_output == "done"
-
-    asyncio.run(record())
+    for sid, script in SCRIPTS.items():
+        sandbox = Sandbox.open(root)
+        agent = Agent(
+            name="worker",
+            model=MockModel(script),
+            tools=[BashTool(HostBackend(sandbox, timeout=20)), WriteTool(sandbox)],
+        )
+        result = await Runner().run(
+            agent, "go", session=open_session(sid), ctx=settings.context()
+        )
+        assert result.final_output == "done"
     assert (root / "notes" / "a.txt").read_text() == "note"  # the runs really ran
     assert (root / "secrets" / "key.txt").read_text() == "k"
+
+
+@pytest.fixture
+def recorded(tmp_path: Path) -> Path:
+    """A SQLite file holding the two recorded runs."""
+    db = tmp_path / "runs.db"
+    asyncio.run(_record(tmp_path, lambda sid: SqliteSession(sid, db)))
     return db
 
 
@@ -193,8 +198,8 @@ def test_an_unknown_session_names_the_ones_there(recorded: Path, tmp_path: Path)
 @pytest.mark.parametrize(
     ("url", "message"),
     [
-        ("redis://127.0.0.1:6379/0", "the redis scheme is not supported"),
-        ("postgresql://localhost/test", "the postgresql scheme is not supported"),
+        ("http://example.com/runs.db", "the http scheme is not supported"),
+        ("mysql://localhost/test", "the mysql scheme is not supported"),
         ("runs.db", "the missing scheme is not supported"),
         ("sqlite:///nowhere/runs.db", "/nowhere/runs.db does not exist"),
     ],
@@ -297,3 +302,101 @@ async def test_dry_run_counts_only_flips() -> None:
 def test_load_policy_raises_config_error(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="cannot read it"):
         load_policy(tmp_path / "missing.toml")
+
+
+STRICT_ROWS = [
+    ("alpha", "a1", "deny", "DenyRule.bash_command('echo')"),
+    ("beta", "b1", "ask", "look-first"),
+    ("beta", "b2", "deny", "DenyRule.edit('secrets/**')"),
+]
+
+
+def _strict_rows(tmp_path: Path, url: str) -> list[tuple[str, str, str, str | None]]:
+    policy = _policy(tmp_path, "strict.toml", STRICTER)
+    r = _check("--policy", str(policy), "--sessions", url, "--format", "json")
+    assert r.exit_code == 1, r.output
+    doc = json.loads(r.output)
+    assert (doc["sessions"], doc["calls"]) == (2, 5)
+    return [(c["session_id"], c["call_id"], c["after"], c["rule"]) for c in doc["changes"]]
+
+
+def test_sessions_recorded_in_redis(tmp_path: Path) -> None:
+    require_service("redis", backends.redis_available)
+    import redis.asyncio as aioredis
+
+    from helikon.sessions.redis import RedisSession
+
+    prefix = f"helikon-test-{uuid.uuid4().hex[:12]}"
+
+    async def record() -> None:
+        client = aioredis.Redis.from_url(backends.REDIS_URL)
+        try:
+            await _record(tmp_path, lambda sid: RedisSession(client, sid, prefix=prefix))
+        finally:
+            await client.aclose()
+
+    async def clean() -> None:
+        client = aioredis.Redis.from_url(backends.REDIS_URL)
+        keys = [k async for k in client.scan_iter(match=f"{prefix}:*", count=500)]
+        if keys:
+            await client.delete(*keys)
+        await client.aclose()
+
+    asyncio.run(record())
+    try:
+        url = f"{backends.REDIS_URL}?prefix={prefix}"
+        assert _strict_rows(tmp_path, url) == STRICT_ROWS
+        r = _check("--policy", str(tmp_path / "strict.toml"), "--sessions", url + "#gamma")
+        assert r.exit_code == 2
+        assert f"redis prefix '{prefix}' has no session 'gamma'" in r.output
+    finally:
+        asyncio.run(clean())
+
+
+def test_sessions_recorded_in_postgres(tmp_path: Path) -> None:
+    require_service("postgres", lambda: backends.postgres_dsn() is not None)
+    dsn = backends.postgres_dsn()
+    assert dsn is not None
+    import asyncpg  # type: ignore[import-untyped]
+
+    from helikon.sessions.postgres import PostgresSession
+
+    schema = f"helikon_test_{uuid.uuid4().hex[:12]}"
+
+    async def record() -> None:
+        pool = await asyncpg.create_pool(dsn, min_size=1, max_size=4)
+        try:
+            await PostgresSession.migrate(pool, schema=schema)
+            await _record(
+                tmp_path,
+                lambda sid: PostgresSession.open_without_migrate(pool, sid, schema=schema),
+            )
+        finally:
+            await pool.close()
+
+    async def clean() -> None:
+        conn = await asyncpg.connect(dsn)
+        await conn.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
+        await conn.close()
+
+    asyncio.run(record())
+    try:
+        sep = "&" if "?" in dsn else "?"
+        assert _strict_rows(tmp_path, f"{dsn}{sep}schema={schema}") == STRICT_ROWS
+        r = _check(
+            "--policy",
+            str(tmp_path / "strict.toml"),
+            "--sessions",
+            f"{dsn}{sep}schema=nothing_here",
+        )
+        assert r.exit_code == 2
+        assert "schema 'nothing_here' has no helikon sessions" in r.output
+    finally:
+        asyncio.run(clean())
+
+
+def test_an_unreachable_redis_exits_2(tmp_path: Path) -> None:
+    policy = _policy(tmp_path, "p.toml", LOOSER)
+    r = _check("--policy", str(policy), "--sessions", "redis://127.0.0.1:1/0")
+    assert r.exit_code == 2
+    assert "redis: list the sessions of redis://127.0.0.1:1/0" in r.output

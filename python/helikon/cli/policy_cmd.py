@@ -3,7 +3,8 @@
 ``helikon policy check --policy POLICY.toml --sessions SESSION_URL [--format text|json]``
 loads the ``[permissions]`` table of ``POLICY.toml`` (the loader and shape of
 ``agents.toml``'s, so an ``agents.toml`` works as it is), reads every session of
-``SESSION_URL`` and prints the calls whose outcome the candidate flips (see
+``SESSION_URL`` (:mod:`.policy_sessions`) and prints the calls whose outcome the candidate
+flips (see
 :mod:`helikon.audit`).
 
 Exit codes: 0 nothing changes, 1 some call changes, 2 a bad policy file or session URL.
@@ -12,28 +13,28 @@ Exit codes: 0 nothing changes, 1 some call changes, 2 a bad policy file or sessi
 from __future__ import annotations
 
 import json
-import sqlite3
 import tomllib
 from pathlib import Path
 from typing import Annotated, Any
-from urllib.parse import urlparse
 
 import typer
 from rich.console import Console
 
 from helikon.audit import Change, dry_run
 from helikon.cli.common import EXIT_FAILED, consoles, drive, fail
+from helikon.cli.policy_sessions import read_sessions
 from helikon.cli.sidecar_file import SidecarFile
 from helikon.cli.sidecar_policy import PermissionSettings, check_permissions
 from helikon.errors import ConfigError, SessionError
-from helikon.sessions.events import SessionEvent
 
-__all__ = ["EXIT_CHANGED", "load_policy", "policy_app", "read_sessions", "table_lines"]
+__all__ = ["EXIT_CHANGED", "load_policy", "policy_app", "table_lines"]
 
 EXIT_CHANGED = EXIT_FAILED
 """Exit code when the candidate configuration changes the outcome of some recorded call."""
 
-_URL_FIX = "use sqlite:///ABSOLUTE/PATH.db, optionally with #SESSION_ID"
+_SESSIONS_HELP = (
+    "sqlite:///PATH.db, redis://HOST:PORT/DB or postgresql://USER@HOST/DB; #ID for one session."
+)
 
 policy_app = typer.Typer(
     name="policy",
@@ -65,53 +66,6 @@ def load_policy(path: Path) -> PermissionSettings:
             'add [permissions] with mode, deny, allow or guards (e.g. mode = "default")',
         )
     return check_permissions(sc, doc["permissions"])
-
-
-def _sqlite_ids(path: Path) -> list[str]:
-    uri = path.resolve().as_uri() + "?mode=ro"
-    try:
-        with sqlite3.connect(uri, uri=True) as conn:
-            rows = conn.execute(
-                "SELECT DISTINCT session_id FROM session_events ORDER BY session_id"
-            ).fetchall()
-    except sqlite3.Error as exc:
-        raise ConfigError(f"{path}: not a helikon session database ({exc})") from None
-    return [str(r[0]) for r in rows]
-
-
-async def read_sessions(url: str) -> dict[str, list[SessionEvent]]:
-    """The event logs of ``url``, by session id (sorted).
-
-    ``sqlite:///ABSOLUTE/PATH.db`` reads every session in the file, ``...#ID`` only session
-    ``ID``. The file is never created.
-
-    Raises:
-        ConfigError: an unsupported scheme, a missing file, a file without helikon sessions,
-            or ``#ID`` naming a session the file does not hold.
-        SessionError: a stored event does not parse.
-    """
-    parsed = urlparse(url)
-    if parsed.scheme != "sqlite":
-        raise ConfigError(
-            f"--sessions {url!r}: the {parsed.scheme or 'missing'} scheme is not supported "
-            f"(SQLite only for now). Fix: {_URL_FIX}"
-        )
-    if parsed.netloc or not parsed.path:
-        raise ConfigError(f"--sessions {url!r}: no file path. Fix: {_URL_FIX}")
-    path = Path(parsed.path)
-    if not path.is_file():
-        raise ConfigError(f"--sessions {url!r}: {path} does not exist. Fix: {_URL_FIX}")
-    ids = _sqlite_ids(path)
-    if parsed.fragment:
-        if parsed.fragment not in ids:
-            raise ConfigError(
-                f"--sessions {url!r}: {path} has no session {parsed.fragment!r}. "
-                f"Fix: use one of {ids}"
-            )
-        ids = [parsed.fragment]
-    from helikon.sessions.sqlite import SqliteSession
-
-    return {sid: await SqliteSession(sid, path).events() for sid in ids}
 
 
 def _args(args: Any) -> str:
@@ -162,7 +116,12 @@ def check(
         Path, typer.Option("--policy", help="A TOML file with a [permissions] table.")
     ],
     sessions: Annotated[
-        str, typer.Option("--sessions", help="sqlite:///PATH.db, optionally #SESSION_ID.")
+        str,
+        typer.Option(
+            "--sessions",
+            help="sqlite:///PATH.db, redis://HOST:PORT/DB or postgresql://USER@HOST/DB; "
+            "#ID for one session.",
+        ),
     ],
     format: Annotated[str, typer.Option("--format", help="text or json.")] = "text",
 ) -> None:
