@@ -1,0 +1,95 @@
+"""examples/migrating: the ports of the OpenAI Agents SDK's and Pydantic AI's examples run
+offline (each on a scripted MockModel) and print exactly what the run did."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "migrating"
+
+EXPECTED = {
+    "hello_world.py": (
+        "Code calls itself,\nsmaller each time it returns,\nbase case ends the climb.\n"
+    ),
+    "tools.py": (
+        "-> get_weather({'city': 'Tokyo'})\n"
+        '<- {"city":"Tokyo","temperature_range":"14-20C","conditions":"Sunny with wind."}\n'
+        "In Tokyo it is sunny and windy, between 14 and 20C.\n"
+    ),
+    "agents_as_tools.py": (
+        "<- Hola, ¿cómo estás?\n"
+        "<- Bonjour, comment ça va ?\n"
+        "Spanish: Hola, ¿cómo estás?\nFrench: Bonjour, comment ça va ?\n"
+        "answered by: orchestrator\n"
+    ),
+    "deterministic.py": (
+        "outline: 1. A lighthouse keeper hears knocking. 2. Nobody is there.\n"
+        "check: good_quality=True is_scifi=False\n"
+        "story: Every night at three the knocking came; the keeper never answered.\n"
+    ),
+    "routing.py": (
+        "french_agent: Bonjour ! Je vais bien, merci.\n"
+        "french_agent: Il fait beau à Paris.\n"
+        "items in the conversation: 6\n"
+    ),
+    "input_guardrails.py": (
+        "We are open from 9 to 17, Monday to Friday.\n"
+        "guardrail tripped: input_policy: Asks to solve an equation for x.\n"
+    ),
+    "sqlite_session.py": (
+        "user: What city is the Golden Gate Bridge in?\n"
+        "assistant: San Francisco. (1 items sent)\n"
+        "user: What state is it in?\n"
+        "assistant: California. (3 items sent)\n"
+        "user: What's the population?\n"
+        "assistant: About 808,000 people. (5 items sent)\n"
+        'last two items: ["user_message: What\'s the population?", '
+        "'assistant_message: About 808,000 people.']\n"
+    ),
+    "weather_agent.py": (
+        "<- Unknown place 'the capital of the UK'; give a place name.\n"
+        '<- {"lat":51.5,"lng":-0.1}\n'
+        '<- {"lat":51.3,"lng":-1.9}\n'
+        "<- 21C, sunny\n"
+        "<- 18C, light rain\n"
+        "London: 21C, sunny. Wiltshire: 18C, light rain.\n"
+    ),
+}
+
+
+def _run(name: str, *args: str) -> str:
+    proc = subprocess.run(
+        [sys.executable, str(EXAMPLES / name), *args],
+        capture_output=True,
+        text=True,
+        encoding="utf-8",
+        timeout=120,
+        cwd=EXAMPLES,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stderr == ""
+    return proc.stdout
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_the_port_prints_exactly_what_the_run_did(name: str) -> None:
+    assert _run(name) == EXPECTED[name]
+
+
+def test_every_port_is_tested_and_listed() -> None:
+    ports = sorted(p.name for p in EXAMPLES.glob("*.py"))
+    assert ports == sorted(EXPECTED)
+    readme = (EXAMPLES / "README.md").read_text(encoding="utf-8")
+    assert [p for p in ports if f"`{p}`" not in readme] == []
+
+
+def test_the_session_outlives_the_process(tmp_path: Path) -> None:
+    # a second process on the same file sees the first one's three turns
+    db = tmp_path / "conversations.db"
+    _run("sqlite_session.py", str(db))
+    again = _run("sqlite_session.py", str(db))
+    assert "assistant: San Francisco. (7 items sent)\n" in again
