@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from pydantic import BaseModel, Field
 
-from helikon import Agent, RunContext, ToolContext
+from helikon import Agent, RunContext, ToolCall, ToolContext, ToolResult, text_of
 from helikon.testing import Call, MockModel
 
 
@@ -90,7 +90,12 @@ async def customer_balance(ctx: ToolContext[SupportDeps], include_pending: bool)
 
 deps = RunContext.ephemeral(SupportDeps(customer_id=123, db=FakeDatabase()))
 for question in ("What is my balance?", "I just lost my card!"):
-    out = support_agent.run_sync(question, deps).final_output
-    print(out.model_dump_json())
+    result = support_agent.run_sync(question, deps)
+    for item in result.new_items:
+        if isinstance(item, ToolCall):
+            print(f"-> {item.name}({item.args})")
+        elif isinstance(item, ToolResult):
+            print(f"<- {text_of(item.content)}")
+    print(result.final_output.model_dump_json())
 print(model.requests[0].messages[0].content[0].text)
 model.assert_exhausted()

@@ -26,6 +26,23 @@ EXPECTED = {
         "Spanish: Hola, ¿cómo estás?\nFrench: Bonjour, comment ça va ?\n"
         "answered by: orchestrator\n"
     ),
+    "bank_support.py": (
+        "-> customer_balance({'include_pending': True})\n"
+        "<- 223.45\n"
+        "-> final_result({'support_advice': 'Hello John, your balance with pending items is "
+        "$223.45.', 'block_card': False, 'risk': 1})\n"
+        "<- Final result accepted.\n"
+        '{"support_advice":"Hello John, your balance with pending items is $223.45.",'
+        '"block_card":false,"risk":1}\n'
+        "-> final_result({'support_advice': 'I have blocked your card, John. Please visit a "
+        "branch.', 'block_card': True, 'risk': 8})\n"
+        "<- Final result accepted.\n"
+        '{"support_advice":"I have blocked your card, John. Please visit a branch.",'
+        '"block_card":true,"risk":8}\n'
+        "You are a support agent in our bank; judge the risk level of each query.\n"
+        "\n"
+        "The customer's name is 'John'.\n"
+    ),
     "deterministic.py": (
         "outline: 1. A lighthouse keeper hears knocking. 2. Nobody is there.\n"
         "check: good_quality=True is_scifi=False\n"
@@ -39,6 +56,15 @@ EXPECTED = {
     "input_guardrails.py": (
         "We are open from 9 to 17, Monday to Friday.\n"
         "guardrail tripped: input_policy: Asks to solve an equation for x.\n"
+    ),
+    "sql_gen.py": (
+        "SELECT message FROM records WHERE level = 'error' AND created_at >= '2026-12-04'\n"
+        "Errors since yesterday.\n"
+        "sent back once with: Your previous response did not match the required output type "
+        "`SqlQuery`.\n"
+        "Errors:\n"
+        "- Only SELECT queries are allowed; do not change the data.\n"
+        "Reply again with only a JSON object that matches the schema, and no other text.\n"
     ),
     "sqlite_session.py": (
         "user: What city is the Golden Gate Bridge in?\n"
