@@ -210,7 +210,17 @@ class Gen:
     def k_env_assignment(self) -> Doc:
         pw = self.password()
         name = self.pick(
-            ["DB_PASSWORD", "API_TOKEN", "APP_SECRET", "SMTP_PASSWD", "X_API_KEY", "CREDENTIALS"]
+            [
+                "DB_PASSWORD",
+                "API_TOKEN",
+                "APP_SECRET",
+                "SMTP_PASSWD",
+                "X_API_KEY",
+                "CREDENTIALS",
+                "DB_PASS",
+                "PGPASSWORD",
+                "MYSQL_PWD",
+            ]
         )
         line = self.pick(
             [
@@ -245,6 +255,11 @@ class Gen:
                 f"$ mytool {flag} {pw} --region eu-west-1",
                 f"$ mytool {flag}={pw} --verbose",
                 f"+ deploy.sh {flag} '{pw}' --dry-run",
+                f"$ curl -sS -u deploy:{pw} https://api.example.com/v1/items",
+                f"+ curl --user ci:'{pw}' -X POST https://ci.example.com/hook",
+                f"$ mysql -h db -u root -p{pw} app < schema.sql",
+                f"+ sshpass -p '{pw}' ssh ci@build-3 make",
+                f"$ openssl pkcs12 -export -passout pass:{pw} -in cert.pem",
             ]
         )
         return self.wrap("cli_flag", line, [pw])
@@ -409,9 +424,26 @@ class Gen:
                 f"  dd_app_key: {key}",
                 f"> DD-API-KEY: {key}",
                 f"> DD-APPLICATION-KEY: {key}",
+                f'initialize(api_key="{key}", statsd_host="127.0.0.1")',
+                f'configuration.api_key["appKeyAuth"] = "{key}"',
+                f"  app_key: {key}",
             ]
         )
         return self.wrap("datadog", line, [key])
+
+    def k_twilio_auth_token(self) -> Doc:
+        token = self.chars(HEX, 32)
+        sid = "AC" + self.chars(HEX, 32)
+        line = self.pick(
+            [
+                f"TWILIO_AUTH_TOKEN={token}",
+                f'client = Client("{sid}", "{token}")',
+                f"$ curl -X POST https://api.twilio.com/2010-04-01/Accounts/{sid}/Messages.json"
+                f" -u {sid}:{token}",
+                f"  authToken: '{token}',",
+            ]
+        )
+        return self.wrap("twilio_auth_token", line, [token])
 
     def k_known_value(self) -> Doc:
         value = self.password()
@@ -438,6 +470,7 @@ class Gen:
             self.k_vendor,
             self.k_slack_webhook,
             self.k_datadog,
+            self.k_twilio_auth_token,
             self.k_known_value,
         ]
         return self.rng.choice(makers)()
@@ -615,6 +648,7 @@ KINDS: tuple[str, ...] = (
     "twilio",
     "mailgun",
     "datadog",
+    "twilio_auth_token",
     "google_api_key",
     "openai",
     "anthropic",
