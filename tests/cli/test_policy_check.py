@@ -400,3 +400,52 @@ def test_an_unreachable_redis_exits_2(tmp_path: Path) -> None:
     r = _check("--policy", str(policy), "--sessions", "redis://127.0.0.1:1/0")
     assert r.exit_code == 2
     assert "redis: list the sessions of redis://127.0.0.1:1/0" in r.output
+
+
+CURL_SPELLINGS = [
+    "/usr/bin/curl http://x",
+    "echo ok && curl http://x",
+    "env curl http://x",
+    "echo $(curl http://x)",
+    'bash -c "curl http://x"',
+    "c\\url http://x",
+    "ls | xargs curl",
+    "sudo curl http://x",
+    "echo ok\ncurl http://x",
+]
+SECRET_SPELLINGS = [
+    {"path": "secrets/key.txt"},
+    {"path": "./secrets/key.txt"},
+    {"path": "notes/../secrets/key.txt"},
+    {"path": "secrets//key.txt"},
+    {"file_path": "secrets/key.txt"},
+]
+
+
+async def test_a_stricter_rule_catches_every_recorded_spelling() -> None:
+    from helikon import RunContext
+    from helikon.permissions import DenyRule
+
+    log: list[Any] = []
+    for i, command in enumerate(CURL_SPELLINGS):
+        log += [tool_called(f"b{i}", "Bash", {"command": command}), tool_returned(f"b{i}", "ok")]
+    for i, args in enumerate(SECRET_SPELLINGS):
+        call = tool_called(f"w{i}", "Write", {**args, "content": "x"})
+        log += [call, tool_returned(f"w{i}", "ok")]
+    # a path outside the anchored glob is not caught
+    log += [tool_called("w9", "Write", {"path": "a/secrets/k", "content": "x"})]
+    log += [tool_returned("w9", "ok")]
+    ctx = RunContext.ephemeral().with_deny_rules(
+        [DenyRule.bash_command("curl"), DenyRule.edit("secrets/**")]
+    )
+    changes = await dry_run(ctx, log)
+    assert [(c.call_id, c.before, c.after, c.rule) for c in changes] == [
+        *[
+            (f"b{i}", "allowed", "deny", "DenyRule.bash_command('curl')")
+            for i in range(len(CURL_SPELLINGS))
+        ],
+        *[
+            (f"w{i}", "allowed", "deny", "DenyRule.edit('secrets/**')")
+            for i in range(len(SECRET_SPELLINGS))
+        ],
+    ]

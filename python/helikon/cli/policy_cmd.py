@@ -4,10 +4,10 @@
 loads the ``[permissions]`` table of ``POLICY.toml`` (the loader and shape of
 ``agents.toml``'s, so an ``agents.toml`` works as it is), reads every session of
 ``SESSION_URL`` (:mod:`.policy_sessions`) and prints the calls whose outcome the candidate
-flips (see
-:mod:`helikon.audit`).
+flips (see :mod:`helikon.audit`).
 
-Exit codes: 0 nothing changes, 1 some call changes, 2 a bad policy file or session URL.
+Exit codes: 0 nothing changes, 1 some call changes, 2 a bad policy file, session URL or
+unreachable store.
 """
 
 from __future__ import annotations
