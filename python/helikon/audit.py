@@ -4,9 +4,14 @@
 happened to it, read from its ``tool_returned`` event:
 
 * ``"allowed"``: the tool ran (its result is whatever the tool returned, error or not);
-* ``"denied"``: the permission pipeline, a hook or a person refused it (the runner's result
-  text starts with ``permission denied:``, ``denied by hook:`` or ``approval denied:``);
+* ``"denied"``: the permission pipeline or a person refused it (the runner's result text
+  starts with ``permission denied:`` or ``approval denied:``);
+* ``"hook_denied"``: a ``PreToolUse`` hook refused it (``denied by hook:``); hooks are not
+  part of a permission configuration, so these calls are not compared;
 * ``"unknown"``: the log has no result for the call (a paused or crashed run).
+
+A call a person approved on a resume (its id is ``approve`` or ``edit`` in an
+``approvals_answered`` event) is ``allowed`` with :attr:`RecordedCall.asked` set.
 
 :func:`dry_run` then decides each call again with :func:`helikon.permissions.explain` under a
 candidate :class:`~helikon.RunContext` (its mode, deny/allow rules, guards and policy) and
@@ -15,8 +20,9 @@ returns a :class:`Change` for every call whose outcome flips:
 * ``allowed`` -> ``deny`` or ``ask`` (the candidate is stricter for this call);
 * ``denied`` -> ``allow`` (the candidate is looser for this call).
 
-Calls with an ``unknown`` outcome, and ``denied`` calls that would now ``ask``, are not
-changes (nothing ran then and nothing runs unasked now). The log records a call's name and
+Calls with an ``unknown`` or ``hook_denied`` outcome, ``denied`` calls that would now
+``ask`` (nothing ran then and nothing runs unasked now) and ``asked`` calls that would ask
+again are not changes. The log records a call's name and
 arguments but not the tool's :class:`~helikon.ToolEffect`, which the modes need: the built-in
 tools' effects are known (``Bash``: side effect, ``Read``: read-only, ``Write``/``Edit``:
 write), any other tool counts as ``SIDE_EFFECT`` (the strictest reading) unless ``effects``
@@ -42,7 +48,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from helikon.core.authorize import explain
 from helikon.core.items import TextPart
 from helikon.core.tool import ToolEffect
-from helikon.sessions.events import SessionEvent, ToolCalled, ToolReturned
+from helikon.sessions.events import ApprovalsAnswered, SessionEvent, ToolCalled, ToolReturned
 
 if TYPE_CHECKING:
     from helikon.core.context import RunContext
@@ -50,13 +56,14 @@ if TYPE_CHECKING:
 __all__ = [
     "BUILTIN_EFFECTS",
     "DENIAL_PREFIXES",
+    "HOOK_DENIAL_PREFIX",
     "Change",
     "RecordedCall",
     "dry_run",
     "recorded_calls",
 ]
 
-Outcome = Literal["allowed", "denied", "unknown"]
+Outcome = Literal["allowed", "denied", "hook_denied", "unknown"]
 
 BUILTIN_EFFECTS: Mapping[str, ToolEffect] = {
     "Bash": ToolEffect.SIDE_EFFECT,
@@ -66,8 +73,11 @@ BUILTIN_EFFECTS: Mapping[str, ToolEffect] = {
 }
 """The effects of helikon's built-in tools, by tool name (others: ``SIDE_EFFECT``)."""
 
-DENIAL_PREFIXES = ("permission denied: ", "denied by hook: ", "approval denied: ")
+DENIAL_PREFIXES = ("permission denied: ", "approval denied: ")
 """How the runner words a refused call's result (:mod:`helikon.core.tool_exec`)."""
+
+HOOK_DENIAL_PREFIX = "denied by hook: "
+"""How the runner words the result of a call a ``PreToolUse`` hook refused."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,8 +90,10 @@ class RecordedCall:
         call_id: the model's call id.
         tool: the tool name.
         args: the arguments as the model sent them.
-        outcome: ``"allowed"``, ``"denied"`` or ``"unknown"`` (see the module doc).
-        recorded_reason: for ``"denied"``: the recorded result text (why it was refused).
+        outcome: ``"allowed"``, ``"denied"``, ``"hook_denied"`` or ``"unknown"`` (see the
+            module doc).
+        recorded_reason: for a denial: the recorded result text (why it was refused).
+        asked: a person approved the call on a resume (``approvals_answered``).
     """
 
     session_id: str
@@ -91,6 +103,7 @@ class RecordedCall:
     args: Any
     outcome: Outcome
     recorded_reason: str = ""
+    asked: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -148,8 +161,11 @@ def recorded_calls(events: Iterable[SessionEvent], *, session_id: str = "") -> l
     calls: list[tuple[int, ToolCalled]] = []
     results: dict[int, ToolReturned] = {}
     open_ids: dict[str, int] = {}
+    approved: set[str] = set()
     for seq, event in enumerate(events):
-        if isinstance(event, ToolCalled):
+        if isinstance(event, ApprovalsAnswered):
+            approved |= {cid for cid, d in event.decisions.items() if d in ("approve", "edit")}
+        elif isinstance(event, ToolCalled):
             open_ids[event.call_id] = len(calls)
             calls.append((seq, event))
         elif isinstance(event, ToolReturned) and event.call_id in open_ids:
@@ -163,18 +179,23 @@ def recorded_calls(events: Iterable[SessionEvent], *, session_id: str = "") -> l
             text = _text(result)
             if result.is_error and text.startswith(DENIAL_PREFIXES):
                 outcome, reason = "denied", text
+            elif result.is_error and text.startswith(HOOK_DENIAL_PREFIX):
+                outcome, reason = "hook_denied", text
             else:
                 outcome = "allowed"
+        asked = outcome == "allowed" and call.call_id in approved
         out.append(
-            RecordedCall(session_id, seq, call.call_id, call.name, call.args, outcome, reason)
+            RecordedCall(
+                session_id, seq, call.call_id, call.name, call.args, outcome, reason, asked
+            )
         )
     return out
 
 
-def _flips(before: Outcome, after: str) -> bool:
-    if before == "allowed":
-        return after in ("deny", "ask")
-    return before == "denied" and after == "allow"
+def _flips(call: RecordedCall, after: str) -> bool:
+    if call.outcome == "allowed":
+        return after == "deny" or (after == "ask" and not call.asked)
+    return call.outcome == "denied" and after == "allow"
 
 
 async def dry_run(
@@ -198,11 +219,11 @@ async def dry_run(
     table = {**BUILTIN_EFFECTS, **(effects or {})}
     changes = []
     for call in recorded_calls(events, session_id=session_id):
-        if call.outcome == "unknown":
+        if call.outcome in ("unknown", "hook_denied"):
             continue
         effect = table.get(call.tool, ToolEffect.SIDE_EFFECT)
         e = await explain(policy, call.tool, call.args, effect)
-        if _flips(call.outcome, e.decision):
+        if _flips(call, e.decision):
             changes.append(
                 Change(
                     call.session_id,

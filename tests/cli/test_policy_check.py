@@ -449,3 +449,37 @@ async def test_a_stricter_rule_catches_every_recorded_spelling() -> None:
             for i in range(len(SECRET_SPELLINGS))
         ],
     ]
+
+
+async def test_hook_denials_are_not_compared_and_approved_asks_are_not_changes() -> None:
+    from helikon import RunContext
+    from helikon.permissions import GuardRule
+    from helikon.sessions.events import ApprovalsAnswered
+
+    log = [
+        tool_called("h1", "Bash", {"command": "ls"}),
+        tool_returned("h1", "denied by hook: not on fridays", is_error=True),
+        tool_called("p1", "Bash", {"command": "git push"}),
+        ApprovalsAnswered(run_id="r", claim="k", decisions={"p1": "approve", "p2": "deny"}),
+        tool_returned("p1", "pushed"),
+        tool_called("p2", "Bash", {"command": "git push -f"}),
+        tool_returned("p2", "approval denied: not now", is_error=True),
+        tool_called("p3", "Bash", {"command": "git push origin"}),
+        tool_returned("p3", "pushed"),
+    ]
+    calls = recorded_calls(log)
+    assert [(c.call_id, c.outcome, c.asked) for c in calls] == [
+        ("h1", "hook_denied", False),
+        ("p1", "allowed", True),
+        ("p2", "denied", False),
+        ("p3", "allowed", False),
+    ]
+    guard = GuardRule(name="push", program="git", args_contain=["push"], action="ask")
+    ctx = RunContext.ephemeral().with_guard_rules([guard])
+    # h1: a hook's call is not the permissions' to judge; p1 asked then and asks now;
+    # p2 was refused by a person and would be asked again; p3 ran unasked and now asks
+    assert [(c.call_id, c.before, c.after) for c in await dry_run(ctx, log)] == [
+        ("p3", "allowed", "ask")
+    ]
+    loose = await dry_run(RunContext.ephemeral(), log)
+    assert [(c.call_id, c.before, c.after) for c in loose] == [("p2", "denied", "allow")]

@@ -105,7 +105,7 @@ async def _check(policy: PermissionSettings, url: str) -> tuple[list[Change], in
     changes: list[Change] = []
     calls = 0
     for sid, events in logs.items():
-        calls += sum(1 for c in recorded_calls(events) if c.outcome != "unknown")
+        calls += sum(1 for c in recorded_calls(events) if c.outcome in ("allowed", "denied"))
         changes += await dry_run(policy.context(), events, session_id=sid)
     return changes, calls, len(logs)
 
