@@ -43,6 +43,21 @@ EXPECTED = {
         "\n"
         "The customer's name is 'John'.\n"
     ),
+    "customer_service.py": (
+        "user: How big can my bag be?\n"
+        "  <- Transferred to faq_agent.\n"
+        "  <- One bag of up to 23 kg and 158 cm in total dimensions may be checked.\n"
+        "faq_agent ['transfer_to_faq_agent', 'faq_lookup']: You may check one bag of up to 23 kg.\n"
+        "user: I want to change my seat.\n"
+        "  <- Transferred to seat_booking_agent.\n"
+        "seat_booking_agent ['transfer_to_seat_booking_agent']: What is your confirmation number, "
+        "and which seat would you like?\n"
+        "user: LL0EZ6, and 14C please.\n"
+        "  <- Updated seat to 14C for confirmation number LL0EZ6.\n"
+        "seat_booking_agent ['update_seat']: Done: you are now in seat 14C.\n"
+        "context: AirlineContext(passenger_name='Ada', confirmation_number='LL0EZ6', "
+        "seat_number='14C')\n"
+    ),
     "deterministic.py": (
         "outline: 1. A lighthouse keeper hears knocking. 2. Nobody is there.\n"
         "check: good_quality=True is_scifi=False\n"
