@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from pydantic import BaseModel, Field
 
-from helikon import Agent, RunContext, ToolCall, ToolContext, ToolResult, text_of
+from helikon import Agent, RunContext, SystemMessage, ToolCall, ToolContext, ToolResult, text_of
 from helikon.testing import Call, MockModel
 
 
@@ -97,5 +97,7 @@ for question in ("What is my balance?", "I just lost my card!"):
         elif isinstance(item, ToolResult):
             print(f"<- {text_of(item.content)}")
     print(result.final_output.model_dump_json())
-print(model.requests[0].messages[0].content[0].text)
+system = model.requests[0].messages[0]
+assert isinstance(system, SystemMessage)
+print(text_of(system.content))
 model.assert_exhausted()

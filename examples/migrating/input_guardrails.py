@@ -13,6 +13,7 @@ from pydantic import BaseModel
 from helikon import (
     Agent,
     GuardrailInput,
+    GuardrailKind,
     GuardrailTripwire,
     Pass,
     RunContext,
@@ -47,7 +48,7 @@ class MathHomework:
     async def check(self, ctx: RunContext[Any], input: GuardrailInput) -> Pass | Tripwire:
         verdict = (await checker.run(input.text)).final_output
         if verdict.is_math_homework:
-            return Tripwire("input_policy", {"reasoning": verdict.reasoning})
+            return Tripwire(GuardrailKind.INPUT_POLICY, {"reasoning": verdict.reasoning})
         return Pass()
 
 

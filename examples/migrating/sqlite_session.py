@@ -9,10 +9,15 @@ import asyncio
 import sys
 import tempfile
 from pathlib import Path
+from typing import TypeGuard
 
-from helikon import Agent, Runner
+from helikon import Agent, AssistantMessage, Item, Runner, UserMessage, text_of
 from helikon.sessions.sqlite import SqliteSession
 from helikon.testing import MockModel, Text
+
+
+def is_message(item: Item) -> TypeGuard[UserMessage | AssistantMessage]:
+    return isinstance(item, (UserMessage, AssistantMessage))
 
 
 async def main(db: Path) -> None:
@@ -36,7 +41,7 @@ async def main(db: Path) -> None:
         print(f"user: {question}\nassistant: {result.final_output} ({sent} items sent)")
 
     last_two = await session.snapshot(last=2)
-    print("last two items:", [f"{i.type}: {i.text()}" for i in last_two])
+    print("last two items:", [f"{i.type}: {text_of(i.content)}" for i in last_two if is_message(i)])
     model.assert_exhausted()
 
 
