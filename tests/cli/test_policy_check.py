@@ -483,3 +483,30 @@ async def test_hook_denials_are_not_compared_and_approved_asks_are_not_changes()
     ]
     loose = await dry_run(RunContext.ephemeral(), log)
     assert [(c.call_id, c.before, c.after) for c in loose] == [("p2", "denied", "allow")]
+
+
+def test_effect_options_let_a_mode_judge_other_tools(tmp_path: Path) -> None:
+    db = tmp_path / "custom.db"
+    log = [
+        tool_called("s1", "search", {"q": "x"}),
+        tool_returned("s1", "found"),
+        tool_called("s2", "publish", {"doc": "x"}),
+        tool_returned("s2", "published"),
+    ]
+    asyncio.run(SqliteSession("one", db).append(log))
+    policy = _policy(tmp_path, "plan.toml", '[permissions]\nmode = "plan"\n')
+    url = f"sqlite://{db}"
+
+    def denied(*extra: str) -> list[str]:
+        r = _check("--policy", str(policy), "--sessions", url, "--format", "json", *extra)
+        assert r.exit_code == 1, r.output
+        return [c["call_id"] for c in json.loads(r.output)["changes"]]
+
+    # unknown tools count as side effects: plan denies both
+    assert denied() == ["s1", "s2"]
+    assert denied("--effect", "search=read_only") == ["s2"]
+    r = _check("--policy", str(policy), "--sessions", url, "--effect", "search=readonly")
+    assert r.exit_code == 2
+    assert "--effect 'search=readonly' is not TOOL=EFFECT" in r.output
+    r = _check("--policy", str(policy), "--sessions", url, "--effect", "search")
+    assert r.exit_code == 2

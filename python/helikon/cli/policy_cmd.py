@@ -25,9 +25,10 @@ from helikon.cli.common import EXIT_FAILED, consoles, drive, fail
 from helikon.cli.policy_sessions import read_sessions
 from helikon.cli.sidecar_file import SidecarFile
 from helikon.cli.sidecar_policy import PermissionSettings, check_permissions
+from helikon.core.tool import ToolEffect
 from helikon.errors import ConfigError, SessionError
 
-__all__ = ["EXIT_CHANGED", "load_policy", "policy_app", "table_lines"]
+__all__ = ["EXIT_CHANGED", "load_policy", "parse_effects", "policy_app", "table_lines"]
 
 EXIT_CHANGED = EXIT_FAILED
 """Exit code when the candidate configuration changes the outcome of some recorded call."""
@@ -98,7 +99,28 @@ def table_lines(changes: list[Change]) -> list[str]:
     ]
 
 
-async def _check(policy: PermissionSettings, url: str) -> tuple[list[Change], int, int]:
+def parse_effects(values: list[str]) -> dict[str, ToolEffect]:
+    """``--effect TOOL=EFFECT`` options as a mapping (``EFFECT``: read_only, write, side_effect).
+
+    Raises:
+        ConfigError: a value that is not ``TOOL=EFFECT`` or names an unknown effect.
+    """
+    out: dict[str, ToolEffect] = {}
+    choices = [e.value for e in ToolEffect]
+    for value in values:
+        name, sep, effect = value.partition("=")
+        if not sep or not name.strip() or effect not in choices:
+            raise ConfigError(
+                f"--effect {value!r} is not TOOL=EFFECT with EFFECT one of {choices}. "
+                "Fix: e.g. --effect search=read_only"
+            )
+        out[name.strip()] = ToolEffect(effect)
+    return out
+
+
+async def _check(
+    policy: PermissionSettings, url: str, effects: dict[str, ToolEffect]
+) -> tuple[list[Change], int, int]:
     from helikon.audit import recorded_calls
 
     logs = await read_sessions(url)
@@ -106,7 +128,7 @@ async def _check(policy: PermissionSettings, url: str) -> tuple[list[Change], in
     calls = 0
     for sid, events in logs.items():
         calls += sum(1 for c in recorded_calls(events) if c.outcome in ("allowed", "denied"))
-        changes += await dry_run(policy.context(), events, session_id=sid)
+        changes += await dry_run(policy.context(), events, session_id=sid, effects=effects)
     return changes, calls, len(logs)
 
 
@@ -124,6 +146,14 @@ def check(
         ),
     ],
     format: Annotated[str, typer.Option("--format", help="text or json.")] = "text",
+    effect: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--effect",
+            help="TOOL=read_only|write|side_effect for a tool the modes should not treat as "
+            "a side effect (repeatable).",
+        ),
+    ] = None,
 ) -> None:
     """Re-decide every recorded tool call under POLICY and list the calls that change.
 
@@ -134,11 +164,12 @@ def check(
         fail(err, f"--format {format!r} is not supported. Fix: --format text or --format json")
     try:
         settings = load_policy(policy)
+        effects = parse_effects(effect or [])
     except ConfigError as exc:
         fail(err, str(exc))
 
     async def main() -> tuple[list[Change], int, int]:
-        return await _check(settings, sessions)
+        return await _check(settings, sessions, effects)
 
     try:
         changes, calls, n_sessions = _run(main)
