@@ -68,6 +68,24 @@ EXPECTED = {
         "french_agent: Il fait beau à Paris.\n"
         "items in the conversation: 6\n"
     ),
+    "flight_booking.py": (
+        "flight: FlightDetails(flight_number='SFO123', price=350, origin='SFO',"
+        " destination='ANC', date=datetime.date(2025, 1, 10))\n"
+        "<-\n"
+        '   [{"flight_number":"AK456","price":680,"origin":"ANC","destination":'
+        '"LIS","date":"2025-01-10"},{"flight_number":"SFO123","price":350,"orig'
+        'in":"SFO","destination":"ANC","date":"2025-01-10"},{"flight_number":"S'
+        'FO789","price":390,"origin":"SFO","destination":"ANC","date":"2025-01-'
+        '11"}]\n'
+        "<-\n"
+        "   Your previous response did not match the required output type `StructuredOutput`.\n"
+        "   Errors:\n"
+        "   - Wrong flight: the origin should be SFO, the destination should be ANC.\n"
+        "<-\n"
+        "   Final result accepted.\n"
+        "model calls: 3 (search) + 1 (extraction)\n"
+        "tokens: search 860, extraction 200, total 1060\n"
+    ),
     "input_guardrails.py": (
         "We are open from 9 to 17, Monday to Friday.\n"
         "guardrail tripped: input_policy: Asks to solve an equation for x.\n"
