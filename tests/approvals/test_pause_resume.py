@@ -5,14 +5,14 @@ from __future__ import annotations
 
 import pytest
 
-from helikon import RunConfig, RunContext
+from helikon import Agent, RunConfig, RunContext, RunState
 from helikon.core.decisions import Approve, Deny, Edit
 from helikon.core.items import ToolResult
 from helikon.core.permissions import DenyRule
 from helikon.errors import ResumeRefused, RunInterruptedError
 from helikon.runtimes.runner import Runner
 from helikon.sessions import MemorySession
-from helikon.testing import Call, Text
+from helikon.testing import Call, MockModel, Text
 
 from . import _support as s
 
@@ -251,3 +251,49 @@ async def test_secrets_in_the_permission_reason_are_redacted_in_the_state(
     text = err.value.state.to_json()
     assert token not in text
     assert "refund with credentials ***" in err.value.state.pending[0].reason
+
+
+async def test_a_handoff_asked_for_next_to_a_deferred_call_happens_after_the_decision() -> None:
+    """Field case BR-27 with an approval: the transfer the model asked for in the turn that
+    paused is kept in the state and taken after the approved call ran."""
+
+    def front(scripts: list[list[object]], billing_scripts: list[list[object]]) -> Agent:
+        billing = Agent(name="billing", model=MockModel(billing_scripts))
+        return Agent(name="front", model=MockModel(scripts), tools=[s.refund], handoffs=[billing])
+
+    session = MemorySession()
+    with pytest.raises(RunInterruptedError) as err:
+        await Runner().run(
+            front(
+                [
+                    [
+                        Call("c2", "refund", {"order": "A7", "amount": 40}),
+                        Call("h1", "transfer_to_billing", {}),
+                    ]
+                ],
+                [],
+            ),
+            "refund then billing",
+            session=session,
+            ctx=s.ctx(),
+            run_config=DEFER,
+        )
+    state = RunState.from_json(err.value.state.to_json())
+    assert state.loop_state["handoff"]["target"] == "billing"
+    assert [p.call_id for p in state.pending] == ["c2"]
+    result = await Runner().resume(
+        front([], [[Text("Billing here: refunded.")]]),
+        state,
+        decisions={"c2": Approve()},
+        session=session,
+        ctx=s.ctx(),
+    )
+    assert result.final_output == "Billing here: refunded."
+    assert s.RAN == [("refund", {"order": "A7", "amount": 40})]
+    outputs = [
+        (e.item.call_id, e.item.content[0].text)  # type: ignore[union-attr]
+        for e in result.events
+        if e.type == "tool_output_item"
+    ]
+    assert outputs == [("c2", "refunded 40 on A7"), ("h1", "Transferred to billing.")]
+    assert [e.type for e in result.events].count("handoff_item") == 1

@@ -505,6 +505,7 @@ class _Run:
         conversation = await _with_instructions(
             self.agent, self.ctx, list(state.conversation or [])
         )
+        self.core.reopen_handoff_calls(conversation)
         step = self.core.decided(conversation, plan.decisions)
         async for ev in self.drive(conversation, step):
             yield ev

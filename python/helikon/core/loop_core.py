@@ -450,6 +450,18 @@ class LoopCore:
         """The conversation a handoff passes on (the machine's filtered transcript)."""
         return list(items_adapter.validate_json(self.machine.transcript_json() or "[]"))
 
+    def reopen_handoff_calls(self, conversation: Sequence[Item]) -> None:
+        """On a resume: the transfer calls of ``conversation`` that have no result yet (a
+        handoff the paused turn asked for, field case BR-27) get theirs when it happens."""
+        answered = {i.call_id for i in conversation if isinstance(i, ToolResult)}
+        self.handoff_calls = [
+            i.call_id
+            for i in conversation
+            if isinstance(i, ToolCall)
+            and i.name in self.handoff_tools
+            and i.call_id not in answered
+        ]
+
     def take_handoff_calls(self) -> list[str]:
         """The transfer calls seen since the last handoff (each needs a result); clears them."""
         calls, self.handoff_calls = self.handoff_calls, []

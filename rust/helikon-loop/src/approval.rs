@@ -12,8 +12,8 @@ use crate::error::AgentError;
 use crate::input::{Decision, Deferral, ToolOutcome, ToolOutcomeResult, Verdict};
 use crate::items::ToolCall;
 use crate::outcome::{NextAction, TransitionOutcome};
-use crate::state::LoopState;
-use crate::transition::{cover, fail, next_turn, output_event};
+use crate::state::{LoopState, PendingHandoff};
+use crate::transition::{cover, fail, next_turn, output_event, take_handoff};
 use crate::usage::Usage;
 
 /// The error text the model reads for a call a person denied.
@@ -33,6 +33,7 @@ pub(crate) fn on_defer(
     calls: &[ToolCall],
     usage: Usage,
     deferral: Deferral,
+    handoff: Option<PendingHandoff>,
 ) -> TransitionOutcome {
     if deferral.pending.is_empty() {
         return invalid("defer", "no call waits; feed tool_results instead");
@@ -56,6 +57,7 @@ pub(crate) fn on_defer(
             turn,
             pending: pending.clone(),
             usage,
+            handoff,
         },
         events,
         next_action: NextAction::AwaitApproval { pending },
@@ -68,6 +70,7 @@ pub(crate) fn on_decisions(
     pending: &[ToolCall],
     usage: Usage,
     decisions: Vec<Decision>,
+    handoff: Option<&PendingHandoff>,
     config: &LoopConfig,
 ) -> TransitionOutcome {
     if let Some(problem) = cover(
@@ -97,6 +100,10 @@ pub(crate) fn on_decisions(
         }
     }
     if run.is_empty() {
+        // every waiting call was denied: the handoff the response asked for happens now
+        if let Some(pending_handoff) = handoff {
+            return take_handoff(pending_handoff, pending, usage, events);
+        }
         return next_turn(turn, usage, events, config);
     }
     TransitionOutcome {
@@ -104,8 +111,8 @@ pub(crate) fn on_decisions(
             turn,
             calls: run.clone(),
             usage,
-            // a handoff pending when the calls were deferred is not carried over (yet)
-            handoff: None,
+            // taken once the approved calls have their results (field case BR-27)
+            handoff: handoff.cloned(),
         },
         events,
         next_action: NextAction::ExecuteTools { calls: run },

@@ -79,6 +79,10 @@ pub enum LoopState {
         pending: Vec<ToolCall>,
         #[serde(default)]
         usage: Usage,
+        /// The handoff the paused turn's response asked for (field case BR-27), taken after
+        /// the decisions and the approved calls' results. Omitted when there is none.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        handoff: Option<PendingHandoff>,
     },
     /// Terminal success.
     Done {

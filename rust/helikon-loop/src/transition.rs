@@ -69,18 +69,22 @@ pub fn transition(
         ) => on_final_response(Phase::Repairing(*attempt), *turn, *usage, response, config),
         (
             S::ExecutingTools {
-                turn, calls, usage, ..
+                turn,
+                calls,
+                usage,
+                handoff,
             },
             I::Defer(deferral),
-        ) => on_defer(*turn, calls, *usage, deferral),
+        ) => on_defer(*turn, calls, *usage, deferral, handoff.clone()),
         (
             S::NeedsApproval {
                 turn,
                 pending,
                 usage,
+                handoff,
             },
             I::Decisions(decisions),
-        ) => on_decisions(*turn, pending, *usage, decisions, config),
+        ) => on_decisions(*turn, pending, *usage, decisions, handoff.as_ref(), config),
         (S::CallingModel { turn, usage }, I::CompactionStarted(start)) => {
             on_compaction_started(*turn, *usage, start)
         }
@@ -347,7 +351,7 @@ pub(crate) fn next_turn(
 /// calls to tools a request does not declare), so the calls and their results reach the
 /// target as one assistant message before the transfer note:
 /// `Before the transfer I called these tools:\n- sum_two {"a":3,"b":4} -> 7`.
-fn take_handoff(
+pub(crate) fn take_handoff(
     pending: &PendingHandoff,
     calls: &[ToolCall],
     usage: Usage,

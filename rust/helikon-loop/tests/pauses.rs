@@ -251,3 +251,68 @@ fn compaction_inputs_elsewhere_are_invalid() {
     let start = input(json!({"compaction_started": {"tokens_before": 1}}));
     assert_eq!(failure(&run(&s, start, &plain())), "max turns (4) exceeded");
 }
+
+fn executing_with_handoff() -> LoopState {
+    state(json!({
+        "state": "ExecutingTools", "turn": 1, "usage": usage(3),
+        "calls": [
+            {"call_id": "1", "name": "a", "args": {"n": "1"}},
+            {"call_id": "2", "name": "a", "args": {"n": "2"}},
+        ],
+        "handoff": {"target": "billing", "transcript": [
+            {"type": "user_message", "content": [{"type": "text", "text": "hi"}]},
+            {"type": "system", "content": [{"type": "text", "text": "transferred"}]},
+        ]},
+    }))
+}
+
+#[test]
+fn a_handoff_pending_at_the_pause_is_kept_and_taken_after_the_approved_calls() {
+    // field case BR-27 with an approval: the handoff survives the pause (and a persisted
+    // state), then the approved call runs and the handoff happens
+    let paused = run(&executing_with_handoff(), defer(&["2"], &["1"]), &plain());
+    let v = as_json(&paused);
+    assert_eq!(v["next_state"]["state"], "NeedsApproval");
+    assert_eq!(v["next_state"]["handoff"]["target"], "billing");
+    let reloaded = state(v["next_state"].clone());
+    let decided = run(
+        &reloaded,
+        decisions(json!([{"call_id": "2", "decision": "approve"}])),
+        &plain(),
+    );
+    let d = as_json(&decided);
+    assert_eq!(d["next_state"]["state"], "ExecutingTools");
+    assert_eq!(d["next_state"]["handoff"]["target"], "billing");
+    let results = input(json!({"tool_results": [
+        {"call_id": "2", "ok": [{"type": "text", "text": "ran 2"}]}
+    ]}));
+    let done = run(&state(d["next_state"].clone()), results, &plain());
+    let r = as_json(&done);
+    assert_eq!(r["next_action"]["action"], "Handoff");
+    assert_eq!(r["next_state"]["target"], "billing");
+}
+
+#[test]
+fn a_handoff_pending_at_the_pause_happens_when_every_waiting_call_is_denied() {
+    let paused = run(&executing_with_handoff(), defer(&["2"], &["1"]), &plain());
+    let v = as_json(&paused);
+    let decided = run(
+        &state(v["next_state"].clone()),
+        decisions(json!([{"call_id": "2", "decision": "deny", "reason": "no"}])),
+        &plain(),
+    );
+    let d = as_json(&decided);
+    assert_eq!(d["next_action"]["action"], "Handoff");
+    assert_eq!(d["next_state"]["state"], "ApplyingHandoff");
+    assert_eq!(kinds(&decided), ["ToolOutputItem"]);
+    assert_eq!(
+        d["events"][0]["item"]["content"][0]["text"],
+        "approval denied: no"
+    );
+    // the transcript notes the denied call before the transfer note
+    let transcript = d["next_state"]["transcript"].as_array().unwrap();
+    let note = transcript[transcript.len() - 2]["content"][0]["text"]
+        .as_str()
+        .unwrap();
+    assert!(note.contains("failed: approval denied: no"), "{note}");
+}
