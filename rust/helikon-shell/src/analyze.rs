@@ -74,6 +74,7 @@ impl Analyzer {
             stopped: false,
             cwd: Cwd::Start,
             path_changed: false,
+            cdpath: false,
             aliases: HashMap::new(),
         }
     }
@@ -178,6 +179,8 @@ pub(crate) struct Analyzer {
     pub cwd: Cwd,
     /// `PATH` was changed to more than system directories earlier in the command.
     pub path_changed: bool,
+    /// `CDPATH` was set earlier in the command: a relative `cd` may go anywhere.
+    pub cdpath: bool,
     /// Files made copies or links of a program earlier in the command (normalised path ->
     /// the program's name, empty when not known statically).
     pub aliases: HashMap<String, String>,

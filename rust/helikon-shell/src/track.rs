@@ -37,6 +37,9 @@ impl Analyzer {
                 ctx.line,
             );
         }
+        if name == "CDPATH" && !value.is_empty() {
+            self.cdpath = true;
+        }
         match env_code::effect(name, value) {
             Effect::None => {}
             Effect::Path => self.path_changed = true,
@@ -102,7 +105,15 @@ impl Analyzer {
         match lower {
             "cd" | "pushd" => {
                 let arg = operands.first().map(|w| (w.text(), w.is_dynamic()));
-                let moved = self.cwd.cd(arg);
+                // With `CDPATH` set, `cd etc` may resolve under any directory it lists.
+                let relative = arg.is_some_and(|(a, _)| {
+                    !a.starts_with(['/', '~', '.']) && !a.starts_with("$HOME") && a != "-"
+                });
+                let moved = if self.cdpath && relative {
+                    Cwd::Unknown
+                } else {
+                    self.cwd.cd(arg)
+                };
                 self.cwd = match scope {
                     Scope::Same => moved,
                     Scope::Alone => return,
