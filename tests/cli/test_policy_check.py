@@ -510,3 +510,12 @@ def test_effect_options_let_a_mode_judge_other_tools(tmp_path: Path) -> None:
     assert "--effect 'search=readonly' is not TOOL=EFFECT" in r.output
     r = _check("--policy", str(policy), "--sessions", url, "--effect", "search")
     assert r.exit_code == 2
+
+
+def test_help_names_the_permissions_table_and_the_exit_codes() -> None:
+    r = CliRunner().invoke(app, ["policy", "check", "--help"], terminal_width=200)
+    assert r.exit_code == 0
+    assert "A TOML file with a [permissions] table." in r.output
+    assert "Exit 0 when nothing changes, 1 when some call changes, 2 on a bad file or URL." in (
+        r.output
+    )

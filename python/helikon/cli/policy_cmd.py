@@ -135,7 +135,7 @@ async def _check(
 @policy_app.command("check")
 def check(
     policy: Annotated[
-        Path, typer.Option("--policy", help="A TOML file with a [permissions] table.")
+        Path, typer.Option("--policy", help="A TOML file with a \\[permissions] table.")
     ],
     sessions: Annotated[
         str,
