@@ -103,6 +103,7 @@ from helikon.core.run_state import PendingCall, RunState
 from helikon.core.runnable import AgentInput
 from helikon.core.tool import FunctionTool, Tool, ToolEffect, ToolOutput, tool
 from helikon.core.usage import Usage
+from helikon.core.usage_limits import UsageLimits
 from helikon.errors import (
     AgentError,
     Cancelled,
@@ -133,6 +134,7 @@ from helikon.errors import (
     ToolError,
     ToolRetriesExceeded,
     TransportError,
+    UsageLimitExceeded,
 )
 from helikon.providers.retry import RetryingModel, RetryPolicy
 from helikon.redaction import Redactor, redact
@@ -262,6 +264,8 @@ __all__ = [
     "Tripwire",
     "TurnStarted",
     "Usage",
+    "UsageLimitExceeded",
+    "UsageLimits",
     "UsageReported",
     "UserMessage",
     "__version__",

@@ -25,6 +25,7 @@ from helikon.core.permissions import (
     check_secrets,
     coerce_mode,
 )
+from helikon.core.usage_limits import UsageLimits
 from helikon.errors import ConfigError
 from helikon.redaction import unusable_secret_reason
 from helikon.tracing import TracerHandle
@@ -87,6 +88,9 @@ class RunConfig:
             approval handler answers while the run waits (no handler = deny). ``"defer"``:
             the run pauses and ends with ``RunInterrupted`` carrying a ``RunState``; the
             handler is not consulted. See ``Runner.resume``.
+        usage_limits: request and token budgets shared with the run's handoff targets and
+            agent-as-tool sub-runs (:class:`~helikon.UsageLimits`); past one the run fails
+            with ``UsageLimitExceeded``. ``None`` (default) = no budget.
 
     Raises:
         ConfigError: a value is out of range (the message names the field).
@@ -101,8 +105,14 @@ class RunConfig:
     max_agent_depth: int = 8
     timeout: float | None = None
     approval: Literal["inline", "defer"] = "inline"
+    usage_limits: UsageLimits | None = None
 
     def __post_init__(self) -> None:
+        if self.usage_limits is not None and not isinstance(self.usage_limits, UsageLimits):
+            raise ConfigError(
+                "RunConfig.usage_limits must be a UsageLimits(request_limit=..., "
+                f"total_tokens_limit=...) or None, got {type(self.usage_limits).__name__}"
+            )
         if self.approval not in ("inline", "defer"):
             raise ConfigError(
                 f"RunConfig.approval must be 'inline' or 'defer', got {self.approval!r}"

@@ -70,6 +70,7 @@ from helikon.core.tool import Tool
 from helikon.core.tool_exec import CallOutcome, ToolCallRunner
 from helikon.core.turn import TurnAccumulator
 from helikon.core.usage import Usage
+from helikon.core.usage_limits import UsageMeter, current_meter
 from helikon.errors import (
     AgentError,
     AgentOther,
@@ -78,6 +79,7 @@ from helikon.errors import (
     MaxAgentDepthExceeded,
     ModelError,
     RunTimeout,
+    UsageLimitExceeded,
 )
 from helikon.tracing import RunSpans
 
@@ -127,8 +129,11 @@ class _Run:
         input_guard: asyncio.Task[Tripwire | None] | None = None,
         approvals: Approvals | None = None,
         path: list[str] | None = None,
+        meter: UsageMeter | None = None,
     ) -> None:
         self.agent = agent
+        #: the budget this run spends from (shared with handoff targets)
+        self.meter = meter if meter is not None else UsageMeter(config.usage_limits)
         #: how asks are answered before the approval handler (shared with handoff targets)
         self.approvals = (
             approvals if approvals is not None else Approvals(config.approval == "defer")
@@ -234,9 +239,11 @@ class _Run:
         """A task for one call, with :func:`calling_run_context` set inside it only."""
         reset = _CALLING_CONTEXT.set(self.caller.ctx)
         reset_approvals = CALLING_APPROVALS.set(self.approvals)
+        reset_meter = current_meter().set(self.meter)  # an agent-as-tool spends from it
         try:
             return asyncio.get_running_loop().create_task(coro)
         finally:
+            current_meter().reset(reset_meter)
             CALLING_APPROVALS.reset(reset_approvals)
             _CALLING_CONTEXT.reset(reset)
 
@@ -245,9 +252,11 @@ class _Run:
         sem = asyncio.Semaphore(limit) if limit is not None and limit < len(calls) else None
         reset = _CALLING_CONTEXT.set(self.caller.ctx)
         reset_approvals = CALLING_APPROVALS.set(self.approvals)
+        reset_meter = current_meter().set(self.meter)  # an agent-as-tool spends from it
         try:  # gather wraps each call in a task now, copying the context with the variable
             gathered = asyncio.gather(*(self._call(c, sem) for c in calls))
         finally:
+            current_meter().reset(reset_meter)
             CALLING_APPROVALS.reset(reset_approvals)
             _CALLING_CONTEXT.reset(reset)
         waiter = asyncio.ensure_future(self.token.wait())
@@ -398,8 +407,15 @@ class _Run:
         self.injected = []
         acc = TurnAccumulator()
         try:
+            self.meter.before_request()
+            self.core.requests += 1
             async for ev in self.turns.stream(request, acc):
                 yield ev
+            self.meter.add_tokens(acc.usage)
+        except UsageLimitExceeded as exc:
+            self.usage = self.usage + acc.usage
+            await self._await_input_guard()
+            raise _Stop(exc) from None
         except ModelError as exc:
             self.usage = self.usage + acc.usage
             await self._await_input_guard()
@@ -457,6 +473,7 @@ class _Run:
             spans,
             approvals=self.approvals,
             path=[*self.path, target.name],
+            meter=self.meter,
         )
 
     async def _follow(
@@ -598,7 +615,8 @@ async def _root(
     approvals = plan.approvals if plan is not None else None
     if approvals is not None:
         approvals.defer = config.approval == "defer"
-    run = _Run(agent, ctx, config, token, spans, guard, approvals)
+    meter = UsageMeter(config.usage_limits, current_meter().get())
+    run = _Run(agent, ctx, config, token, spans, guard, approvals, meter=meter)
     error: str | None = None
     ended = False  # the terminal event was yielded (closing the stream then cancels nothing)
     try:

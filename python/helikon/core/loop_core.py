@@ -184,6 +184,7 @@ class LoopCore:
         "items",
         "machine",
         "policy",
+        "requests",
         "results",
         "retry_by",
         "validating",
@@ -217,11 +218,14 @@ class LoopCore:
         self.handoff_calls: list[str] = []
         #: whether the current model turn's answer is validated (structured output)
         self.validating = False
+        #: model requests made by this agent's loop (the machine counts only tokens)
+        self.requests = 0
 
     @property
     def usage(self) -> Usage:
-        """The machine's usage total."""
-        return usage_of(self.machine.usage)
+        """The machine's token total, with the requests this loop made."""
+        tokens = usage_of(self.machine.usage)
+        return tokens.model_copy(update={"requests": self.requests}) if self.requests else tokens
 
     @property
     def output_text(self) -> str | None:
@@ -250,6 +254,10 @@ class LoopCore:
             ev = ev.model_copy(update={"error": self._output_failure(ev.error).to_dict()})
         elif ev.type == "message_output" and ev.item.agent is None and self.agent_name:
             ev = ev.model_copy(update={"item": self._attributed(ev.item)})
+        if ev.type in ("run_completed", "run_failed") and self.requests:
+            ev = ev.model_copy(
+                update={"usage": ev.usage.model_copy(update={"requests": self.requests})}
+            )
         return ev
 
     def _attributed(self, item: AssistantMessage) -> AssistantMessage:

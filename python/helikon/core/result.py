@@ -40,6 +40,7 @@ from helikon.errors import (
     RunInterruptedError,
     RunTimeout,
     ToolRetriesExceeded,
+    UsageLimitExceeded,
 )
 
 __all__ = ["RunResult", "RunResultStreaming", "agent_error_from_dict"]
@@ -324,6 +325,10 @@ def agent_error_from_dict(error: dict[str, Any]) -> AgentError:
         return MaxHandoffsExceeded(int(error.get("limit", 0)))
     if kind == "MaxIterationsExceeded":
         return MaxIterationsExceeded(int(error.get("max_iterations", 0)))
+    if kind == "UsageLimitExceeded":
+        return UsageLimitExceeded(
+            str(error.get("limit_name", "")), int(error.get("limit", 0)), int(error.get("used", 0))
+        )
     return AgentOther(message)
 
 

@@ -1,4 +1,4 @@
-"""Token usage, summed field-wise across model turns."""
+"""Token and request usage, summed field-wise across model turns."""
 
 from __future__ import annotations
 
@@ -8,7 +8,10 @@ __all__ = ["Usage"]
 
 
 class Usage(BaseModel):
-    """Token counts for one model turn or a whole run (all counts are tokens).
+    """Token counts and model requests for one model turn or a whole run.
+
+    ``requests`` counts model requests (one per call to the provider, failed calls
+    included; a run's total includes its handoff targets'). Every other count is tokens.
 
     The same on every provider:
 
@@ -33,6 +36,7 @@ class Usage(BaseModel):
     reasoning_tokens: int = 0
     total_tokens: int = 0
     cache_write_input_tokens: int = 0
+    requests: int = 0
 
     def __add__(self, other: Usage) -> Usage:
         return Usage(
@@ -42,4 +46,5 @@ class Usage(BaseModel):
             reasoning_tokens=self.reasoning_tokens + other.reasoning_tokens,
             total_tokens=self.total_tokens + other.total_tokens,
             cache_write_input_tokens=self.cache_write_input_tokens + other.cache_write_input_tokens,
+            requests=self.requests + other.requests,
         )

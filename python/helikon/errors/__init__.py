@@ -30,7 +30,8 @@ keeps working for callers who do not know helikon::
     │   ├── GuardrailTripwire                         an input/output guardrail tripped
     │   ├── AgentOther
     │   ├── MaxHandoffsExceeded                       a SwarmAgent's handoff budget ran out
-    │   └── MaxIterationsExceeded                     a LoopAgent never escalated
+    │   ├── MaxIterationsExceeded                     a LoopAgent never escalated
+    │   └── UsageLimitExceeded                        a UsageLimits budget is spent
     ├── RunError                                      raised by ``run()`` / ``collect()``;
     │                                                 ``.error`` holds the AgentError
     ├── OutputTypeError(HelikonError, TypeError)      ``final_output_as(T)``: not a ``T``
@@ -81,6 +82,7 @@ from helikon.errors.agent import (
     OutputRetriesExceeded,
     RunTimeout,
     ToolRetriesExceeded,
+    UsageLimitExceeded,
 )
 from helikon.errors.base import ConfigError, HelikonError, SchemaError
 from helikon.errors.evals import DatasetError, EvalError, TraceSinkError
@@ -175,6 +177,7 @@ __all__ = [
     "ToolRetriesExceeded",
     "TraceSinkError",
     "TransportError",
+    "UsageLimitExceeded",
 ]
 
 # One public home: every class reports ``helikon.errors`` as its module (what ``repr``, tracebacks,

@@ -23,6 +23,7 @@ __all__ = [
     "OutputRetriesExceeded",
     "RunTimeout",
     "ToolRetriesExceeded",
+    "UsageLimitExceeded",
 ]
 
 
@@ -232,3 +233,39 @@ class MaxIterationsExceeded(AgentError):
 
     def to_dict(self) -> dict[str, Any]:
         return {**super().to_dict(), "max_iterations": self.max_iterations}
+
+
+class UsageLimitExceeded(AgentError):
+    """A :class:`~helikon.UsageLimits` budget of the run (shared with its sub-agents) is spent.
+
+    Attributes:
+        limit_name: the field of ``UsageLimits`` that stopped the run (``"request_limit"``,
+            ``"total_tokens_limit"``, ``"input_tokens_limit"``, ``"output_tokens_limit"``).
+        limit: its value.
+        used: for ``request_limit`` the request that was not sent (``limit + 1``); for a
+            token limit the tokens spent, past the limit.
+    """
+
+    kind = "UsageLimitExceeded"
+
+    def __init__(self, limit_name: str, limit: int, used: int) -> None:
+        self.limit_name = limit_name
+        self.limit = limit
+        self.used = used
+        if limit_name == "request_limit":
+            what = f"reached: model request {used} was not sent"
+        else:
+            unit = limit_name.removesuffix("_limit").replace("_", " ")
+            what = f"exceeded: {used} {unit} used"
+        super().__init__(
+            f"usage limit {limit_name}={limit} {what} (the run and its sub-agents); "
+            f"raise UsageLimits({limit_name}=...) to allow more"
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            **super().to_dict(),
+            "limit_name": self.limit_name,
+            "limit": self.limit,
+            "used": self.used,
+        }
