@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from helikon import OutputGuardrailTripwire, RunError
 from helikon.cli.sidecar import SidecarError, load_sidecar
 from helikon.core.context import RunConfig
 
@@ -222,6 +223,14 @@ not_a_hook = 42
 
 def plain(ctx, event):
     return None
+
+
+def no_greeting(input):
+    return Tripwire("output_policy", {"said": input.text}) if "hello" in input.text else Pass()
+
+
+def three(a, b, c):
+    return Pass()
 """
 
 
@@ -251,9 +260,22 @@ def test_hooks_and_guardrails_from_the_sidecar_run(tmp_path: Path) -> None:
     assert events[-1].error["info"] == {"found": "password"}
 
 
+def test_a_plain_function_guardrail_from_the_sidecar_trips_as_output(tmp_path: Path) -> None:
+    path = _hooked(tmp_path, 'output_guardrails = ["myhooks:no_greeting"]\n')
+    agent = load_sidecar(path).build("a")
+    with pytest.raises(RunError) as caught:
+        agent.run_sync("hi")
+    assert isinstance(caught.value.error, OutputGuardrailTripwire)
+    assert caught.value.error.info == {"said": "hello"}
+
+
 @pytest.mark.parametrize(
     ("lines", "expected"),
     [
+        (
+            'input_guardrails = ["myhooks:three"]\n',
+            "agents.a.input_guardrails[0]: the guardrail function 'three' takes 3 required",
+        ),
         ('hooks = "myhooks:Recorder"\n', "agents.a.hooks: must be a list of module:attr names"),
         ('hooks = ["Recorder"]\n', "agents.a.hooks[0]: 'Recorder' is not module:attr"),
         ('hooks = ["myhooks:Nope"]\n', "agents.a.hooks[0]: myhooks has no 'Nope'"),

@@ -188,7 +188,7 @@ async def test_output_guardrail_gates_the_final_text_and_errors_trip() -> None:
     agent = Agent(name="a", model=_script(), tools=[echo], output_guardrails=[guard])
     with pytest.raises(RunError) as exc:
         await agent.run("go")
-    assert guard.inputs == [GuardrailInput("model_output", "done")]
+    assert guard.inputs == [GuardrailInput("model_output", "done", (), "done")]
     assert exc.value.error.guardrail_kind == "output_policy"  # type: ignore[attr-defined]
     assert [e.type for e in exc.value.events].count("run_completed") == 0
 
@@ -231,8 +231,12 @@ async def test_an_answer_given_after_handoffs_passes_every_agents_output_guardra
     with pytest.raises(RunError) as exc:
         await front.run("refund me")
     assert exc.value.error.guardrail_kind == "output_policy"  # type: ignore[attr-defined]
-    assert billing_guard.inputs == [GuardrailInput("model_output", "BANANA refund done")]
-    assert front_guard.inputs == [GuardrailInput("model_output", "BANANA refund done")]
+    assert billing_guard.inputs == [
+        GuardrailInput("model_output", "BANANA refund done", (), "BANANA refund done")
+    ]
+    assert front_guard.inputs == [
+        GuardrailInput("model_output", "BANANA refund done", (), "BANANA refund done")
+    ]
     assert "run_completed" not in [e.type for e in exc.value.events]
 
     # a passing answer goes through once per guardrail, the answering agent's first

@@ -4,7 +4,8 @@ Format (modules are found next to the sidecar, as for tools)::
 
     [agents.assistant]
     hooks             = ["audit:AuditHook"]      # on_event(self, ctx, event), helikon.Hook
-    input_guardrails  = ["guards:no_secrets"]    # check(self, ctx, input), helikon.Guardrail
+    input_guardrails  = ["guards:no_secrets"]    # fn(input) / fn(ctx, input), or an object
+                                                 # with async check(self, ctx, input)
     output_guardrails = ["guards:ToneCheck"]
 
 Each name is an instance, or a class that is made with no arguments. Every problem raises
@@ -18,21 +19,23 @@ from typing import Any
 
 from helikon.cli.sidecar_file import SidecarFile
 from helikon.cli.sidecar_tools import import_ref
-from helikon.core.guardrails import check_guardrail
+from helikon.core.guardrails import as_guardrail
 from helikon.core.hooks import check_hook
 from helikon.errors import ConfigError
 
 __all__ = ["HOOK_FIELDS", "build_hooks"]
 
-_CHECKS: dict[str, tuple[Callable[[str, object], None], str]] = {
+_CHECKS: dict[str, tuple[Callable[[str, object], object], str]] = {
     "hooks": (check_hook, "a class or instance with async def on_event(self, ctx, event)"),
     "input_guardrails": (
-        check_guardrail,
-        "a class or instance with async def check(self, ctx, input)",
+        as_guardrail,
+        "a function fn(input) or fn(ctx, input), or a class or instance with "
+        "async def check(self, ctx, input)",
     ),
     "output_guardrails": (
-        check_guardrail,
-        "a class or instance with async def check(self, ctx, input)",
+        as_guardrail,
+        "a function fn(input) or fn(ctx, input), or a class or instance with "
+        "async def check(self, ctx, input)",
     ),
 }
 HOOK_FIELDS = tuple(_CHECKS)

@@ -11,7 +11,7 @@ from typing_extensions import TypeVar
 from helikon.core.context import RunConfig, RunContext
 from helikon.core.driver import run_agent
 from helikon.core.events import AgentEvent
-from helikon.core.guardrails import Guardrail, check_guardrail
+from helikon.core.guardrails import Guardrail, as_guardrail
 from helikon.core.handoff import HandoffSpec, handoff_tool_name
 from helikon.core.hooks import Hook, check_hook
 from helikon.core.instructions import InstructionPart, check_part, render_parts
@@ -50,7 +50,7 @@ _RUN_KWARGS = ("ctx", "run_config")
 
 
 def _is_guardrail(value: Any) -> bool:
-    return callable(getattr(value, "check", None))
+    return callable(getattr(value, "check", None)) or inspect.isroutine(value)
 
 
 def _is_tool(value: Any) -> bool:
@@ -118,10 +118,16 @@ class Agent(Generic[CtxT, OutT]):
         model_settings: provider knobs (temperature, tool choice, ...).
         run_config: default :class:`RunConfig` for runs of this agent.
         hooks: agent-level lifecycle hooks (fire before the run-level ones).
-        input_guardrails: checks on the user's text, run alongside the first model call.
-        output_guardrails: checks on the final answer before it is returned. An answer given
-            after a handoff passes the answering agent's output guardrails, then those of
-            every agent that handed off on the way (this one's included).
+        input_guardrails: checks on the run's input (its items and the user's text), run
+            alongside the first model call: objects with ``async def check(self, ctx,
+            input)`` or plain functions, sync or async, ``fn(input)`` / ``fn(ctx, input)``,
+            returning ``Pass()`` or ``Tripwire(...)`` (see :mod:`helikon.core.guardrails`).
+            A trip fails the run with :class:`~helikon.InputGuardrailTripwire`.
+        output_guardrails: the same kinds of checks on the final answer before it is
+            returned; ``input.value`` is the typed value with an ``output_type``. A trip fails
+            the run with :class:`~helikon.OutputGuardrailTripwire`. An answer given after a
+            handoff passes the answering agent's output guardrails, then those of every
+            agent that handed off on the way (this one's included).
         output_mode: how a run with tools gets its typed answer: ``"tool"`` (an output tool
             the model calls to finish), ``"native"`` (the schema as response format alongside
             the tools) or ``"finalize"`` (alias ``"prompted"``: one more call without tools);
@@ -230,8 +236,7 @@ class Agent(Generic[CtxT, OutT]):
             ("input_guardrails", self.input_guardrails),
             ("output_guardrails", self.output_guardrails),
         ):
-            for i, g in enumerate(seq):
-                check_guardrail(f"Agent({name}=...): {name}[{i}]", g)
+            seq[:] = [as_guardrail(f"Agent({name}=...): {name}[{i}]", g) for i, g in enumerate(seq)]
         for i, hook in enumerate(self.hooks):
             check_hook(f"Agent(hooks=...): hooks[{i}]", hook)
         self.output_mode = check_output_mode("Agent(output_mode=...)", output_mode)

@@ -37,7 +37,7 @@ from helikon.core.events import (
     RunStarted,
     ToolOutputItem,
 )
-from helikon.core.guardrails import GuardrailInput, Tripwire, run_guardrails
+from helikon.core.guardrails import GuardrailInput, Tripwire, output_input, run_guardrails
 from helikon.core.hooks import (
     HookError,
     OnHandoff,
@@ -75,9 +75,10 @@ from helikon.errors import (
     AgentError,
     AgentOther,
     Cancelled,
-    GuardrailTripwire,
+    InputGuardrailTripwire,
     MaxAgentDepthExceeded,
     ModelError,
+    OutputGuardrailTripwire,
     RunTimeout,
     UsageLimitExceeded,
 )
@@ -280,7 +281,7 @@ class _Run:
         trip = await task
         if trip is not None:
             raise _Stop(
-                GuardrailTripwire(trip.kind.value, trip.info),
+                InputGuardrailTripwire(trip.kind.value, trip.info),
                 (GuardrailTriggered(kind=trip.kind.value, info=trip.info),),
             )
 
@@ -291,12 +292,10 @@ class _Run:
         guards = self.agent.output_guardrails
         if not guards:
             return
-        trip = await run_guardrails(
-            guards, self.ctx, GuardrailInput("model_output", self.final_text)
-        )
+        trip = await run_guardrails(guards, self.ctx, output_input(self.agent, self.final_text))
         if trip is not None:
             raise _Stop(
-                GuardrailTripwire(trip.kind.value, trip.info),
+                OutputGuardrailTripwire(trip.kind.value, trip.info),
                 (GuardrailTriggered(kind=trip.kind.value, info=trip.info),),
             )
 
@@ -606,7 +605,7 @@ async def _root(
             run_guardrails(
                 agent.input_guardrails,
                 ctx,
-                GuardrailInput("user_text", _user_text(items)),
+                GuardrailInput("user_text", _user_text(items), tuple(items)),
             )
         )
         guard.add_done_callback(

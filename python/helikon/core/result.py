@@ -28,12 +28,14 @@ from helikon.errors import (
     AgentOther,
     Cancelled,
     GuardrailTripwire,
+    InputGuardrailTripwire,
     InvalidStructuredOutput,
     MaxAgentDepthExceeded,
     MaxHandoffsExceeded,
     MaxIterationsExceeded,
     MaxTurnsExceeded,
     NotImplementedPhase,
+    OutputGuardrailTripwire,
     OutputRetriesExceeded,
     OutputTypeError,
     RunError,
@@ -44,6 +46,11 @@ from helikon.errors import (
 )
 
 __all__ = ["RunResult", "RunResultStreaming", "agent_error_from_dict"]
+
+_TRIPWIRES: dict[str, type[GuardrailTripwire]] = {
+    "input": InputGuardrailTripwire,
+    "output": OutputGuardrailTripwire,
+}
 
 T = TypeVar("T")
 U = TypeVar("U")
@@ -320,7 +327,8 @@ def agent_error_from_dict(error: dict[str, Any]) -> AgentError:
     if kind == "NotImplemented":
         return NotImplementedPhase(message)
     if kind == "GuardrailTriggered":
-        return GuardrailTripwire(str(error.get("guardrail_kind", "other")), error.get("info"))
+        cls = _TRIPWIRES.get(str(error.get("stage")), GuardrailTripwire)
+        return cls(str(error.get("guardrail_kind", "other")), error.get("info"))
     if kind == "MaxHandoffsExceeded":
         return MaxHandoffsExceeded(int(error.get("limit", 0)))
     if kind == "MaxIterationsExceeded":

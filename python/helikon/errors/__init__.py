@@ -28,6 +28,8 @@ keeps working for callers who do not know helikon::
     │   ├── RunTimeout(AgentError, TimeoutError)
     │   ├── NotImplementedPhase(AgentError, NotImplementedError)
     │   ├── GuardrailTripwire                         an input/output guardrail tripped
+    │   │   ├── InputGuardrailTripwire                an input guardrail tripped
+    │   │   └── OutputGuardrailTripwire               an output guardrail tripped
     │   ├── AgentOther
     │   ├── MaxHandoffsExceeded                       a SwarmAgent's handoff budget ran out
     │   ├── MaxIterationsExceeded                     a LoopAgent never escalated
@@ -73,12 +75,14 @@ from helikon.errors.agent import (
     AgentOther,
     Cancelled,
     GuardrailTripwire,
+    InputGuardrailTripwire,
     InvalidStructuredOutput,
     MaxAgentDepthExceeded,
     MaxHandoffsExceeded,
     MaxIterationsExceeded,
     MaxTurnsExceeded,
     NotImplementedPhase,
+    OutputGuardrailTripwire,
     OutputRetriesExceeded,
     RunTimeout,
     ToolRetriesExceeded,
@@ -135,6 +139,7 @@ __all__ = [
     "GuardrailTripwire",
     "HelikonError",
     "HookError",
+    "InputGuardrailTripwire",
     "InvalidArgs",
     "InvalidStructuredOutput",
     "MaxAgentDepthExceeded",
@@ -153,6 +158,7 @@ __all__ = [
     "ModelRetry",
     "ModelUnavailable",
     "NotImplementedPhase",
+    "OutputGuardrailTripwire",
     "OutputRetriesExceeded",
     "OutputTypeError",
     "RateLimited",

@@ -14,12 +14,14 @@ __all__ = [
     "AgentOther",
     "Cancelled",
     "GuardrailTripwire",
+    "InputGuardrailTripwire",
     "InvalidStructuredOutput",
     "MaxAgentDepthExceeded",
     "MaxHandoffsExceeded",
     "MaxIterationsExceeded",
     "MaxTurnsExceeded",
     "NotImplementedPhase",
+    "OutputGuardrailTripwire",
     "OutputRetriesExceeded",
     "RunTimeout",
     "ToolRetriesExceeded",
@@ -190,17 +192,39 @@ class NotImplementedPhase(AgentError, NotImplementedError):
 
 
 class GuardrailTripwire(AgentError):
-    """An input or output guardrail tripped; ``guardrail_kind`` and ``info`` say why."""
+    """An input or output guardrail tripped; ``guardrail_kind`` and ``info`` say why.
+
+    A run raises one of the subclasses :class:`InputGuardrailTripwire` and
+    :class:`OutputGuardrailTripwire`; catching this class catches both.
+    """
 
     kind = "GuardrailTriggered"
+    #: ``"input"`` or ``"output"`` on the subclasses the run raises; ``None`` here
+    stage: str | None = None
 
     def __init__(self, guardrail_kind: str, info: Any = None) -> None:
         self.guardrail_kind = guardrail_kind
         self.info = info
-        super().__init__(f"guardrail tripped ({guardrail_kind})")
+        where = f"{self.stage} guardrail" if self.stage else "guardrail"
+        super().__init__(f"{where} tripped ({guardrail_kind})")
 
     def to_dict(self) -> dict[str, Any]:
-        return {**super().to_dict(), "guardrail_kind": self.guardrail_kind, "info": self.info}
+        out = {**super().to_dict(), "guardrail_kind": self.guardrail_kind, "info": self.info}
+        if self.stage is not None:
+            out["stage"] = self.stage
+        return out
+
+
+class InputGuardrailTripwire(GuardrailTripwire):
+    """An input guardrail tripped (``except GuardrailTripwire`` catches it too)."""
+
+    stage = "input"
+
+
+class OutputGuardrailTripwire(GuardrailTripwire):
+    """An output guardrail tripped (``except GuardrailTripwire`` catches it too)."""
+
+    stage = "output"
 
 
 class AgentOther(AgentError):
