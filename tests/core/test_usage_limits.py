@@ -198,3 +198,24 @@ def test_the_error_survives_its_dict_form() -> None:
         12,
         str(err),
     )
+
+
+_SPELLING = (
+    "(usage_limits=...): helikon takes it in the run config: "
+    "run_config=RunConfig(usage_limits=UsageLimits(request_limit=N))"
+)
+
+
+@pytest.mark.parametrize("call", ["run_sync", "stream"])
+def test_usage_limits_on_a_run_names_the_run_config(call: str) -> None:
+    agent = Agent(name="a", model=MockModel([[Text("x")]]))
+    with pytest.raises(ConfigError) as exc:
+        getattr(agent, call)("go", usage_limits=UsageLimits(request_limit=1))
+    assert str(exc.value) == f"Agent.{call}{_SPELLING}"
+
+
+async def test_usage_limits_on_an_awaited_run_names_the_run_config() -> None:
+    agent = Agent(name="a", model=MockModel([[Text("x")]]))
+    with pytest.raises(ConfigError) as exc:
+        await agent.run("go", usage_limits=UsageLimits(request_limit=1))  # type: ignore[call-arg]
+    assert str(exc.value) == f"Agent.run{_SPELLING}"

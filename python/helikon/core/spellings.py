@@ -6,7 +6,8 @@ OpenAI Agents SDK passes ``context=``. helikon calls it the *run context*: a
 (``agent.run(input, ctx=RunContext.ephemeral(deps))``) and read by tools through their
 first parameter ``ctx: ToolContext[Deps]`` (``ctx.user_ctx``). An unknown keyword that is not
 one of these is the usual ``TypeError``, with the closest accepted name. ``max_turns=`` on a
-run is answered with ``run_config=RunConfig(max_turns=N)``.
+run is answered with ``run_config=RunConfig(max_turns=N)``, ``usage_limits=`` with
+``run_config=RunConfig(usage_limits=UsageLimits(...))``.
 """
 
 from __future__ import annotations
@@ -55,6 +56,11 @@ def refuse_other_spellings(
             raise ConfigError(
                 f"{where}(max_turns=...): helikon takes it in the run config: "
                 "run_config=RunConfig(max_turns=N)"
+            )
+        if name == "usage_limits" and "run_config" in accepted:
+            raise ConfigError(
+                f"{where}(usage_limits=...): helikon takes it in the run config: "
+                "run_config=RunConfig(usage_limits=UsageLimits(request_limit=N))"
             )
         close = difflib.get_close_matches(name, list(accepted), n=1)
         hint = f"; did you mean {close[0]!r}?" if close else ""
