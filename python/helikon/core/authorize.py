@@ -16,6 +16,7 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Protocol, TypeAlias
 
+from helikon.core._unicode import scrub_text
 from helikon.core.permissions import (
     AllowRule,
     ApprovalAllow,
@@ -118,16 +119,28 @@ def _policy(rules_json: str) -> Any:
 
 
 def _check_bash(rules: dict[str, Any], command: str) -> dict[str, Any]:
-    result: dict[str, Any] = json.loads(_policy(json.dumps(rules, sort_keys=True)).check(command))
+    policy = _policy(json.dumps(rules, sort_keys=True))
+    result: dict[str, Any] = json.loads(policy.check(scrub_text(command)))
     return result
 
 
 def _path_matches(pattern: str, path: str) -> bool:
-    return path_rule_matches(pattern, path)
+    return path_rule_matches(pattern, scrub_text(path))
+
+
+def unanalysed_shell_of(tool: object) -> str | None:
+    """Why a tool's shell is not the one the matcher models (``BashTool.unanalysed_shell``
+    of a backend built on another shell), or ``None``."""
+    reason = getattr(tool, "unanalysed_shell", None)
+    return reason if isinstance(reason, str) and reason else None
+
+
+def _not_analysable(shell: str) -> str:
+    return f"the command is not analysable: {shell}"
 
 
 def _bash_allow(
-    rules: tuple[AllowRule, ...], tool: str, args: Any
+    rules: tuple[AllowRule, ...], tool: str, args: Any, shell: str | None = None
 ) -> tuple[str | None, str | None]:
     """The union of the ``bash_command`` allow rules applied to a Bash call.
 
@@ -139,6 +152,8 @@ def _bash_allow(
     command = _command(args) if tool == _BASH else None
     if not bash or command is None:
         return None, None
+    if shell is not None:
+        return None, _not_analysable(shell)
     verdict = _check_bash({"allow": [r.value for r in bash], "default_guards": False}, command)
     if verdict.get("verdict") == "allow":
         used = verdict.get("allowed_by") or [r.value for r in bash]
@@ -147,13 +162,17 @@ def _bash_allow(
     return None, str(verdict.get("explain") or verdict.get("reason") or "not covered")
 
 
-def _rule_matches(rule: DenyRule | AllowRule, tool: str, args: Any, *, allow: bool) -> bool:
+def _rule_matches(
+    rule: DenyRule | AllowRule, tool: str, args: Any, *, allow: bool, shell: str | None = None
+) -> bool:
     if rule.kind == "tool":
         return tool == rule.value
     if rule.kind == "bash_command":
         command = _command(args) if tool == _BASH else None
         if command is None:
             return False
+        if shell is not None:  # worst case: a deny rule matches, an allow rule does not
+            return not allow
         if allow:
             verdict = _check_bash({"allow": [rule.value], "default_guards": False}, command)
             return verdict.get("verdict") == "allow"
@@ -168,7 +187,11 @@ def _rule_matches(rule: DenyRule | AllowRule, tool: str, args: Any, *, allow: bo
 
 
 def _guard_hits(
-    guards: tuple[GuardRule, ...], default_guards: bool, tool: str, args: Any
+    guards: tuple[GuardRule, ...],
+    default_guards: bool,
+    tool: str,
+    args: Any,
+    shell: str | None = None,
 ) -> list[dict[str, Any]]:
     """Every tripping guard, built-in first, in evaluation order."""
     if tool != _BASH and tool not in _EDIT_TOOLS:
@@ -181,6 +204,9 @@ def _guard_hits(
         command = _command(args)
         if command is None:
             return []
+        if shell is not None and (default_guards or guards):
+            reason = _not_analysable(shell)
+            return [{"rule": "unanalysable", "verdict": "ask", "reason": reason}]
         hits: list[dict[str, Any]] = _check_bash(rules, command).get("matches", [])
         return hits
     if tool in _EDIT_TOOLS:
@@ -188,7 +214,7 @@ def _guard_hits(
         if path is None:
             return []
         out: list[dict[str, Any]] = json.loads(
-            _policy(json.dumps(rules, sort_keys=True)).check_write(path)
+            _policy(json.dumps(rules, sort_keys=True)).check_write(scrub_text(path))
         ).get("matches", [])
         return out
     return []
@@ -235,7 +261,8 @@ async def explain(
 
     ``sandbox`` (the ``OsSandboxBackend`` or the ``BashTool`` the call would run on) adds
     :attr:`Explanation.containment`: what the kernel and the egress proxy refuse for this
-    call whatever the decision.
+    call whatever the decision; when it runs a shell other than bash (its
+    ``unanalysed_shell``), every Bash call is explained as not analysable (worst case).
 
     Example:
         >>> import asyncio
@@ -244,18 +271,20 @@ async def explain(
         >>> (e.decision, e.stage)
         ('ask', 'guard')
     """
-    decided = await _explain(ctx, tool, args, effect)
+    decided = await _explain(ctx, tool, args, effect, unanalysed_shell_of(sandbox))
     if sandbox is None:
         return decided
     return replace(decided, containment=tuple(sandbox.containment_notes(tool, args)))
 
 
-async def _explain(ctx: RunContext[Any], tool: str, args: Any, effect: ToolEffect) -> Explanation:
+async def _explain(
+    ctx: RunContext[Any], tool: str, args: Any, effect: ToolEffect, shell: str | None
+) -> Explanation:
     p = ctx.permissions
     for rule in p.deny_rules:
-        if _rule_matches(rule, tool, args, allow=False):
+        if _rule_matches(rule, tool, args, allow=False, shell=shell):
             return Explanation("deny", "deny_rule", _rule_name(rule), f"{_rule_name(rule)}")
-    for hit in _guard_hits(p.guard_rules, p.default_guards, tool, args):
+    for hit in _guard_hits(p.guard_rules, p.default_guards, tool, args, shell):
         return Explanation(
             "deny" if _hit_denies(hit) else "ask",
             "guard",
@@ -268,7 +297,7 @@ async def _explain(ctx: RunContext[Any], tool: str, args: Any, effect: ToolEffec
         if allow_rule.kind != "bash_command" and _rule_matches(allow_rule, tool, args, allow=True):
             name = _rule_name(allow_rule)
             return Explanation("allow", "allow_rule", name, name)
-    covered, uncovered = _bash_allow(p.allow_rules, tool, args)
+    covered, uncovered = _bash_allow(p.allow_rules, tool, args, shell)
     if covered is not None:
         return Explanation("allow", "allow_rule", covered, covered)
     mode_decision = _mode(p.mode, effect)
@@ -311,6 +340,7 @@ async def authorize(
     *,
     on_ask: Callable[[str], None] | None = None,
     answer: AskAnswer | None = None,
+    unanalysed_shell: str | None = None,
 ) -> PermissionDecision | Deferred:
     """Decide one call: Allow, Deny (with the reason), ReplaceArgs, or Deferred.
 
@@ -323,12 +353,17 @@ async def authorize(
     Fail closed: a policy or handler that raises denies the call, and so does a handler that
     returns anything but ``ApprovalAllow``/``ApprovalDeny``; the reason names the object
     (``permission policy MyPolicy raised ValueError: db down``).
+
+    ``unanalysed_shell`` (the tool's ``unanalysed_shell``: its backend runs a shell other
+    than bash) makes every Bash call the worst case: a ``bash_command`` deny rule matches,
+    guards ask, no ``bash_command`` allow rule covers it.
     """
+    shell = unanalysed_shell
     p = ctx.permissions
     for rule in p.deny_rules:
-        if _rule_matches(rule, tool, args, allow=False):
+        if _rule_matches(rule, tool, args, allow=False, shell=shell):
             return PermissionDeny(f"{_rule_name(rule)} matched")
-    for hit in _guard_hits(p.guard_rules, p.default_guards, tool, args):
+    for hit in _guard_hits(p.guard_rules, p.default_guards, tool, args, shell):
         name = str(hit.get("rule") or hit.get("name") or "guard")
         reason = str(hit.get("reason") or name)
         where = f" ({hit['command']})" if hit.get("command") else ""
@@ -340,7 +375,7 @@ async def authorize(
     for allow_rule in p.allow_rules:
         if allow_rule.kind != "bash_command" and _rule_matches(allow_rule, tool, args, allow=True):
             return PermissionAllow()
-    if _bash_allow(p.allow_rules, tool, args)[0] is not None:
+    if _bash_allow(p.allow_rules, tool, args, shell)[0] is not None:
         return PermissionAllow()
     mode_decision = _mode(p.mode, effect)
     if mode_decision == "allow":

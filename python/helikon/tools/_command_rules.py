@@ -19,6 +19,10 @@ def _names(label: str, names: Sequence[str] | None) -> list[str] | None:
     out = [str(n) for n in names]
     if any(not n.strip() for n in out):
         raise ConfigError(f"BashTool.{label} has an empty program name")
+    if label == "deny_commands":
+        from helikon.shell import deny_program
+
+        return [deny_program(f"BashTool.{label}", n) for n in out]
     return out
 
 
@@ -49,14 +53,24 @@ class CommandRules:
             rules["allow_exclusive"] = True
         self._policy = CommandPolicy(json.dumps(rules))
 
-    def check(self, command: str, note: Callable[[str], str | None] | None = None) -> None:
+    def check(
+        self,
+        command: str,
+        note: Callable[[str], str | None] | None = None,
+        unanalysed: str | None = None,
+    ) -> None:
         """Raise :class:`ToolDenied` naming the rule and the sub-command, or return.
 
         Args:
             command: the shell command.
             note: given the refused program's name, a sentence to add to the refusal (the
                 Bash tool says when the kernel would refuse the same effect), or ``None``.
+            unanalysed: why the shell that will run the command is not the one the matcher
+                models (a backend built with ``shell=`` other than bash): every command is
+                then refused with this reason (fail closed).
         """
+        if unanalysed:
+            raise ToolDenied(f"Bash command refused: not analysable: {unanalysed}")
         verdict: dict[str, Any] = json.loads(self._policy.check(command))
         if verdict.get("verdict") != "deny":
             return

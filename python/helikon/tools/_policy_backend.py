@@ -12,6 +12,7 @@ from helikon.core.cancel import CancellationToken
 from helikon.errors import ConfigError
 from helikon.tools._posix_runner import DEFAULT_ENV_ALLOWLIST, PORTABLE_NOTES, PosixSpec, run_posix
 from helikon.tools._runner import run_policy
+from helikon.tools._shell import ShellChoice
 from helikon.tools.backend import ExecResult, Isolation, ResourceLimits, SandboxGuarantees
 from helikon.tools.sandbox import Sandbox
 from helikon.tools.sandbox_native import SandboxPolicy
@@ -77,6 +78,19 @@ class PolicyBackend:
     timeout: float
 
     _posix: PosixSpec | None = None
+    _shell: ShellChoice
+
+    @property
+    def shell(self) -> str:
+        """The absolute path of the shell commands run with (``<shell> -c command``)."""
+        return self._shell.path
+
+    @property
+    def unanalysed_shell(self) -> str | None:
+        """``None`` when commands run with bash (the shell the command matcher models),
+        else why they cannot be analysed: every Bash call under deny/allow rules or guards
+        then gets the worst case (refused, or asked), with this reason."""
+        return self._shell.unanalysed
 
     def _init_policy(self, sandbox: Sandbox, timeout: float, config: dict[str, Any]) -> None:
         self.sandbox = sandbox

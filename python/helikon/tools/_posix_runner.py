@@ -36,6 +36,7 @@ from typing import Any
 
 from helikon.core.cancel import CancellationToken
 from helikon.errors import ConfigError
+from helikon.tools._shell import resolve_shell
 from helikon.tools.backend import ExecResult, ResourceLimits
 
 __all__ = ["DEFAULT_ENV_ALLOWLIST", "PORTABLE_NOTES", "HeadTail", "PosixSpec", "run_posix"]
@@ -105,7 +106,7 @@ class PosixSpec:
 
     Attributes:
         root: the working directory (the sandbox root).
-        shell: run as ``<shell> -c command``.
+        shell: run as ``<shell> -c command`` (default: bash, see :mod:`helikon.tools._shell`).
         prefix: argv placed before the shell (``sandbox-exec -p PROFILE`` for Seatbelt).
         env_allowlist: host variables passed through (exact names, or a prefix ending in ``*``).
         env: variables set explicitly (they win over everything).
@@ -116,7 +117,7 @@ class PosixSpec:
     """
 
     root: str
-    shell: str = "/bin/sh"
+    shell: str = field(default_factory=lambda: resolve_shell("PosixSpec", None).path)
     prefix: tuple[str, ...] = ()
     env_allowlist: tuple[str, ...] = DEFAULT_ENV_ALLOWLIST
     env: Mapping[str, str] = field(default_factory=dict)

@@ -236,7 +236,11 @@ class ExecutionBackend(Protocol):
         timeout: float | None = None,
         cancel: CancellationToken | None = None,
     ) -> ExecResult:
-        """Run ``command`` with ``/bin/sh -c`` in the workspace root.
+        """Run ``command`` with ``bash -c`` in the workspace root.
+
+        Bash is the shell the command matcher models; a backend that runs another shell
+        must say so with an ``unanalysed_shell`` attribute (a reason string), so rules and
+        guards treat its commands as not analysable.
 
         Args:
             command: the shell command.

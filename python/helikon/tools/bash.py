@@ -62,6 +62,9 @@ class BashTool:
     ``deny_commands`` every call is first checked by the native command matcher (nested
     substitutions, wrappers, disguised program names); a refused command raises
     :class:`helikon.errors.ToolDenied` naming the rule and the sub-command, and never runs.
+    The matcher models bash, which every built-in backend runs (``bash -c command``); with a
+    backend built on another shell every command under the lists is refused as not
+    analysable (see :attr:`unanalysed_shell`).
     These lists are a usability filter layered on the backend, not a substitute for
     containment.
 
@@ -117,7 +120,7 @@ class BashTool:
                 str,
                 Field(
                     min_length=1,
-                    description="The shell command, run with /bin/sh -c in the workspace root.",
+                    description="The shell command, run with bash -c in the workspace root.",
                 ),
             ),
             timeout=(
@@ -143,7 +146,7 @@ class BashTool:
     def _describe(self) -> str:
         g = self.backend.guarantees()
         text = (
-            "Run a shell command with /bin/sh -c; the working directory is the workspace "
+            "Run a shell command with bash -c; the working directory is the workspace "
             "root and stdin is empty. The result has the exit code, then stdout and stderr, "
             "each labelled; long output keeps its beginning and end. "
             f"Containment: {g.label} (filesystem={g.filesystem.value}, "
@@ -168,6 +171,16 @@ class BashTool:
 
     def __repr__(self) -> str:
         return f"BashTool({self.backend!r})"
+
+    @property
+    def unanalysed_shell(self) -> str | None:
+        """``None`` when the backend runs commands with bash (the shell the command matcher
+        models, and the :class:`ExecutionBackend` contract), else the backend's reason why
+        its commands cannot be analysed (``HostBackend(shell="/bin/sh")``). Then every call
+        counts as not analysable under this tool's lists and under the run's deny/allow
+        rules and guards: refused or asked, never allowed by an allow rule."""
+        reason = getattr(self.backend, "unanalysed_shell", None)
+        return reason if isinstance(reason, str) and reason else None
 
     def containment_notes(self, tool: str, args: Any) -> tuple[str, ...]:
         """What the backend enforces for this call whatever the permission decision (see
@@ -198,7 +211,11 @@ class BashTool:
         if "\x00" in command:
             raise InvalidArgs(["command: must not contain NUL bytes"])
         if self.rules is not None:
-            self.rules.check(command, note=lambda program: kernel_note(self.backend, [program]))
+            self.rules.check(
+                command,
+                note=lambda program: kernel_note(self.backend, [program]),
+                unanalysed=self.unanalysed_shell,
+            )
         timeout = call_timeout if call_timeout is not None else self.timeout
         result = await self.backend.run(command, timeout=timeout, cancel=ctx.cancel)
         shown = timeout if timeout is not None else _backend_timeout(self.backend)

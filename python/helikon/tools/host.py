@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from helikon.tools._policy_backend import DEFAULT_TIMEOUT_S, PolicyBackend, base_config
+from helikon.tools._shell import resolve_shell
 from helikon.tools.backend import ResourceLimits
 from helikon.tools.sandbox import Sandbox
 
@@ -31,7 +32,11 @@ class HostBackend(PolicyBackend):
         limits: resource limits (default :class:`ResourceLimits`).
         output_cap_bytes: bytes kept per stream (default 65536).
         kill_grace_ms: between SIGTERM and SIGKILL on timeout (default 200).
-        shell: the shell run as ``<shell> -c command`` (default ``/bin/sh``).
+        shell: the shell run as ``<shell> -c command``; default bash (``/bin/bash`` or
+            ``/usr/bin/bash``), the shell the command matcher models. Another shell is
+            allowed, but then every command counts as not analysable under deny/allow rules
+            and guards (worst case: refused or asked); so is ``/bin/sh`` used when bash is
+            not installed (see :attr:`unanalysed_shell`).
 
     Raises:
         ConfigError: an invalid option.
@@ -55,8 +60,9 @@ class HostBackend(PolicyBackend):
         limits: ResourceLimits | None = None,
         output_cap_bytes: int = 65536,
         kill_grace_ms: int = 200,
-        shell: str = "/bin/sh",
+        shell: str | None = None,
     ) -> None:
+        choice = resolve_shell("HostBackend", shell)
         config = base_config(
             "HostBackend",
             sandbox,
@@ -67,8 +73,9 @@ class HostBackend(PolicyBackend):
             limits=limits,
             output_cap_bytes=output_cap_bytes,
             kill_grace_ms=kill_grace_ms,
-            shell=shell,
+            shell=choice.path,
         )
+        self._shell = choice
         self._init_policy(sandbox, timeout, config)
 
     def __repr__(self) -> str:

@@ -17,6 +17,7 @@ from helikon.tools._policy_backend import (
     check_timeout,
 )
 from helikon.tools._runner import run_policy
+from helikon.tools._shell import resolve_shell
 from helikon.tools._workspace_rules import relative_paths, workspace_rules
 from helikon.tools.backend import ExecResult, ResourceLimits
 from helikon.tools.egress.policy import NetworkPolicy
@@ -72,7 +73,10 @@ class OsSandboxBackend(PolicyBackend):
             (lets test servers in the root work; see the native docs for the caveat).
         output_cap_bytes: bytes kept per stream (default 65536).
         kill_grace_ms: between SIGTERM and SIGKILL on timeout (default 200).
-        shell: the shell run as ``<shell> -c command`` (default ``/bin/sh``).
+        shell: the shell run as ``<shell> -c command``; default bash (``/bin/bash`` or
+            ``/usr/bin/bash``), the shell the command matcher models. Another shell is
+            allowed, but then every command counts as not analysable under deny/allow rules
+            and guards (see :attr:`unanalysed_shell`).
         deny_delete: refuse deletion in the workspace by the kernel, whatever program runs
             (Landlock without ``REMOVE_FILE``/``REMOVE_DIR``/``TRUNCATE``, ABI 3, Linux
             6.2): ``unlink``, ``rmdir``, ``rename`` away from or over an entry, ``O_TRUNC``
@@ -130,7 +134,7 @@ class OsSandboxBackend(PolicyBackend):
         unix_sockets: UnixSockets = "pairs",
         output_cap_bytes: int = 65536,
         kill_grace_ms: int = 200,
-        shell: str = "/bin/sh",
+        shell: str | None = None,
         deny_delete: bool = False,
         deny_delete_except: Sequence[str] = (),
         no_exec_in_workspace: bool = False,
@@ -140,6 +144,8 @@ class OsSandboxBackend(PolicyBackend):
         network_resolver: Resolver | None = None,
         egress_mechanism: EgressMechanism = "auto",
     ) -> None:
+        choice = resolve_shell("OsSandboxBackend", shell)
+        self._shell = choice
         config = base_config(
             "OsSandboxBackend",
             sandbox,
@@ -150,7 +156,7 @@ class OsSandboxBackend(PolicyBackend):
             limits=limits,
             output_cap_bytes=output_cap_bytes,
             kill_grace_ms=kill_grace_ms,
-            shell=shell,
+            shell=choice.path,
         )
         if run_as is not None:
             if len(run_as) != 2 or not all(isinstance(x, int) and x >= 0 for x in run_as):

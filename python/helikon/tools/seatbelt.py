@@ -23,6 +23,7 @@ from pathlib import Path
 from helikon.core.cancel import CancellationToken
 from helikon.errors import ConfigError, SandboxUnavailable
 from helikon.tools._posix_runner import PORTABLE_NOTES, PosixSpec, run_posix
+from helikon.tools._shell import resolve_shell
 from helikon.tools.backend import ExecResult, Isolation, SandboxGuarantees
 from helikon.tools.egress.policy import NetworkPolicy
 from helikon.tools.egress.runtime import EgressRuntime, proxy_env
@@ -148,12 +149,24 @@ class SeatbeltBackend:
         self.profile = seatbelt_profile(
             [sandbox.root, self._tmp], allow_network=allow_network, proxy_port=port
         )
+        self._shell = resolve_shell("SeatbeltBackend", None)
         self._spec = PosixSpec(
             root=str(sandbox.root),
+            shell=self._shell.path,
             prefix=(SANDBOX_EXEC, "-p", self.profile),
             env=env,
             tmp_parent=self._tmp,
         )
+
+    @property
+    def shell(self) -> str:
+        """The absolute path of the shell commands run with (bash where installed)."""
+        return self._shell.path
+
+    @property
+    def unanalysed_shell(self) -> str | None:
+        """``None`` when commands run with bash, else why they cannot be analysed."""
+        return self._shell.unanalysed
 
     def guarantees(self) -> SandboxGuarantees:
         """Filesystem (writes only) and network by the kernel; syscalls not filtered."""
@@ -181,7 +194,7 @@ class SeatbeltBackend:
         timeout: float | None = None,
         cancel: CancellationToken | None = None,
     ) -> ExecResult:
-        """Run ``command`` with ``/bin/sh -c`` under the profile.
+        """Run ``command`` with ``bash -c`` under the profile.
 
         The process hygiene is the portable runner's (:mod:`helikon.tools._posix_runner`):
         scrubbed environment, a per-call temp dir inside the writable temp directory, rlimits,

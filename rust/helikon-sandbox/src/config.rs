@@ -179,7 +179,10 @@ pub struct SandboxConfig {
     /// Milliseconds between SIGTERM and SIGKILL on timeout. Default 200.
     #[serde(default = "default_grace")]
     pub kill_grace_ms: u64,
-    /// The shell run as `<shell> -c <command>`. Default `/bin/sh`.
+    /// The shell run as `<shell> -c <command>`. Default bash (the first of [`BASH_PATHS`]
+    /// that exists, else `/bin/bash`, which then fails to start with a clear error): the
+    /// command matcher (`helikon-shell`) models bash's grammar, and another shell reads the
+    /// same text differently (dash runs `echo $'\'; rm x; #'` as two commands).
     #[serde(default = "default_shell")]
     pub shell: PathBuf,
     /// Network only through helikon's egress proxy (see [`crate::egress`]).
@@ -200,8 +203,20 @@ fn default_output_cap() -> usize {
 fn default_grace() -> u64 {
     200
 }
+/// Where the default shell (bash) is looked for, first found wins.
+pub const BASH_PATHS: [&str; 4] = [
+    "/bin/bash",
+    "/usr/bin/bash",
+    "/usr/local/bin/bash",
+    "/opt/homebrew/bin/bash",
+];
+
 fn default_shell() -> PathBuf {
-    PathBuf::from("/bin/sh")
+    BASH_PATHS
+        .iter()
+        .map(PathBuf::from)
+        .find(|p| p.is_file())
+        .unwrap_or_else(|| PathBuf::from(BASH_PATHS[0]))
 }
 
 impl SandboxConfig {

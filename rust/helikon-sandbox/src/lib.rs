@@ -13,7 +13,7 @@
 //!   path and the reason. Reads have a size cap; writes are atomic (temp file + rename in the
 //!   target's directory, parents created inside the root).
 //! * [`SandboxPolicy`]: the Bash tool's execution backend. Built once from a
-//!   [`SandboxConfig`]; [`SandboxPolicy::run`] runs `/bin/sh -c <command>` with the cwd pinned
+//!   [`SandboxConfig`]; [`SandboxPolicy::run`] runs `<shell> -c <command>` (bash by default) with the cwd pinned
 //!   to the opened root, a scrubbed environment, rlimits, a timeout (SIGTERM, grace, SIGKILL),
 //!   an output cap keeping head and tail, and a sweep that kills every process the command
 //!   started before the call returns (also after a normal exit). Two modes:
