@@ -25,6 +25,7 @@ from collections.abc import AsyncGenerator, AsyncIterator, Coroutine
 from dataclasses import replace
 from typing import Any
 
+from helikon.core._unicode import scrub_item
 from helikon.core.context import RunConfig, RunContext
 from helikon.core.driven import DrivenAgent
 from helikon.core.events import (
@@ -424,7 +425,7 @@ class _Run:
             await self._await_input_guard()
             raise _Stop(self._cancel_error())
         del request
-        items = acc.items(self.agent.name)
+        items = [scrub_item(i) for i in acc.items(self.agent.name)]
         core = self.core
         try:
             verdict = await judge_output(self.agent.output_type, core, self.ctx, items)

@@ -23,7 +23,8 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
-from helikon.core.authorize import AskAnswer, Deferred, authorize
+from helikon.core._unicode import scrub, scrub_text
+from helikon.core.authorize import AskAnswer, Deferred, authorize, unanalysed_shell_of
 from helikon.core.context import RunContext, ToolContext
 from helikon.core.events import AgentEvent, ApprovalRequested, PermissionDenied
 from helikon.core.hooks import Hook, HookError, PostToolUse, PreToolUse, fire
@@ -68,11 +69,11 @@ class CallOutcome:
         """``(call_id, is_error, payload)`` for ``LoopRun.tool_results``."""
         item = self.item
         if item.is_error:
-            return (item.call_id, True, text_of(item.content))
+            return (item.call_id, True, scrub_text(text_of(item.content)))
         content = item.content
         if len(content) == 1 and type(content[0]) is TextPart:
-            return (item.call_id, False, content[0].text)
-        return (item.call_id, False, [_dump_part(p) for p in content])
+            return (item.call_id, False, scrub_text(content[0].text))
+        return (item.call_id, False, scrub([_dump_part(p) for p in content]))
 
 
 def _with_call_id(event: Any, call_id: str) -> AgentEvent:
@@ -163,6 +164,9 @@ class ToolCallRunner:
         self._redactor: Redactor | None = None
 
     def _redact(self, text: str) -> str:
+        # Lone surrogates (a non-UTF-8 file name read with surrogateescape) cannot cross
+        # into the native redactor or the loop: U+FFFD replaces them for the model.
+        text = scrub_text(text)
         settings = self.ctx.redaction
         if not settings.enabled or not text:
             return text
@@ -203,6 +207,7 @@ class ToolCallRunner:
                 ApprovalRequested(call_id=call_id, tool=name, args=args)
             ),
             answer=self._answer_for(call_id),
+            unanalysed_shell=unanalysed_shell_of(tool),
         )
         if isinstance(decision, Deferred):
             events.append(ApprovalRequested(call_id=call_id, tool=name, args=call.args))
