@@ -114,7 +114,6 @@ UNCONDITIONAL = (
     "echo `{P}`; {Q}",
     "echo $'\\''; {P}",
     "[[ -n $({P}) ]]; {Q}",
-    "(( $({P}) 0 )); {Q}",
     "if {P}; then :; fi; {Q}",
     "coproc {{ {P}; }}; wait; {Q}",
     "coproc NAME {{ {P}; }}; wait",

@@ -19,10 +19,6 @@ def _names(label: str, names: Sequence[str] | None) -> list[str] | None:
     out = [str(n) for n in names]
     if any(not n.strip() for n in out):
         raise ConfigError(f"BashTool.{label} has an empty program name")
-    if label == "deny_commands":
-        from helikon.shell import deny_program
-
-        return [deny_program(f"BashTool.{label}", n) for n in out]
     return out
 
 
