@@ -55,6 +55,7 @@ from helikon.core.events import (
     TurnStarted,
 )
 from helikon.core.guardrails import Guardrail, GuardrailInput, GuardrailKind, Pass, Tripwire
+from helikon.core.handoff import Handoff, handoff
 from helikon.core.hooks import Hook, HookRegistry
 from helikon.core.items import (
     AssistantMessage,
@@ -177,6 +178,7 @@ __all__ = [
     "GuardrailKind",
     "GuardrailTriggered",
     "GuardrailTripwire",
+    "Handoff",
     "HandoffItem",
     "HelikonError",
     "Hook",
@@ -274,6 +276,7 @@ __all__ = [
     "UserMessage",
     "__version__",
     "escalate",
+    "handoff",
     "redact",
     "text_of",
     "tool",

@@ -12,7 +12,7 @@ from helikon.core.context import RunConfig, RunContext
 from helikon.core.driver import run_agent
 from helikon.core.events import AgentEvent
 from helikon.core.guardrails import Guardrail, as_guardrail
-from helikon.core.handoff import HandoffSpec, handoff_tool_name
+from helikon.core.handoff import Handoff, HandoffSpec, handoff_tool_name
 from helikon.core.hooks import Hook, check_hook
 from helikon.core.instructions import InstructionPart, check_part, render_parts
 from helikon.core.loop_native import LoopConfig, loop_config_json
@@ -113,7 +113,9 @@ class Agent(Generic[CtxT, OutT]):
             the :meth:`instructions` decorator; the parts are joined with a blank line.
         description: what the agent does; shown to a parent choosing a handoff.
         tools: tools the model may call (``@tool`` functions or any :class:`helikon.Tool`).
-        handoffs: agents this one may delegate to (each becomes a ``transfer_to_<slug>`` tool).
+        handoffs: agents this one may delegate to (each becomes a ``transfer_to_<slug>`` tool),
+            or :func:`~helikon.handoff` specs (``handoff(agent, tool_name=, tool_description=,
+            on_handoff=, input_filter=)``) next to them.
         output_type: a type (or :class:`OutputType`) the final answer must validate against.
         model_settings: provider knobs (temperature, tool choice, ...).
         run_config: default :class:`RunConfig` for runs of this agent.
@@ -166,7 +168,7 @@ class Agent(Generic[CtxT, OutT]):
         instructions: Instructions | None = None,
         description: str = "",
         tools: Sequence[Tool] = (),
-        handoffs: Sequence[Agent] = (),
+        handoffs: Sequence[Agent | Handoff] = (),
         output_type: Any = None,
         model_settings: ModelSettings | None = None,
         run_config: RunConfig | None = None,
@@ -205,12 +207,18 @@ class Agent(Generic[CtxT, OutT]):
             if t.name in seen:
                 raise ConfigError(f"Agent(tools=...): two tools are named {t.name!r}")
             seen.add(t.name)
-        self.handoffs: list[Agent] = _as_list(
-            "handoffs", handoffs, "handoff", lambda h: isinstance(h, Agent)
+        given: list[Any] = _as_list(
+            "handoffs", handoffs, "handoff", lambda h: isinstance(h, Agent | Handoff)
         )
-        for h in self.handoffs:
-            if not isinstance(h, Agent):
-                raise ConfigError(f"Agent(handoffs=...): {h!r} is not an Agent")
+        for h in given:
+            target = h.agent if isinstance(h, Handoff) else h
+            if not isinstance(target, Agent):
+                raise ConfigError(f"Agent(handoffs=...): {target!r} is not an Agent")
+        #: the handoff targets (agents), in order; options of handoff(...) specs by target name
+        self.handoffs: list[Agent] = [h.agent if isinstance(h, Handoff) else h for h in given]
+        self.handoff_options: dict[str, Handoff] = {
+            h.agent.name: h for h in given if isinstance(h, Handoff)
+        }
         if output_type is None or isinstance(output_type, OutputType):
             self.output_type: OutputType[Any] | None = output_type
         else:
@@ -264,9 +272,15 @@ class Agent(Generic[CtxT, OutT]):
     @property
     def handoff_specs(self) -> list[HandoffSpec]:
         """The transfer tools this agent advertises, in handoff order."""
-        return [
-            HandoffSpec(handoff_tool_name(h.name), h.name, h.description) for h in self.handoffs
-        ]
+        out = []
+        for h in self.handoffs:
+            opt = self.handoff_options.get(h.name)
+            name = opt.tool_name if opt is not None and opt.tool_name else handoff_tool_name(h.name)
+            desc = h.description
+            if opt is not None and opt.tool_description is not None:
+                desc = opt.tool_description
+            out.append(HandoffSpec(name, h.name, desc))
+        return out
 
     def handoff_target(self, name: str) -> Agent:
         """The handoff agent whose real name is ``name``."""

@@ -91,6 +91,10 @@ class RunConfig:
         usage_limits: request and token budgets shared with the run's handoff targets and
             agent-as-tool sub-runs (:class:`~helikon.UsageLimits`); past one the run fails
             with ``UsageLimitExceeded``. ``None`` (default) = no budget.
+        max_handoffs: handoffs one run may make (across its handoff chain, a triage <->
+            specialist cycle included); the next one fails the run with
+            ``MaxHandoffsExceeded``. ``None`` (default): only ``max_agent_depth`` bounds them
+            (each handoff nests one level).
 
     Raises:
         ConfigError: a value is out of range (the message names the field).
@@ -106,8 +110,17 @@ class RunConfig:
     timeout: float | None = None
     approval: Literal["inline", "defer"] = "inline"
     usage_limits: UsageLimits | None = None
+    max_handoffs: int | None = None
 
     def __post_init__(self) -> None:
+        if self.max_handoffs is not None and (
+            isinstance(self.max_handoffs, bool)
+            or not isinstance(self.max_handoffs, int)
+            or self.max_handoffs < 0
+        ):
+            raise ConfigError(
+                f"RunConfig.max_handoffs must be an int >= 0 or None, got {self.max_handoffs!r}"
+            )
         if self.usage_limits is not None and not isinstance(self.usage_limits, UsageLimits):
             raise ConfigError(
                 "RunConfig.usage_limits must be a UsageLimits(request_limit=..., "

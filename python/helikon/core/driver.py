@@ -39,6 +39,7 @@ from helikon.core.events import (
     ToolOutputItem,
 )
 from helikon.core.guardrails import GuardrailInput, Tripwire, output_input, run_guardrails
+from helikon.core.handoff_run import run_handoff_options
 from helikon.core.hooks import (
     HookError,
     OnHandoff,
@@ -78,6 +79,7 @@ from helikon.errors import (
     Cancelled,
     InputGuardrailTripwire,
     MaxAgentDepthExceeded,
+    MaxHandoffsExceeded,
     ModelError,
     OutputGuardrailTripwire,
     RunTimeout,
@@ -132,8 +134,11 @@ class _Run:
         approvals: Approvals | None = None,
         path: list[str] | None = None,
         meter: UsageMeter | None = None,
+        handoffs_done: int = 0,
     ) -> None:
         self.agent = agent
+        #: handoffs made on the way to this agent (``RunConfig.max_handoffs`` bounds them)
+        self.handoffs_done = handoffs_done
         #: the budget this run spends from (shared with handoff targets)
         self.meter = meter if meter is not None else UsageMeter(config.usage_limits)
         #: how asks are answered before the approval handler (shared with handoff targets)
@@ -448,6 +453,9 @@ class _Run:
         depth = self.ctx.agent_depth + 1
         if depth >= self.config.max_agent_depth:
             raise _Stop(MaxAgentDepthExceeded(self.config.max_agent_depth))
+        bound = self.config.max_handoffs
+        if bound is not None and self.handoffs_done >= bound:
+            raise _Stop(MaxHandoffsExceeded(bound))
         if self.hooks:
             await fire(self.hooks, self.ctx, OnHandoff(self.agent.name, target.name))
         for call_id in self.core.take_handoff_calls():  # every transfer call gets its result
@@ -458,7 +466,9 @@ class _Run:
             )
         yield HandoffItem.model_validate({"from": self.agent.name, "to": target.name})
         yield AgentUpdated(agent=target.name)
-        conversation = await _with_instructions(target, self.ctx, self.core.transcript())
+        options = getattr(self.agent, "handoff_options", {}).get(target.name)
+        transcript = await run_handoff_options(options, self.ctx, self.core.transcript())
+        conversation = await _with_instructions(target, self.ctx, transcript)
         sub = self._sub_run(target)
         async for ev in self._follow(sub, sub.drive(conversation), self.core.usage):
             yield ev
@@ -474,6 +484,7 @@ class _Run:
             approvals=self.approvals,
             path=[*self.path, target.name],
             meter=self.meter,
+            handoffs_done=self.handoffs_done + 1,
         )
 
     async def _follow(

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["TRANSFER_SCHEMA", "HandoffSpec", "handoff_tool_name", "slug"]
+__all__ = ["TRANSFER_SCHEMA", "Handoff", "HandoffSpec", "handoff", "handoff_tool_name", "slug"]
 
 #: the parameters of every transfer tool: none
 TRANSFER_SCHEMA: dict[str, Any] = {
@@ -49,3 +51,61 @@ class HandoffSpec:
     tool_name: str
     target: str
     description: str
+
+
+@dataclass(frozen=True, slots=True)
+class Handoff:
+    """A handoff target with its options; made by :func:`handoff`, given in
+    ``Agent(handoffs=[...])`` next to plain agents.
+
+    Attributes:
+        agent: the target agent.
+        tool_name: the transfer tool's name (default ``transfer_to_<slug>``).
+        tool_description: the transfer tool's description (default the agent's description).
+        on_handoff: called as ``fn(ctx)`` (sync or async) when the handoff happens, before the
+            target's first model call; raising fails the run.
+        input_filter: ``fn(items) -> items`` (sync), the conversation the target starts from
+            (default: the whole transcript so far; its instructions are added after).
+    """
+
+    agent: Any
+    tool_name: str | None = None
+    tool_description: str | None = None
+    on_handoff: Callable[[Any], Any] | None = None
+    input_filter: Callable[[list[Any]], list[Any]] | None = None
+
+
+def handoff(
+    agent: Any,
+    *,
+    tool_name: str | None = None,
+    tool_description: str | None = None,
+    on_handoff: Callable[[Any], Any] | None = None,
+    input_filter: Callable[[list[Any]], list[Any]] | None = None,
+) -> Handoff:
+    """A handoff to ``agent`` with options (see :class:`Handoff`).
+
+    Raises:
+        ConfigError: ``tool_name`` is not ``[A-Za-z0-9_-]{1,64}``, or ``on_handoff`` /
+            ``input_filter`` is not callable.
+
+    Example:
+        >>> from helikon import Agent
+        >>> from helikon.testing import MockModel
+        >>> billing = Agent(name="billing", model=MockModel([]))
+        >>> handoff(billing, tool_name="to_billing").tool_name
+        'to_billing'
+    """
+    from helikon.errors import ConfigError
+
+    if tool_name is not None and (
+        not isinstance(tool_name, str) or not re.fullmatch(r"[A-Za-z0-9_-]{1,64}", tool_name)
+    ):
+        raise ConfigError(
+            f"handoff(tool_name=...): {tool_name!r} is not a tool name; use 1 to 64 of "
+            "A-Z a-z 0-9 _ -"
+        )
+    for name, fn in (("on_handoff", on_handoff), ("input_filter", input_filter)):
+        if fn is not None and not callable(fn):
+            raise ConfigError(f"handoff({name}=...): got {type(fn).__name__}, not a function")
+    return Handoff(agent, tool_name, tool_description, on_handoff, input_filter)

@@ -31,7 +31,7 @@ keeps working for callers who do not know helikon::
     │   │   ├── InputGuardrailTripwire                an input guardrail tripped
     │   │   └── OutputGuardrailTripwire               an output guardrail tripped
     │   ├── AgentOther
-    │   ├── MaxHandoffsExceeded                       a SwarmAgent's handoff budget ran out
+    │   ├── MaxHandoffsExceeded                       a run's or SwarmAgent's handoff budget ran out
     │   ├── MaxIterationsExceeded                     a LoopAgent never escalated
     │   └── UsageLimitExceeded                        a UsageLimits budget is spent
     ├── RunError                                      raised by ``run()`` / ``collect()``;

@@ -234,7 +234,8 @@ class AgentOther(AgentError):
 
 
 class MaxHandoffsExceeded(AgentError):
-    """A ``SwarmAgent`` saw more than ``limit`` handoffs; the run was cancelled."""
+    """A run made more than ``RunConfig.max_handoffs`` handoffs, or a ``SwarmAgent`` more than
+    its ``max_handoffs``; the run was stopped."""
 
     kind = "MaxHandoffsExceeded"
 
