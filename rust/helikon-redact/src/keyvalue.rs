@@ -396,14 +396,6 @@ fn multiline_value(
 ) -> Option<usize> {
     let bytes = text.as_bytes();
     let indicator = text.get(v_start..content_end)?.trim_end();
-    let line_start = bytes
-        .get(..key_start)
-        .and_then(|b| memchr::memrchr(b'\n', b))
-        .map_or(0, |i| i + 1);
-    let eol = bytes
-        .get(content_end..)
-        .and_then(|b| memchr::memchr(b'\n', b))
-        .map_or(bytes.len(), |i| content_end + i);
     let is_block = sep == b':'
         && matches!(indicator.as_bytes().first(), Some(b'|' | b'>'))
         && indicator.len() <= 3
@@ -411,7 +403,28 @@ fn multiline_value(
             .bytes()
             .skip(1)
             .all(|b| matches!(b, b'-' | b'+') || b.is_ascii_digit());
+    let is_toml = sep == b'=' && (indicator == "\"\"\"" || indicator == "'''");
+    // Only a value that is one of these looks at the lines around it: searching for the
+    // line's ends for every key would make a long line of keys quadratic.
+    if !is_block && !is_toml {
+        return None;
+    }
+    // The indicator ends its line. Checked by looking at the blanks after it, never by
+    // searching for the line's end: every key of a long line would search it again.
+    let rest = bytes.get(content_end..).unwrap_or_default();
+    let blanks = rest
+        .iter()
+        .take_while(|&&b| matches!(b, b' ' | b'\t' | b'\r'))
+        .count();
+    if !matches!(rest.get(blanks), None | Some(b'\n')) {
+        return None;
+    }
+    let eol = content_end + blanks;
     if is_block {
+        let line_start = bytes
+            .get(..key_start)
+            .and_then(|b| memchr::memrchr(b'\n', b))
+            .map_or(0, |i| i + 1);
         let key_indent = bytes.get(line_start..key_start).map_or(0, |l| {
             l.iter().take_while(|&&b| b == b' ' || b == b'-').count()
         });

@@ -259,6 +259,13 @@ fn adversarial_inputs_scale_linearly() {
         "a_token=$(",
         "password: a ",
         "p_token: (",
+        // Multi-line values (YAML block scalars, TOML multi-line strings) on one long line.
+        "a_token: | ",
+        "a_token: |",
+        "a_token: >- b_token: |\r",
+        "a_token = \"\"\" ",
+        "a_token = \"\"\"",
+        "a_token = ''' ",
     ];
     for unit in units {
         let small = unit.repeat(1_000);
