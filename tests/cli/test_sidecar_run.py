@@ -341,3 +341,42 @@ def test_a_paused_run_resumes_into_its_session(tmp_path: Path) -> None:
         ("tool_result", "ran rm -rf ~"),
         ("assistant_message", "Cleaned."),
     ]
+
+
+def _cycle_file(tmp_path: Path, run: str) -> Path:
+    def calls(tool: str) -> list[Any]:
+        return [
+            [{"tool_call": {"call_id": f"{tool}{i}", "name": tool, "args": {}}}] for i in range(5)
+        ]
+
+    (tmp_path / "a.json").write_text(json.dumps(calls("transfer_to_b")), encoding="utf-8")
+    (tmp_path / "b.json").write_text(json.dumps(calls("transfer_to_a")), encoding="utf-8")
+    return _write(
+        tmp_path,
+        f"{run}[agents.a]\n"
+        'model = { provider = "mock", script = "a.json" }\nhandoffs = ["b"]\n'
+        "[agents.b]\n"
+        'model = { provider = "mock", script = "b.json" }\nhandoffs = ["a"]\n',
+    )
+
+
+def test_a_handoff_cycle_runs_under_max_handoffs_and_stops_past_it(tmp_path: Path) -> None:
+    from helikon import MaxHandoffsExceeded
+
+    agent = load_sidecar(_cycle_file(tmp_path, "[run]\nmax_handoffs = 3\n")).build("a")
+    assert [h.name for h in agent.handoffs] == ["b"]
+    assert [h.name for h in agent.handoffs[0].handoffs] == ["a"]
+    assert agent.handoffs[0].handoffs[0] is agent
+    with pytest.raises(RunError) as caught:
+        agent.run_sync("go")
+    assert isinstance(caught.value.error, MaxHandoffsExceeded)
+    assert str(caught.value.error) == "max handoffs (3) exceeded"
+    hops = [(e.from_agent, e.to_agent) for e in caught.value.events if e.type == "handoff_item"]
+    assert hops == [("a", "b"), ("b", "a"), ("a", "b")]
+
+
+def test_a_handoff_cycle_without_max_handoffs_is_refused_naming_the_fix(tmp_path: Path) -> None:
+    with pytest.raises(SidecarError) as caught:
+        load_sidecar(_cycle_file(tmp_path, ""))
+    assert "agents.b.handoffs: handoff cycle detected (a -> b -> a)" in str(caught.value)
+    assert "set max_handoffs = N in [run] to allow it" in str(caught.value)

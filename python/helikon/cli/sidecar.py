@@ -8,7 +8,8 @@ Format (paths are relative to the sidecar's directory)::
     model        = { provider = "mock", script = "script.json" }
     # or model   = { provider = "openai", id = "gpt-5-mini" }
     tools        = ["lookup_spending"]
-    handoffs     = ["investing"]                         # other agents in this file
+    handoffs     = ["investing"]                         # other agents in this file (a
+                                                         # cycle needs [run] max_handoffs)
     run          = { max_turns = 8 }                     # over [run]; see .sidecar_run
     hooks        = ["audit:AuditHook"]                   # also input_guardrails,
                                                          # output_guardrails: .sidecar_hooks
@@ -153,21 +154,19 @@ class Sidecar(SidecarFile):
                 f"{self.path}: no agent {name!r}. Fix: use one of {sorted(self.agents)}"
             )
         override = override_model(model_override) if model_override is not None else None
-        built = self._build(name, override, (), case)
+        built = self._build(name, override, {}, case)
         for other in sorted(self.agents):
             if other != name:
                 self._check(other, override)
         return built
 
     def _build(
-        self, name: str, override: Model | None, chain: tuple[str, ...], case: str | None = None
+        self, name: str, override: Model | None, built: dict[str, Agent], case: str | None = None
     ) -> Agent:
-        if name in chain:
-            raise self.err(
-                f"agents.{chain[-1]}.handoffs",
-                f"handoff cycle detected ({' -> '.join((*chain, name))})",
-                "declare one-way handoff chains",
-            )
+        """Build ``name``; ``built`` holds the agents made so far (a handoff cycle, allowed by
+        ``[run] max_handoffs`` at load, reuses the agent already made)."""
+        if name in built:
+            return built[name]
         spec = self.agents[name]
         key = f"agents.{name}"
         instructions = self._instructions(key, spec.get("instructions"))
@@ -177,26 +176,24 @@ class Sidecar(SidecarFile):
             else build_model(self, f"{key}.model", spec.get("model"), case=case)
         )
         tools = [self._tool(f"{key}.tools", t) for t in self._names(f"{key}.tools", spec, "tools")]
-        handoffs = []
-        for h in self._names(f"{key}.handoffs", spec, "handoffs"):
+        targets = self._names(f"{key}.handoffs", spec, "handoffs")
+        for h in targets:
             if h not in self.agents:
                 raise self.err(
                     f"{key}.handoffs", f"unknown agent {h!r}", "define [agents." + h + "]"
                 )
-            handoffs.append(self._build(h, override, (*chain, name), case))
         output_type = build_output_type(self, f"{key}.output_type", spec.get("output_type"))
         output_mode, retries = self._retry_settings(key, spec)
         self._mcp_names(key, spec)
         run_config = self.run_config(name)
         hooks = {f: build_hooks(self, key, f, spec.get(f)) for f in HOOK_FIELDS}
         try:
-            return Agent(
+            agent = Agent(
                 name=name,
                 model=model,
                 instructions=instructions,
                 description=self._description(key, spec),
                 tools=tools,
-                handoffs=handoffs,
                 output_type=output_type,
                 run_config=run_config,
                 output_mode=output_mode,
@@ -207,6 +204,9 @@ class Sidecar(SidecarFile):
             )
         except ConfigError as exc:
             raise self.err(key, str(exc), "correct the agent's tools and handoffs") from None
+        built[name] = agent
+        agent.handoffs.extend(self._build(h, override, built, case) for h in targets)
+        return agent
 
     def _check(self, name: str, override: Model | None) -> None:
         """Check agent ``name`` as :meth:`_build` would, without building the agent.
@@ -312,12 +312,12 @@ def load_sidecar(path: str | Path) -> Sidecar:
     if not isinstance(tools, dict):
         raise SidecarError(f"{p}: tools: must be a table of [tools.NAME]. Fix: [tools.NAME]")
     sc = Sidecar(p, agents, tools)
+    sc.run = check_run_table(sc, "run", doc.get("run"))  # max_handoffs allows a cycle
     _check_handoffs(sc)
     sc.eval = check_eval(sc, doc.get("eval"))
     sc.permissions = check_permissions(sc, doc.get("permissions"))
     sc.sandbox = check_sandbox_table(sc, doc.get("sandbox"))
     sc.mcp = check_mcp_tables(sc, doc.get("mcp"))
-    sc.run = check_run_table(sc, "run", doc.get("run"))
     sc.session = check_session_table(sc, doc.get("session"))
     for name in sc.agents:
         sc.run_config(name)
@@ -336,11 +336,12 @@ def _check_handoffs(sc: Sidecar) -> None:
                 raise sc.err(
                     f"agents.{name}.handoffs", f"unknown agent {t!r}", f"define [agents.{t}]"
                 )
-            if state.get(t) == 1:
+            if state.get(t) == 1 and "max_handoffs" not in sc.run:
                 raise sc.err(
                     f"agents.{name}.handoffs",
                     f"handoff cycle detected ({' -> '.join((*path, name, t))})",
-                    "declare one-way handoff chains",
+                    "set max_handoffs = N in [run] to allow it (a run then fails with "
+                    "MaxHandoffsExceeded past N handoffs), or declare one-way handoff chains",
                 )
             if state.get(t) is None:
                 visit(t, (*path, name))

@@ -8,6 +8,7 @@ Format (paths are relative to the sidecar's directory)::
     timeout = 120                  # seconds for the whole run (default: none)
     parallel_tool_call_limit = 4   # tool calls running at once (default: no cap)
     max_agent_depth = 4            # handoff / agent-as-tool nesting (default 8)
+    max_handoffs = 6               # handoffs per run; set, it allows handoff cycles
 
     [agents.researcher]
     run = { max_turns = 20 }       # this agent's own values over [run]
@@ -34,7 +35,13 @@ from helikon.sessions import MemorySession, Session
 
 __all__ = ["SessionSettings", "check_run_table", "check_session_table", "merged_run_config"]
 
-_RUN_KEYS = ("max_turns", "timeout", "parallel_tool_call_limit", "max_agent_depth")
+_RUN_KEYS = (
+    "max_turns",
+    "timeout",
+    "parallel_tool_call_limit",
+    "max_agent_depth",
+    "max_handoffs",
+)
 _SESSION_KEYS = ("backend", "path", "id")
 _BACKENDS = ("memory", "sqlite")
 
