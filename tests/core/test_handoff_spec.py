@@ -84,7 +84,28 @@ async def test_an_on_handoff_that_raises_fails_the_run() -> None:
     )
     with pytest.raises(RunError) as exc:
         await triage.run("refund")
-    assert str(exc.value.error) == "internal error: RuntimeError: billing closed"
+    assert str(exc.value.error) == (
+        "handoff to 'billing': on_handoff raised RuntimeError: billing closed"
+    )
+
+
+@pytest.mark.parametrize(
+    ("flt", "message"),
+    [
+        (lambda items: 1 / 0, "input_filter raised ZeroDivisionError: division by zero"),
+        (lambda items: tuple(items), "input_filter returned tuple"),
+    ],
+)
+async def test_a_broken_input_filter_fails_the_run_naming_it(flt: Any, message: str) -> None:
+    billing = Agent(name="billing", model=MockModel([[Text("never")]]))
+    triage = Agent(
+        name="triage",
+        model=MockModel([[Call("t1", "transfer_to_billing", {})]]),
+        handoffs=[handoff(billing, input_filter=flt)],
+    )
+    with pytest.raises(RunError) as exc:
+        await triage.run("refund")
+    assert str(exc.value.error).startswith(f"handoff to 'billing': {message}")
 
 
 @pytest.mark.parametrize("bad", ["has space", "", "x" * 65, "ünï"])

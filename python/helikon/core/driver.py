@@ -467,7 +467,10 @@ class _Run:
         yield HandoffItem.model_validate({"from": self.agent.name, "to": target.name})
         yield AgentUpdated(agent=target.name)
         options = getattr(self.agent, "handoff_options", {}).get(target.name)
-        transcript = await run_handoff_options(options, self.ctx, self.core.transcript())
+        try:
+            transcript = await run_handoff_options(options, self.ctx, self.core.transcript())
+        except AgentError as failed:  # on_handoff / input_filter raised
+            raise _Stop(failed) from failed
         conversation = await _with_instructions(target, self.ctx, transcript)
         sub = self._sub_run(target)
         async for ev in self._follow(sub, sub.drive(conversation), self.core.usage):

@@ -7,7 +7,7 @@ import inspect
 from typing import Any
 
 from helikon.core.handoff import Handoff
-from helikon.errors import ConfigError
+from helikon.errors import AgentOther
 
 __all__ = ["run_handoff_options"]
 
@@ -19,20 +19,32 @@ async def run_handoff_options(
     ``options.input_filter(transcript)`` (or ``transcript`` unchanged without options).
 
     Raises:
-        ConfigError: ``input_filter`` returned something other than a list.
+        AgentOther: ``on_handoff`` or ``input_filter`` raised, or ``input_filter`` returned
+            something other than a list (the message names the target and the callback).
     """
     if options is None:
         return transcript
+    target = options.agent.name
     if options.on_handoff is not None:
-        out = options.on_handoff(ctx)
-        if inspect.isawaitable(out):
-            await out
+        try:
+            out = options.on_handoff(ctx)
+            if inspect.isawaitable(out):
+                await out
+        except Exception as exc:
+            raise AgentOther(
+                f"handoff to {target!r}: on_handoff raised {type(exc).__name__}: {exc}"
+            ) from exc
     if options.input_filter is None:
         return transcript
-    filtered = options.input_filter(list(transcript))
+    try:
+        filtered = options.input_filter(list(transcript))
+    except Exception as exc:
+        raise AgentOther(
+            f"handoff to {target!r}: input_filter raised {type(exc).__name__}: {exc}"
+        ) from exc
     if not isinstance(filtered, list):
-        raise ConfigError(
-            f"handoff(input_filter=...) for {options.agent.name!r} returned "
-            f"{type(filtered).__name__}; it must return the list of items the target starts from"
+        raise AgentOther(
+            f"handoff to {target!r}: input_filter returned {type(filtered).__name__}; it must "
+            "return the list of items the target starts from"
         )
     return filtered
