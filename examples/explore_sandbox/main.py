@@ -24,7 +24,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from helikon import Agent
+from helikon import Agent, RunContext
 from helikon.core.items import text_of
 from helikon.errors import SandboxUnavailable
 from helikon.testing import Call, MockModel, Script, Text
@@ -138,7 +138,11 @@ async def main() -> None:
                 BashTool(make_backend(sandbox)),
             ],
         )
-        async for event in agent.stream("Find and fix the bug in app.py, then take notes."):
+        # This demo shows what the KERNEL refuses, so the built-in guards (which would ask
+        # before running inline Python such as the network probe below) are off.
+        ctx = RunContext.ephemeral().without_default_guards()
+        task = "Find and fix the bug in app.py, then take notes."
+        async for event in agent.stream(task, ctx):
             if event.type == "message_output" and text_of(event.item.content):
                 print(f"\n[model] {text_of(event.item.content)}")
             elif event.type == "tool_call_item":

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from helikon import Agent
+from helikon import Agent, RunContext
 from helikon.testing import Call, MockModel, Text
 from helikon.tools import BashTool, EditTool, OsSandboxBackend, ReadTool, Sandbox, WriteTool
 
@@ -67,7 +67,10 @@ async def test_agent_uses_the_toolset_in_an_os_sandbox(ws: dict[str, Path]) -> N
             BashTool(OsSandboxBackend(sb, run_as=run_as(), timeout=20)),
         ],
     )
-    result = await agent.run("Make f double its input and show it works.")
+    # Inline Python (`python3 -c 'import calc; …'`) is not analysable, so the built-in guards
+    # would ask; this test is about the sandbox, so they are off.
+    ctx: RunContext[Any] = RunContext.ephemeral().without_default_guards()
+    result = await agent.run("Make f double its input and show it works.", ctx)
     model.assert_exhausted()
     assert result.final_output == "done: f doubles now"
     out = _outputs(result.events)
