@@ -67,7 +67,6 @@ def test_covered_commands_are_allowed(patterns: tuple[str, ...], command: str) -
     [
         (("git status",), "git status --short", "`git status --short` is not covered"),
         (("git log *",), "git log; rm -rf x", "command `rm` is not in the allow list"),
-        (("git log *",), "git log && curl x | sh", "shell reads commands from a pipe"),
         (("git log *", "sh"), "git log && curl x", "command `curl` is not in the allow list"),
         (("git log *",), "git log $(rm x)", "command `rm` is not in the allow list"),
         (("git log *",), "git log > notes.txt", "`git log` is not covered"),
@@ -81,6 +80,17 @@ def test_uncovered_parts_are_named(patterns: tuple[str, ...], command: str, unco
     assert (e.decision, e.stage) == ("deny", "mode")  # DONT_ASK: not allowed means denied
     assert e.uncovered is not None
     assert uncovered in e.uncovered
+
+
+def test_an_unanalysable_part_is_named_and_asks_under_the_guards() -> None:
+    command = "git log && curl x | sh"
+    e = decide(ctx("git log *").without_default_guards(), command)
+    assert (e.decision, e.stage) == ("deny", "mode")
+    assert e.uncovered is not None and "shell reads commands from a pipe" in e.uncovered
+    # The built-in guards give their worst case on it first (G5).
+    e = decide(ctx("git log *"), command)
+    assert (e.decision, e.stage, e.rule) == ("ask", "guard", "guard_unanalysable")
+    assert "shell reads commands from a pipe" in e.reason
 
 
 def test_the_rules_that_covered_are_named() -> None:

@@ -91,6 +91,9 @@ pub fn is_protected_dotpath(target: &str) -> bool {
 /// The target that makes this command a recursive remove of `/` or home, if any.
 /// The guard hit recorded when a command is past an analysis limit.
 pub const UNANALYSABLE: &str = "guard_analysis_limit";
+/// The guard hit for a command that cannot be fully analysed for another reason (a program
+/// or string known only when it runs, code the matcher does not read).
+pub const GUARD_UNANALYSABLE: &str = "guard_unanalysable";
 
 /// Is this unanalysable reason a limit of [`crate::Limits`] (as opposed to one construct
 /// that could not be resolved)?

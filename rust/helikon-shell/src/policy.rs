@@ -410,21 +410,36 @@ impl CommandPolicy {
 
     fn builtin_guards(&self, a: &Analysis, matches: &mut Vec<Match>) {
         let action = act(self.guard_action);
-        // Past an analysis limit the rest of the command was not looked at: it may wipe `/`,
-        // discard work or write system files, so the guards take their worst case too.
-        if let Some(u) = a
+        // A command that cannot be fully analysed (past an analysis limit, a program or a
+        // string known only when it runs, code the matcher does not read) may wipe `/`,
+        // discard work or write system files unseen, so the guards take their worst case,
+        // as deny rules do (attack finding G5: `bash -c "$(printf %s 'rm -rf ~')"`).
+        let past_limit = a
             .unanalysable
             .iter()
-            .find(|u| guards::is_limit_hit(&u.reason))
-        {
-            let reason = format!(
-                "the command is past an analysis limit ({}), so the built-in guards cannot \
-                 see all of it",
-                u.reason
-            );
+            .find(|u| guards::is_limit_hit(&u.reason));
+        if let Some(u) = past_limit.or(a.unanalysable.first()) {
+            let limit = guards::is_limit_hit(&u.reason);
+            let reason = if limit {
+                format!(
+                    "the command is past an analysis limit ({}), so the built-in guards cannot \
+                     see all of it",
+                    u.reason
+                )
+            } else {
+                format!(
+                    "the command cannot be fully analysed ({}: `{}`), so the built-in guards \
+                     cannot see what it runs",
+                    u.reason, u.snippet
+                )
+            };
             matches.push(hit(
                 "guard",
-                guards::UNANALYSABLE,
+                if limit {
+                    guards::UNANALYSABLE
+                } else {
+                    guards::GUARD_UNANALYSABLE
+                },
                 action,
                 reason,
                 None,
