@@ -505,8 +505,11 @@ class Agent(Generic[CtxT, OutT]):
         Raises:
             RunError: the final text does not validate.
         """
-        if self.output_type is not None:
-            value, errors = self.output_type.validate_text(result.final_output)
+        # The agent that answered owns the output type: after a handoff that is the target.
+        answering = result.last_agent if isinstance(result.last_agent, Agent) else self
+        output_type = answering.output_type
+        if output_type is not None and isinstance(result.final_output, str):
+            value, errors = output_type.validate_text(result.final_output)
             if errors:
                 raise RunError(
                     AgentOther("; ".join(errors)), events=result.events, usage=result.usage

@@ -157,7 +157,9 @@ pub(crate) fn call_model(
 fn start(turn: u32, usage: Usage, config: &LoopConfig) -> TransitionOutcome {
     let events = vec![AgentEvent::TurnStarted { turn }];
     match &config.output_type {
-        Some(out) if config.tools.is_empty() => call_model(
+        // With no tools and no handoffs the first turn is the constrained one; a handoff is a
+        // tool the model must be offered, so an agent with handoffs starts with a plain turn.
+        Some(out) if config.tools.is_empty() && config.handoffs.is_empty() => call_model(
             LoopState::Finalizing { turn, usage },
             events,
             out.constrained_request(None),
