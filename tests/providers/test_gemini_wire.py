@@ -696,6 +696,7 @@ async def test_streamed_calls_ids_signatures_and_usage() -> None:
         "reasoning_tokens": 28,
         "total_tokens": 80,
         "cache_write_input_tokens": 0,
+        "requests": 0,  # a provider turn's usage; the run counts its requests
     }
     assert out.finishes == [Finish(reason=FinishReason.TOOL_CALLS, raw="STOP", response_id="r1")]
 
