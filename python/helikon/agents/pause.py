@@ -33,7 +33,7 @@ from helikon.core.context import RunConfig, RunContext
 from helikon.core.decisions import Decision, check_decisions
 from helikon.core.driver import resume_agent
 from helikon.core.events import AgentEvent
-from helikon.core.pause import plan_resume
+from helikon.core.pause import check_paused, plan_resume
 from helikon.core.run_state import RunState, config_fingerprint
 from helikon.core.usage import Usage
 from helikon.errors import ResumeRefused
@@ -152,16 +152,7 @@ def check_pattern_state(kind: str, name: str, shape: Any, state: RunState) -> No
         ResumeRefused: not a paused run, paused by another agent or kind of pattern, or the
             pattern's steps changed since (the message says which).
     """
-    if not isinstance(state, RunState):
-        raise ResumeRefused(
-            f"resume takes the RunState a paused run returned, got {type(state).__name__}; "
-            "load a saved one with RunState.from_json(text)"
-        )
-    if state.loop_state.get("state") != "NeedsApproval":
-        raise ResumeRefused(
-            f"the RunState is not paused for approval (its loop state is "
-            f"{state.loop_state.get('state')!r})"
-        )
+    check_paused(state)
     if state.agent != name:
         raise ResumeRefused(
             f"the RunState was paused by {state.agent!r}; resume it with that agent or "

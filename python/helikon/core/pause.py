@@ -180,16 +180,12 @@ class ResumePlan:
     base_usage: Usage
 
 
-def plan_resume(
-    agent: Agent, state: RunState, decisions: Mapping[str, Decision], max_turns: int
-) -> ResumePlan:
-    """Check ``state`` against ``agent`` and ``decisions``; nothing runs.
+def check_paused(state: object) -> None:
+    """Refuse anything but the :class:`RunState` of a run paused for approval.
 
     Raises:
-        ResumeRefused: the state is not a paused run, ``agent`` is not the agent that
-            paused (another name, or its tools, handoffs, output type or turn limit
-            changed), the path of the agent that asked cannot be followed, or the decisions
-            do not answer exactly the waiting calls.
+        ResumeRefused: ``state`` is not a ``RunState``, or its loop is not in
+            ``NeedsApproval`` (the message names what it got).
     """
     if not isinstance(state, RunState):
         raise ResumeRefused(
@@ -201,6 +197,20 @@ def plan_resume(
             f"the RunState is not paused for approval (its loop state is "
             f"{state.loop_state.get('state')!r})"
         )
+
+
+def plan_resume(
+    agent: Agent, state: RunState, decisions: Mapping[str, Decision], max_turns: int
+) -> ResumePlan:
+    """Check ``state`` against ``agent`` and ``decisions``; nothing runs.
+
+    Raises:
+        ResumeRefused: the state is not a paused run, ``agent`` is not the agent that
+            paused (another name, or its tools, handoffs, output type or turn limit
+            changed), the path of the agent that asked cannot be followed, or the decisions
+            do not answer exactly the waiting calls.
+    """
+    check_paused(state)
     if state.conversation is None:
         raise ResumeRefused("the RunState holds no conversation to resume")
     path = state.agent_path or [state.agent]
