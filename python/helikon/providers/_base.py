@@ -62,6 +62,7 @@ if TYPE_CHECKING:
     from helikon.core.cancel import CancellationToken
 
 __all__ = [
+    "BuildsOwner",
     "Call",
     "ProviderModel",
     "require_api_key",
@@ -70,6 +71,7 @@ __all__ = [
 ]
 
 _T = TypeVar("_T")
+_M = TypeVar("_M")
 
 Pull = Callable[[], Awaitable[tuple[bool, Any]]]
 """Fetches a stream's next event: ``(True, event)``, or ``(False, None)`` at its end."""
@@ -139,6 +141,27 @@ def require_api_key(
             f"api_key=...{alternative}."
         )
     return key
+
+
+class BuildsOwner:
+    """A named factory that is the class it is read on: ``AnthropicModel.messages(...)`` is
+    ``AnthropicModel(...)``.
+
+    The factory then has the constructor's signature (type checkers check its arguments) and
+    its arguments are documented once, in the class docstring. Read on a subclass, it builds
+    the subclass.
+
+    Example:
+        >>> class Demo:
+        ...     create = BuildsOwner()
+        ...     def __init__(self, name: str) -> None:
+        ...         self.name = name
+        >>> Demo.create("x").name
+        'x'
+    """
+
+    def __get__(self, instance: object, owner: type[_M]) -> type[_M]:
+        return owner
 
 
 class Call:

@@ -52,7 +52,13 @@ import anthropic
 
 from helikon.core.model import ModelCapabilities, ModelRequest
 from helikon.errors import ConfigError, ModelError
-from helikon.providers._base import Call, ProviderModel, require_api_key, require_retries
+from helikon.providers._base import (
+    BuildsOwner,
+    Call,
+    ProviderModel,
+    require_api_key,
+    require_retries,
+)
 from helikon.providers._stream import Cancelled
 from helikon.providers.anthropic._errors import map_anthropic_error
 from helikon.providers.anthropic._request import build_messages_body
@@ -66,7 +72,29 @@ DEFAULT_MAX_TOKENS = 8192
 
 
 class AnthropicModel(ProviderModel):
-    """A Claude model on the Anthropic Messages API. Build it with :meth:`messages`.
+    """A Claude model on the Anthropic Messages API. Build it with ``AnthropicModel.messages``
+    (the constructor under the API's name).
+
+    Args:
+        model_id: the model name, e.g. ``"claude-sonnet-4-5"``.
+        api_key: the API key; defaults to ``ANTHROPIC_API_KEY``.
+        base_url: the API root (without ``/v1``); defaults to ``ANTHROPIC_BASE_URL``,
+            then the SDK's.
+        client: a ready ``AsyncAnthropic`` to use instead (then ``api_key``,
+            ``base_url``, ``max_retries`` and ``timeout`` are not used, and the client is
+            not closed by :meth:`aclose`).
+        max_tokens: the output cap (the API requires one);
+            ``ModelSettings.max_output_tokens`` overrides it per request.
+        thinking: extended thinking, e.g. ``ExtendedThinking(budget_tokens=2048)``.
+        cache: prompt-cache breakpoints, e.g. ``CacheStrategy()``; ``None`` sends none.
+        max_retries: SDK-level retries; 0 by default because retrying is a composition
+            concern (wrap the model in a retrying model).
+        timeout: request timeout in seconds; ``None`` keeps the SDK default.
+        stream: stream the answer (SSE) or fetch it whole; events are the same.
+
+    Raises:
+        ConfigError: no API key (argument or ``ANTHROPIC_API_KEY``), a thinking budget
+            not below ``max_tokens``, or another bad argument.
 
     Example:
         >>> model = AnthropicModel.messages("claude-sonnet-4-5", api_key="sk-ant-test")
@@ -78,6 +106,10 @@ class AnthropicModel(ProviderModel):
     #: (``Agent(output_mode=None)``, see helikon.core.retries): an output tool works on every
     #: Claude model with tools (``output_config`` needs Sonnet 4.5 or later)
     output_mode: ClassVar[str] = "tool"
+
+    messages = BuildsOwner()
+    """A model on the Messages API: ``AnthropicModel.messages(model_id, ...)`` takes the
+    constructor's arguments (see the class)."""
 
     def __init__(
         self,
@@ -116,60 +148,6 @@ class AnthropicModel(ProviderModel):
         self._cache = cache
         self._timeout = timeout
 
-    @classmethod
-    def messages(
-        cls,
-        model_id: str,
-        *,
-        api_key: str | None = None,
-        base_url: str | None = None,
-        client: anthropic.AsyncAnthropic | None = None,
-        max_tokens: int = DEFAULT_MAX_TOKENS,
-        thinking: ExtendedThinking | None = None,
-        cache: CacheStrategy | None = None,
-        max_retries: int = 0,
-        timeout: float | None = None,
-        stream: bool = True,
-    ) -> AnthropicModel:
-        """A model on the Messages API.
-
-        Args:
-            model_id: the model name, e.g. ``"claude-sonnet-4-5"``.
-            api_key: the API key; defaults to ``ANTHROPIC_API_KEY``.
-            base_url: the API root (without ``/v1``); defaults to ``ANTHROPIC_BASE_URL``,
-                then the SDK's.
-            client: a ready ``AsyncAnthropic`` to use instead (then ``api_key``,
-                ``base_url``, ``max_retries`` and ``timeout`` are not used, and the client is
-                not closed by :meth:`aclose`).
-            max_tokens: the output cap (the API requires one);
-                ``ModelSettings.max_output_tokens`` overrides it per request.
-            thinking: extended thinking, e.g. ``ExtendedThinking(budget_tokens=2048)``.
-            cache: prompt-cache breakpoints, e.g. ``CacheStrategy()``; ``None`` sends none.
-            max_retries: SDK-level retries; 0 by default because retrying is a composition
-                concern (wrap the model in a retrying model).
-            timeout: request timeout in seconds; ``None`` keeps the SDK default.
-            stream: stream the answer (SSE) or fetch it whole; events are the same.
-
-        Returns:
-            The model.
-
-        Raises:
-            ConfigError: no API key (argument or ``ANTHROPIC_API_KEY``), a thinking budget
-                not below ``max_tokens``, or another bad argument.
-        """
-        return cls(
-            model_id,
-            api_key=api_key,
-            base_url=base_url,
-            client=client,
-            max_tokens=max_tokens,
-            thinking=thinking,
-            cache=cache,
-            max_retries=max_retries,
-            timeout=timeout,
-            stream=stream,
-        )
-
     # ------------------------------------------------------------------ Model protocol
 
     @property
@@ -196,10 +174,8 @@ class AnthropicModel(ProviderModel):
             tools=True,
             parallel_tool_calls=True,
             structured_output=True,
-            server_managed_state=False,
             reasoning=self._thinking is not None,
             vision=True,
-            audio=False,
             prompt_caching=True,
         )
 

@@ -38,7 +38,7 @@ from typing import Any, ClassVar
 
 from helikon.core.model import ModelCapabilities, ModelRequest
 from helikon.errors import ConfigError, ModelError
-from helikon.providers._base import Call, ProviderModel, Pull, require_retries
+from helikon.providers._base import BuildsOwner, Call, ProviderModel, Pull, require_retries
 from helikon.providers._stream import Cancelled
 from helikon.providers.bedrock._errors import map_bedrock_error
 from helikon.providers.bedrock._family import FORCED_TOOL_FAMILIES, ModelFamily, detect_family
@@ -65,8 +65,32 @@ def _close_response(response: Any) -> None:
 
 
 class BedrockModel(ProviderModel):
-    """A model on Amazon Bedrock's Converse API. Build it with :meth:`converse` or
-    :meth:`from_env`.
+    """A model on Amazon Bedrock's Converse API. Build it with ``BedrockModel.converse`` (the
+    constructor under the API's name) or :meth:`from_env`.
+
+    Args:
+        model_id: a model id, inference profile id or ARN, e.g.
+            ``"us.anthropic.claude-sonnet-4-5-20250929-v1:0"`` or ``"amazon.nova-pro-v1:0"``.
+        region: the AWS region; defaults to the session's, else ``AWS_REGION``,
+            ``AWS_DEFAULT_REGION`` or the profile's.
+        client: a ready boto3 ``bedrock-runtime`` client to use instead (then ``region``,
+            ``session`` and ``endpoint_url`` must be left out, and ``max_retries`` /
+            ``timeout`` are the client's business).
+        session: a ``boto3.Session`` (profile, credentials) to build the client from.
+        endpoint_url: another endpoint (a VPC endpoint, a local replay server).
+        stream: use ConverseStream (``True``) or Converse; the events are the same.
+        max_tokens: ``inferenceConfig.maxTokens`` unless
+            ``ModelSettings.max_output_tokens`` is set; ``None`` keeps the model default.
+        cache: prompt-cache points, e.g. ``CachePoints()``; ``None`` sends none.
+        max_retries: SDK-level retries; 0 by default because retrying is a composition
+            concern (wrap the model in a retrying model).
+        timeout: socket read timeout in seconds (default :data:`DEFAULT_READ_TIMEOUT`).
+
+    Credentials are resolved lazily: a credential problem surfaces from :meth:`invoke` as
+    :class:`~helikon.errors.ModelOther`.
+
+    Raises:
+        ConfigError: no region can be found, conflicting arguments, or a bad value.
 
     Example:
         >>> model = BedrockModel.converse("us.anthropic.claude-sonnet-4-5-20250929-v1:0",
@@ -79,6 +103,10 @@ class BedrockModel(ProviderModel):
     #: (``Agent(output_mode=None)``, see helikon.core.retries): Converse has no response format;
     #: structured output is a tool there anyway
     output_mode: ClassVar[str] = "tool"
+
+    converse = BuildsOwner()
+    """A model on the Converse API: ``BedrockModel.converse(model_id, ...)`` takes the
+    constructor's arguments (see the class)."""
 
     def __init__(
         self,
@@ -144,61 +172,6 @@ class BedrockModel(ProviderModel):
             ) from exc
 
     @classmethod
-    def converse(
-        cls,
-        model_id: str,
-        *,
-        region: str | None = None,
-        client: Any = None,
-        session: Any = None,
-        endpoint_url: str | None = None,
-        stream: bool = True,
-        max_tokens: int | None = None,
-        cache: CachePoints | None = None,
-        max_retries: int = 0,
-        timeout: float | None = None,
-    ) -> BedrockModel:
-        """A model on the Converse API.
-
-        Args:
-            model_id: a model id, inference profile id or ARN, e.g.
-                ``"us.anthropic.claude-sonnet-4-5-20250929-v1:0"`` or ``"amazon.nova-pro-v1:0"``.
-            region: the AWS region; defaults to the session's, else ``AWS_REGION``,
-                ``AWS_DEFAULT_REGION`` or the profile's.
-            client: a ready boto3 ``bedrock-runtime`` client to use instead (then ``region``,
-                ``session`` and ``endpoint_url`` must be left out, and ``max_retries`` /
-                ``timeout`` are the client's business).
-            session: a ``boto3.Session`` (profile, credentials) to build the client from.
-            endpoint_url: another endpoint (a VPC endpoint, a local replay server).
-            stream: use ConverseStream (``True``) or Converse; the events are the same.
-            max_tokens: ``inferenceConfig.maxTokens`` unless
-                ``ModelSettings.max_output_tokens`` is set; ``None`` keeps the model default.
-            cache: prompt-cache points, e.g. ``CachePoints()``; ``None`` sends none.
-            max_retries: SDK-level retries; 0 by default because retrying is a composition
-                concern (wrap the model in a retrying model).
-            timeout: socket read timeout in seconds (default :data:`DEFAULT_READ_TIMEOUT`).
-
-        Returns:
-            The model. Credentials are resolved lazily: a credential problem surfaces from
-            :meth:`invoke` as :class:`~helikon.errors.ModelOther`.
-
-        Raises:
-            ConfigError: no region can be found, conflicting arguments, or a bad value.
-        """
-        return cls(
-            model_id,
-            region=region,
-            client=client,
-            session=session,
-            endpoint_url=endpoint_url,
-            stream=stream,
-            max_tokens=max_tokens,
-            cache=cache,
-            max_retries=max_retries,
-            timeout=timeout,
-        )
-
-    @classmethod
     def from_env(
         cls,
         model_id: str,
@@ -246,10 +219,8 @@ class BedrockModel(ProviderModel):
             tools=tools,
             parallel_tool_calls=tools,
             structured_output=family in FORCED_TOOL_FAMILIES,
-            server_managed_state=False,
             reasoning=family in _REASONING,
             vision=family in _VISION,
-            audio=False,
             prompt_caching=family in _VISION,
         )
 

@@ -49,6 +49,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any, ClassVar, Literal, TypeAlias
 
 import httpx
+from typing_extensions import TypedDict, Unpack
 
 from helikon.core.model import ModelCapabilities, ModelRequest
 from helikon.errors import ConfigError, ModelError, ModelOther
@@ -59,10 +60,24 @@ from helikon.providers.gemini._request import SchemaMode, build_gemini_body
 from helikon.providers.gemini._response import GeminiTurn
 from helikon.providers.gemini._sse import SseReader, parse_json
 
-__all__ = ["GeminiModel", "TokenProvider"]
+__all__ = ["GeminiModel", "GeminiOptions", "TokenProvider"]
 
 TokenProvider: TypeAlias = Callable[[], str | Awaitable[str]]
 """Returns a current OAuth access token for Vertex AI (sync or async); called per request."""
+
+
+class GeminiOptions(TypedDict, total=False):
+    """The settings both Gemini factories take (``developer`` and ``vertex``); each key is
+    documented under :meth:`GeminiModel.developer`."""
+
+    base_url: str | None
+    stream: bool
+    timeout: float | None
+    schema_mode: SchemaMode
+    http_client: httpx.AsyncClient | None
+    headers: dict[str, str] | None
+
+
 _DEVELOPER_URL = "https://generativelanguage.googleapis.com"
 _DEVELOPER_KEYS = ("GEMINI_API_KEY", "GOOGLE_API_KEY")
 
@@ -128,13 +143,8 @@ class GeminiModel(ProviderModel):
         model_id: str,
         api_key: str | None = None,
         *,
-        base_url: str | None = None,
         api_version: str = "v1beta",
-        stream: bool = True,
-        timeout: float | None = 120.0,
-        schema_mode: SchemaMode = "openapi",
-        http_client: httpx.AsyncClient | None = None,
-        headers: dict[str, str] | None = None,
+        **options: Unpack[GeminiOptions],
     ) -> GeminiModel:
         """A model on the Gemini Developer API (Google AI Studio keys).
 
@@ -167,12 +177,7 @@ class GeminiModel(ProviderModel):
             platform="developer",
             url_prefix=f"{_DEVELOPER_URL}/{api_version}/{name}",
             api_key=key,
-            base_url=base_url,
-            stream=stream,
-            timeout=timeout,
-            schema_mode=schema_mode,
-            http_client=http_client,
-            headers=headers,
+            **options,
         )
 
     @classmethod
@@ -199,13 +204,8 @@ class GeminiModel(ProviderModel):
         *,
         bearer_token: str | None = None,
         token_provider: TokenProvider | None = None,
-        base_url: str | None = None,
         api_version: str = "v1",
-        stream: bool = True,
-        timeout: float | None = 120.0,
-        schema_mode: SchemaMode = "openapi",
-        http_client: httpx.AsyncClient | None = None,
-        headers: dict[str, str] | None = None,
+        **options: Unpack[GeminiOptions],
     ) -> GeminiModel:
         """A model on Vertex AI.
 
@@ -259,12 +259,7 @@ class GeminiModel(ProviderModel):
             url_prefix=f"{host}/{api_version}/{name}",
             bearer_token=bearer_token,
             token_provider=token_provider,
-            base_url=base_url,
-            stream=stream,
-            timeout=timeout,
-            schema_mode=schema_mode,
-            http_client=http_client,
-            headers=headers,
+            **options,
         )
 
     # ------------------------------------------------------------------ Model protocol
@@ -287,7 +282,6 @@ class GeminiModel(ProviderModel):
             tools=True,
             parallel_tool_calls=True,
             structured_output=True,
-            server_managed_state=False,
             reasoning=True,
             vision=True,
             audio=True,

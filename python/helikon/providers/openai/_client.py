@@ -17,6 +17,7 @@ from abc import abstractmethod
 from typing import Any, ClassVar, Literal
 
 import openai
+from typing_extensions import TypedDict, Unpack
 
 from helikon.core.model import ModelRequest
 from helikon.errors import ModelError
@@ -24,7 +25,33 @@ from helikon.providers._base import Call, ProviderModel, require_api_key, requir
 from helikon.providers._stream import Cancelled
 from helikon.providers.openai._errors import map_openai_error
 
-__all__ = ["OpenAIClientModel"]
+__all__ = ["OpenAIClientModel", "OpenAIConnection"]
+
+
+class OpenAIConnection(TypedDict, total=False):
+    """How an OpenAI model reaches its API: the keyword arguments both OpenAI factories take.
+
+    Keys:
+        api_key: the API key; defaults to ``OPENAI_API_KEY``.
+        base_url: the API root (``.../v1``); defaults to ``OPENAI_BASE_URL``, then the SDK's.
+        organization: the OpenAI organization id, if any.
+        client: a ready ``AsyncOpenAI`` to use instead (then ``api_key``, ``base_url``,
+            ``organization``, ``max_retries`` and ``timeout`` are not used, and the client
+            is not closed by ``aclose``).
+        max_retries: SDK-level retries; 0 by default because retrying is a composition
+            concern (wrap the model in a retrying model).
+        timeout: request timeout in seconds; ``None`` keeps the SDK default.
+        stream: stream the answer (SSE) or fetch it whole (default ``True``); the events are
+            the same.
+    """
+
+    api_key: str | None
+    base_url: str | None
+    organization: str | None
+    client: openai.AsyncOpenAI | None
+    max_retries: int
+    timeout: float | None
+    stream: bool
 
 
 class OpenAIClientModel(ProviderModel):
@@ -32,15 +59,7 @@ class OpenAIClientModel(ProviderModel):
 
     Args:
         model_id: the model name, e.g. ``"gpt-5-mini"``.
-        label: the factory's name for messages (``"OpenAIModel.chat"``).
-        api_key: the API key; defaults to ``OPENAI_API_KEY``.
-        base_url: the API root (``.../v1``); defaults to ``OPENAI_BASE_URL``, then the SDK's.
-        organization: the OpenAI organization id, if any.
-        client: a ready ``AsyncOpenAI`` (then the other connection settings are not used and
-            the client is not closed by ``aclose``).
-        max_retries: SDK-level retries (default 0).
-        timeout: request timeout in seconds; ``None`` keeps the SDK default.
-        stream: stream the answer (SSE) or fetch it whole.
+        **connection: the :class:`OpenAIConnection` settings.
 
     Raises:
         ConfigError: an empty ``model_id``, no API key and no client, ``max_retries < 0``.
@@ -51,31 +70,26 @@ class OpenAIClientModel(ProviderModel):
         json.JSONDecodeError,
     )
 
-    def __init__(
-        self,
-        model_id: str,
-        *,
-        label: str,
-        api_key: str | None = None,
-        base_url: str | None = None,
-        organization: str | None = None,
-        client: openai.AsyncOpenAI | None = None,
-        max_retries: int = 0,
-        timeout: float | None = None,
-        stream: bool = True,
-    ) -> None:
-        super().__init__(model_id, label=label, stream=stream, client=client)
+    _factory_name: ClassVar[str]
+    """The factory's name for messages and ``repr`` (``"OpenAIModel.chat"``)."""
+
+    def __init__(self, model_id: str, **connection: Unpack[OpenAIConnection]) -> None:
+        label = self._factory_name
+        client = connection.get("client")
+        super().__init__(
+            model_id, label=label, stream=connection.get("stream", True), client=client
+        )
         self._api_key = require_api_key(
             label,
-            api_key,
+            connection.get("api_key"),
             ("OPENAI_API_KEY",),
             client_given=client is not None,
             client_hint="client=AsyncOpenAI(...)",
         )
-        self._max_retries = require_retries(label, max_retries)
-        self._base_url = base_url or os.environ.get("OPENAI_BASE_URL") or None
-        self._organization = organization
-        self._timeout = timeout
+        self._max_retries = require_retries(label, connection.get("max_retries", 0))
+        self._base_url = connection.get("base_url") or os.environ.get("OPENAI_BASE_URL") or None
+        self._organization = connection.get("organization")
+        self._timeout = connection.get("timeout")
 
     @property
     def provider(self) -> str:

@@ -28,12 +28,12 @@ Limitations:
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, cast
 
 import openai
 
 from helikon.core.model import ModelCapabilities, ModelRequest
+from helikon.providers._base import BuildsOwner
 from helikon.providers._decoder import TurnDecoder
 from helikon.providers.openai._chat_events import ChatTurn
 from helikon.providers.openai._chat_request import build_chat_body
@@ -54,6 +54,16 @@ class OpenAIModel(OpenAIClientModel):
     class's base (``OpenAIClientModel``) and is registered as a virtual subclass, so
     ``isinstance(model, OpenAIModel)`` holds for a model on either API.
 
+    Args:
+        model_id: the model name, e.g. ``"gpt-5-mini"``.
+        api_key, base_url, organization, client, max_retries, timeout, stream: how it reaches
+            the API (:class:`~helikon.providers.openai._client.OpenAIConnection`): the key
+            defaults to ``OPENAI_API_KEY``, the API root to ``OPENAI_BASE_URL``; SDK retries
+            are 0 by default (retrying is a composition concern).
+
+    Raises:
+        ConfigError: no API key (argument or ``OPENAI_API_KEY``), or a bad argument.
+
     Example:
         >>> model = OpenAIModel.chat("gpt-5-mini", api_key="sk-test")
         >>> (model.provider, model.model)
@@ -65,125 +75,20 @@ class OpenAIModel(OpenAIClientModel):
     #: ``response_format`` together with ``tools``
     output_mode: ClassVar[str] = "native"
 
-    def __init__(
-        self,
-        model_id: str,
-        *,
-        api_key: str | None = None,
-        base_url: str | None = None,
-        organization: str | None = None,
-        client: openai.AsyncOpenAI | None = None,
-        max_retries: int = 0,
-        timeout: float | None = None,
-        stream: bool = True,
-    ) -> None:
-        super().__init__(
-            model_id,
-            label="OpenAIModel.chat",
-            api_key=api_key,
-            base_url=base_url,
-            organization=organization,
-            client=client,
-            max_retries=max_retries,
-            timeout=timeout,
-            stream=stream,
-        )
+    _factory_name: ClassVar[str] = "OpenAIModel.chat"
 
-    @classmethod
-    def chat(
-        cls,
-        model_id: str,
-        *,
-        api_key: str | None = None,
-        base_url: str | None = None,
-        organization: str | None = None,
-        client: openai.AsyncOpenAI | None = None,
-        max_retries: int = 0,
-        timeout: float | None = None,
-        stream: bool = True,
-    ) -> OpenAIModel:
-        """A model on the Chat Completions API.
+    chat = BuildsOwner()
+    """A model on the Chat Completions API: ``OpenAIModel.chat(model_id, **connection)``
+    with the :class:`~helikon.providers.openai._client.OpenAIConnection` settings (see the
+    class).
 
-        Args:
-            model_id: the model name, e.g. ``"gpt-5-mini"``.
-            api_key: the API key; defaults to ``OPENAI_API_KEY``.
-            base_url: the API root (``.../v1``); defaults to ``OPENAI_BASE_URL``, then the SDK's.
-            organization: the OpenAI organization id, if any.
-            client: a ready ``AsyncOpenAI`` to use instead (then ``api_key``, ``base_url``,
-                ``organization``, ``max_retries`` and ``timeout`` are not used, and the
-                client is not closed by :meth:`aclose`).
-            max_retries: SDK-level retries; 0 by default because retrying is a composition
-                concern (wrap the model in a retrying model).
-            timeout: request timeout in seconds; ``None`` keeps the SDK default.
-            stream: stream the answer (SSE) or fetch it whole; events are the same.
+    Raises:
+        ConfigError: no API key (argument or ``OPENAI_API_KEY``), or a bad argument.
+    """
 
-        Returns:
-            The model.
-
-        Raises:
-            ConfigError: no API key (argument or ``OPENAI_API_KEY``), or a bad argument.
-        """
-        return cls(
-            model_id,
-            api_key=api_key,
-            base_url=base_url,
-            organization=organization,
-            client=client,
-            max_retries=max_retries,
-            timeout=timeout,
-            stream=stream,
-        )
-
-    @classmethod
-    def responses(
-        cls,
-        model_id: str,
-        *,
-        api_key: str | None = None,
-        base_url: str | None = None,
-        organization: str | None = None,
-        client: openai.AsyncOpenAI | None = None,
-        max_retries: int = 0,
-        timeout: float | None = None,
-        stream: bool = True,
-        server_state: bool = False,
-        store: bool | None = None,
-        include: Sequence[str] = (),
-        reasoning: Mapping[str, Any] | None = None,
-    ) -> OpenAIResponsesModel:
-        """A model on the Responses API (``helikon.providers.openai.responses``).
-
-        Args:
-            model_id, api_key, base_url, organization, client, max_retries, timeout, stream:
-                as for :meth:`chat`.
-            server_state: chain requests with ``previous_response_id`` (from the last
-                assistant turn) and send only the newer items.
-            store: the request's ``store`` flag; ``None`` keeps the API default (stored).
-            include: extra outputs, e.g. ``["reasoning.encrypted_content"]`` to carry
-                reasoning across turns without server state.
-            reasoning: the ``reasoning`` request field, e.g. ``{"effort": "low"}``.
-
-        Returns:
-            The model.
-
-        Raises:
-            ConfigError: no API key, ``server_state=True`` with ``store=False``, or a bad
-                argument.
-        """
-        return OpenAIResponsesModel(
-            model_id,
-            api_key=api_key,
-            base_url=base_url,
-            organization=organization,
-            client=client,
-            max_retries=max_retries,
-            timeout=timeout,
-            stream=stream,
-            server_state=server_state,
-            store=store,
-            include=include,
-            reasoning=reasoning,
-        )
+    responses: ClassVar[type[OpenAIResponsesModel]] = OpenAIResponsesModel
+    """A model on the Responses API: ``OpenAIModel.responses(model_id, ...)`` builds an
+    :class:`~helikon.providers.openai.responses.OpenAIResponsesModel` (see its arguments)."""
 
     # ------------------------------------------------------------------ Model protocol
 
@@ -200,10 +105,7 @@ class OpenAIModel(OpenAIClientModel):
             tools=True,
             parallel_tool_calls=True,
             structured_output=True,
-            server_managed_state=False,
-            reasoning=False,
             vision=True,
-            audio=False,
             prompt_caching=True,
         )
 

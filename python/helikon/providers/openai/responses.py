@@ -34,11 +34,12 @@ from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar, Literal, cast
 
 import openai
+from typing_extensions import Unpack
 
 from helikon.core.model import ModelCapabilities, ModelRequest
 from helikon.errors import ConfigError
 from helikon.providers._base import require_model_id
-from helikon.providers.openai._client import OpenAIClientModel
+from helikon.providers.openai._client import OpenAIClientModel, OpenAIConnection
 from helikon.providers.openai._responses_events import ResponsesTurn
 from helikon.providers.openai._responses_replay import PROVIDER_DATA_KEY
 from helikon.providers.openai._responses_request import build_responses_body
@@ -52,6 +53,21 @@ class OpenAIResponsesModel(OpenAIClientModel):
     It shares ``OpenAIClientModel`` with the Chat Completions adapter and is registered as a
     virtual subclass of :class:`~helikon.providers.openai.chat.OpenAIModel`.
 
+    Args:
+        model_id: the model name, e.g. ``"gpt-5-mini"``.
+        server_state: chain requests with ``previous_response_id`` (from the last
+            assistant turn) and send only the newer items.
+        store: the request's ``store`` flag; ``None`` keeps the API default (stored).
+        include: extra outputs, e.g. ``["reasoning.encrypted_content"]`` to carry
+            reasoning across turns without server state.
+        reasoning: the ``reasoning`` request field, e.g. ``{"effort": "low"}``.
+        **connection: how it reaches the API, as for ``OpenAIModel.chat``
+            (:class:`~helikon.providers.openai._client.OpenAIConnection`).
+
+    Raises:
+        ConfigError: no API key, ``server_state=True`` with ``store=False``, or a bad
+            argument.
+
     Example:
         >>> from helikon.providers.openai import OpenAIModel
         >>> model = OpenAIModel.responses("gpt-5-mini", api_key="sk-test", server_state=True)
@@ -64,23 +80,19 @@ class OpenAIResponsesModel(OpenAIClientModel):
     #: ``text.format`` together with ``tools``
     output_mode: ClassVar[str] = "native"
 
+    _factory_name: ClassVar[str] = "OpenAIModel.responses"
+
     def __init__(
         self,
         model_id: str,
         *,
-        api_key: str | None = None,
-        base_url: str | None = None,
-        organization: str | None = None,
-        client: openai.AsyncOpenAI | None = None,
-        max_retries: int = 0,
-        timeout: float | None = None,
-        stream: bool = True,
         server_state: bool = False,
         store: bool | None = None,
         include: Sequence[str] = (),
         reasoning: Mapping[str, Any] | None = None,
+        **connection: Unpack[OpenAIConnection],
     ) -> None:
-        label = "OpenAIModel.responses"
+        label = self._factory_name
         require_model_id(label, model_id)
         if server_state and store is False:
             raise ConfigError(
@@ -92,17 +104,7 @@ class OpenAIResponsesModel(OpenAIClientModel):
                 "OpenAIModel.responses: include must be a list of strings, e.g. "
                 '["reasoning.encrypted_content"]'
             )
-        super().__init__(
-            model_id,
-            label=label,
-            api_key=api_key,
-            base_url=base_url,
-            organization=organization,
-            client=client,
-            max_retries=max_retries,
-            timeout=timeout,
-            stream=stream,
-        )
+        super().__init__(model_id, **connection)
         self._server_state = server_state
         self._store = store
         self._include = tuple(include)
