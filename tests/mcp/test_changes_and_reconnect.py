@@ -203,3 +203,44 @@ async def test_an_http_server_that_restarted_gets_a_new_session_and_the_call_suc
         )
     server.shutdown()
     await bounded(task, 15)
+
+
+async def test_a_running_run_offers_and_calls_a_tool_the_server_added_at_its_next_turn() -> None:
+    async with stdio_handle("dynamic", tool_prefix="d_") as h:
+        model = MockModel(
+            [[Call("c1", "d_grow", {})], [Call("c2", "d_extra_1", {})], [Text("done")]]
+        )
+        agent = Agent(name="a", model=model, tools=h.tools())
+        result = await bounded(agent.run("go"))
+        outputs = [e.item for e in result.events if isinstance(e, ToolOutputItem)]
+        assert [o.content[0].text for o in outputs] == ["added extra_1", "extra_1 ran"]  # type: ignore[union-attr]
+        assert result.final_output == "done"
+        offered = [[(t.name, t.description) for t in r.tools] for r in model.requests]
+        assert offered[0] == [("d_echo", "Echo the text back."), ("d_grow", "Adds a tool.")]
+        assert offered[1] == [
+            ("d_echo", "Echo, version 1."),
+            ("d_grow", "Adds a tool."),
+            ("d_extra_1", "Extra tool 1."),
+        ]
+        assert offered[2] == offered[1]
+        assert [t.name for t in agent.tools] == ["d_echo", "d_grow"]  # the agent is unchanged
+
+
+async def test_a_tool_left_out_of_the_agent_stays_out_and_a_removed_one_is_no_longer_offered() -> (
+    None
+):
+    async with stdio_handle("dynamic") as h:
+        grow = by_name(h)["grow"]
+        model = MockModel(
+            [[Call("c1", "grow", {})], [Call("c2", "echo", {"text": "x"})], [Text("ok")]]
+        )
+        agent = Agent(name="a", model=model, tools=[grow])  # echo was listed: left out
+        result = await bounded(agent.run("go"))
+        outputs = [e.item for e in result.events if isinstance(e, ToolOutputItem)]
+        assert outputs[1].content[0].text == "unknown tool: echo"  # type: ignore[union-attr]
+        assert [t.name for t in model.requests[1].tools] == ["grow", "extra_1"]
+        h._apply([t for t in h.remote_tools if t.name != "grow"])  # the server dropped grow
+        later = MockModel([[Text("bye")]])
+        again = Agent(name="b", model=later, tools=[grow])
+        assert (await bounded(again.run("go"))).final_output == "bye"
+        assert [t.name for t in later.requests[0].tools] == ["extra_1"]

@@ -61,6 +61,7 @@ from helikon.core.items import (
     text_of,
 )
 from helikon.core.live_compaction import LiveCompaction
+from helikon.core.live_tools import LiveTools
 from helikon.core.loop_core import core_for
 from helikon.core.loop_native import call_of, run_started
 from helikon.core.model_turn import ModelTurns
@@ -160,6 +161,7 @@ class _Run:
         self.injected: list[str] = []
         self._caller: ToolCallRunner | None = None
         self.turns = ModelTurns(agent, self.tools, self.handoffs, spans, token)
+        self.live = LiveTools(agent.tools)
         self.compacting = LiveCompaction(ctx.compaction, token) if ctx.compaction else None
         self._pending: Any = None
         #: calls deferred by the last tool step: (call, reason, the paused sub-run's state)
@@ -200,8 +202,15 @@ class _Run:
         async with sem:
             return await self.caller.run(call)
 
+    async def _follow_tool_sources(self) -> None:
+        """Take the current tools of the agent's tool sources (an MCP server that added or
+        removed tools): the next model turn offers them and calls reach them."""
+        if self.live and await self.live.refresh(self.tools):
+            self.turns.retool()
+
     async def _run_tools(self, calls: list[ToolCall]) -> list[CallOutcome]:
         await self._await_input_guard()
+        await self._follow_tool_sources()
         if len(calls) == 1:
             outcomes = [await self._run_one(calls[0])]
         else:
@@ -408,6 +417,7 @@ class _Run:
         self, conversation: list[Item], plan_json: str
     ) -> AsyncIterator[AgentEvent]:
         output_tool = self.core.policy.tool_name
+        await self._follow_tool_sources()
         request = self.turns.request(conversation, plan_json, self.injected, output_tool)
         self.injected = []
         acc = TurnAccumulator()

@@ -43,6 +43,9 @@ class ModelTurns:
     ) -> None:
         self.agent = agent
         self.tools = tools
+        #: the agent's own tool names (the native config's); others in ``tools`` came
+        #: from a tool source during the run (see :mod:`helikon.core.live_tools`)
+        self.configured = frozenset(t.name for t in agent.tools)
         self.handoffs = handoffs
         self.spans = spans
         self.token = token
@@ -73,6 +76,10 @@ class ModelTurns:
         messages.extend(SystemMessage(content=[TextPart(text=t)]) for t in injected if t.strip())
         return ModelRequest(messages=messages, tools=list(cached[2]), settings=cached[3])
 
+    def retool(self) -> None:
+        """``tools`` changed (a tool source's list did): plans are built afresh."""
+        self._requests.clear()
+
     def _plan_request(
         self, plan_json: str, output_tool: str | None
     ) -> tuple[list[ToolDef], ModelSettings]:
@@ -87,6 +94,15 @@ class ModelTurns:
                 tools.append(ToolDef(name, h.description, dict(TRANSFER_SCHEMA)))
             elif self.agent.output_type is not None and name == output_tool:
                 tools.append(output_tool_def(self.agent.output_type, name))
+        # tools a source added during the run, on every turn that offers the agent's tools
+        if not self.configured.issuperset(self.tools) and any(
+            name in self.configured for name in plan.tools
+        ):
+            tools.extend(
+                ToolDef(t.name, t.description, t.parameters)
+                for name, t in self.tools.items()
+                if name not in self.configured
+            )
         settings = request_settings(
             self.agent.model_settings,
             self.agent.output_type,

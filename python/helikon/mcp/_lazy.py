@@ -52,6 +52,9 @@ class SearchTools:
     def __init__(self, name: str, tools: Sequence[McpTool]) -> None:
         self.name = name
         self._tools = list(tools)
+        self.tool_source: Any = None
+        """The handle whose tools it searches (it follows the handle's tool list)."""
+        self.listed_in = 0
         self.description = (
             "Search this MCP server's tools by name or description (case-insensitive "
             "substring). Returns up to 20 matches with their full input schemas; call a "
@@ -65,6 +68,10 @@ class SearchTools:
             "required": ["query"],
             "additionalProperties": False,
         }
+
+    def relist(self, tools: Sequence[McpTool]) -> None:
+        """Search ``tools`` from now on (the handle's new listing)."""
+        self._tools = list(tools)
 
     def __repr__(self) -> str:
         return f"<mcp tool {self.name}>"

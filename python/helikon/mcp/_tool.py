@@ -136,6 +136,10 @@ class McpTool:
         max_result_chars: int = DEFAULT_MAX_RESULT_CHARS,
     ) -> None:
         self._handle = handle
+        self.tool_source = handle
+        """The handle: a run follows its tool list between model turns."""
+        self.listed_in = 0
+        """The handle's listing that first had this tool (set by the handle)."""
         self._max_chars = max_result_chars
         self._lazy = lazy
         self.name = display

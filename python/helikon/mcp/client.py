@@ -105,6 +105,8 @@ class McpServerHandle:
         self._remote: list[types.Tool] | None = None
         self._tools: list[Tool] = []
         self._adapted: dict[str, McpTool] = {}
+        self._listings = 0  # tool listings adopted; each tool knows the one that added it
+        self._search: SearchTools | None = None
         self._closed = False
         self._gave_up: str | None = None
         self._gave_up_at = 0.0
@@ -637,6 +639,7 @@ class McpServerHandle:
 
     def _apply(self, remote: list[types.Tool]) -> None:
         """Adopt a tool listing: keep tool objects by server name, add and drop the rest."""
+        self._listings += 1
         adapted: dict[str, McpTool] = {}
         for t in remote:
             tool = self._adapted.get(t.name)
@@ -648,6 +651,7 @@ class McpServerHandle:
                     lazy=self.lazy,
                     max_result_chars=self.max_result_chars,
                 )
+                tool.listed_in = self._listings
             else:
                 tool.update(t)
             adapted[t.name] = tool
@@ -655,9 +659,22 @@ class McpServerHandle:
         self._adapted = adapted
         tools: list[Tool] = list(adapted.values())
         if self.lazy:
-            search_name = display_name(self.tool_prefix, SEARCH_TOOLS)
-            tools.append(SearchTools(search_name, list(adapted.values())))
+            if self._search is None:
+                search_name = display_name(self.tool_prefix, SEARCH_TOOLS)
+                self._search = SearchTools(search_name, [])
+                self._search.tool_source = self
+            self._search.relist(list(adapted.values()))
+            tools.append(self._search)
         self._tools = tools
+
+    async def live_tools(self) -> list[Tool]:
+        """:meth:`tools` once a re-listing under way (after ``list_changed``) has ended
+        (bounded by ``connect_timeout``). A run calls it before each model turn, so the
+        turn offers what the server lists now (see :mod:`helikon.core.live_tools`)."""
+        pending = [t for t in self._refreshing if not t.done()]
+        if pending:
+            await asyncio.wait(pending, timeout=self.connect_timeout)
+        return list(self._tools)
 
     def __repr__(self) -> str:
         return f"McpServerHandle({self._connection.label!r}, tool_prefix={self.tool_prefix!r})"
