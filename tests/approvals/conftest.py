@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import uuid
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -39,3 +40,15 @@ def postgres_schema() -> Iterator[tuple[str, str]]:
     asyncio.run(setup())
     yield dsn, schema
     asyncio.run(teardown())
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def backend_env(request: pytest.FixtureRequest, tmp_path: Path) -> dict[str, str]:
+    env = {"APPROVAL_BACKEND": request.param, "APPROVAL_SESSION": f"s-{uuid.uuid4().hex[:8]}"}
+    if request.param == "sqlite":
+        env["HELIKON_TEST_SQLITE_PATH"] = str(tmp_path / "sessions.db")
+        return env
+    dsn, schema = request.getfixturevalue("postgres_schema")
+    env["HELIKON_TEST_POSTGRES_DSN"] = dsn
+    env["HELIKON_TEST_POSTGRES_SCHEMA"] = schema
+    return env

@@ -7,25 +7,10 @@ import json
 import os
 import subprocess
 import sys
-import uuid
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 ROOT = Path(__file__).resolve().parents[2]
-
-
-@pytest.fixture(params=["sqlite", "postgres"])
-def backend_env(request: pytest.FixtureRequest, tmp_path: Path) -> dict[str, str]:
-    env = {"APPROVAL_BACKEND": request.param, "APPROVAL_SESSION": f"s-{uuid.uuid4().hex[:8]}"}
-    if request.param == "sqlite":
-        env["HELIKON_TEST_SQLITE_PATH"] = str(tmp_path / "sessions.db")
-        return env
-    dsn, schema = request.getfixturevalue("postgres_schema")
-    env["HELIKON_TEST_POSTGRES_DSN"] = dsn
-    env["HELIKON_TEST_POSTGRES_SCHEMA"] = schema
-    return env
 
 
 def _spawn(

@@ -19,6 +19,16 @@ from helikon.errors import (  # noqa: E402
 )
 from helikon.runtimes.server.app import AgentServer, AuthCallable, ContextFactory  # noqa: E402
 from helikon.runtimes.server.config import ServerConfig  # noqa: E402
+from helikon.runtimes.server.paused import (  # noqa: E402
+    MemoryPausedRuns,
+    PausedRun,
+    PausedRunStore,
+)
+from helikon.runtimes.server.paused_stores import (  # noqa: E402
+    PostgresPausedRuns,
+    RedisPausedRuns,
+    SqlitePausedRuns,
+)
 from helikon.runtimes.server.sessions import MemorySessions, SessionFactory  # noqa: E402
 
 __all__ = [
@@ -26,9 +36,15 @@ __all__ = [
     "AuthCallable",
     "AuthRejection",
     "ContextFactory",
+    "MemoryPausedRuns",
     "MemorySessions",
+    "PausedRun",
+    "PausedRunStore",
+    "PostgresPausedRuns",
+    "RedisPausedRuns",
     "ServerBindError",
     "ServerConfig",
     "ServerError",
     "SessionFactory",
+    "SqlitePausedRuns",
 ]

@@ -17,6 +17,7 @@ import asyncio
 import contextlib
 import dataclasses
 import inspect
+import logging
 import socket
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from typing import Any, TypeAlias
@@ -30,6 +31,7 @@ from helikon.core.agent import Agent
 from helikon.core.cancel import CancellationToken
 from helikon.core.context import RunConfig, RunContext
 from helikon.core.decisions import Decision, check_decisions
+from helikon.core.events import RunInterrupted
 from helikon.core.items import Item
 from helikon.core.run_state import RunState
 from helikon.core.runnable import Runnable, check_runnable
@@ -37,6 +39,7 @@ from helikon.errors import ConfigError, ResumeRefused, ServerBindError, ServerEr
 from helikon.runtimes.runner import Runner
 from helikon.runtimes.server.approvals import deny_after
 from helikon.runtimes.server.config import ServerConfig
+from helikon.runtimes.server.paused import MemoryPausedRuns, PausedRun, PausedRunStore
 from helikon.runtimes.server.routes import build_routes
 from helikon.runtimes.server.runs import Run, RunRegistry
 from helikon.runtimes.server.serving import run_uvicorn
@@ -47,9 +50,11 @@ from helikon.runtimes.server.sessions import (
     resolve_session,
     session_id_header,
 )
-from helikon.sessions import Session
+from helikon.sessions import MemorySession, Session
 
 __all__ = ["AgentServer", "AuthCallable", "ContextFactory"]
+
+log = logging.getLogger("helikon.server")
 
 AuthCallable: TypeAlias = Callable[[HTTPConnection], Awaitable[None] | None]
 """``auth(conn)``: return to admit the request, raise :class:`AuthRejection` to refuse it.
@@ -80,6 +85,11 @@ class AgentServer:
             :class:`AuthRejection` to refuse. ``None`` admits everyone.
         config: limits and switches (:class:`ServerConfig`).
         runner: the :class:`~helikon.runtimes.Runner` (default ``Runner()``).
+        paused_runs: where runs paused for approval are kept (default
+            :class:`~helikon.runtimes.server.MemoryPausedRuns`: this process only). A
+            durable store (``SqlitePausedRuns(pool)``, ``PostgresPausedRuns(pool)``,
+            ``RedisPausedRuns(client)``) with a durable ``session_factory`` lets a paused
+            run be answered after a restart, or by another server on the same store.
 
     Raises:
         ConfigError: no agents, a duplicate or unusable name, or an argument of the
@@ -103,6 +113,7 @@ class AgentServer:
         auth: AuthCallable | None = None,
         config: ServerConfig | None = None,
         runner: Runner | None = None,
+        paused_runs: PausedRunStore | None = None,
     ) -> None:
         self.agents = _check_agents(agents)
         for arg, value in (
@@ -116,6 +127,13 @@ class AgentServer:
             raise ConfigError(
                 f"AgentServer(config=...) must be a ServerConfig, got {type(config).__name__}"
             )
+        if paused_runs is not None and not isinstance(paused_runs, PausedRunStore):
+            raise ConfigError(
+                "AgentServer(paused_runs=...) must be a paused-run store (MemoryPausedRuns, "
+                "SqlitePausedRuns, PostgresPausedRuns, RedisPausedRuns), got "
+                f"{type(paused_runs).__name__}"
+            )
+        self.paused_runs: PausedRunStore = paused_runs or MemoryPausedRuns()
         self.config = config or ServerConfig()
         self.session_factory: SessionFactory = session_factory or MemorySessions()
         self.context_factory = context_factory
@@ -195,13 +213,26 @@ class AgentServer:
             )
         return agent
 
-    def run(self, name: str, run_id: str) -> Run:
-        """The run ``run_id`` of agent ``name``.
+    async def run(self, name: str, run_id: str) -> Run:
+        """The run ``run_id`` of agent ``name``: one of this server's, or one paused for
+        approval in the paused-run store (by another process, or before a restart), which
+        then waits here.
 
         Raises:
-            ServerError: 404 ``unknown_run`` (never started, another agent's, or expired).
+            ServerError: 404 ``unknown_run`` (never started, another agent's, or expired);
+                500 when the paused-run store fails.
         """
         run = self.runs.get(run_id)
+        if run is None:
+            record = await self.paused_runs.load(run_id)
+            if record is not None and record.agent == name:
+                run = self.runs.adopt(
+                    Run.restore(
+                        record.run_id, record.agent, record.session_id, record.state, record.events
+                    )
+                )
+                if run.approval_timer is None and run.paused is not None:
+                    deny_after(self, run)
         if run is None or run.agent != name:
             raise ServerError(
                 f"agent {name!r} has no run {run_id!r} (unknown, or expired after "
@@ -306,6 +337,8 @@ class AgentServer:
         try:
             try:
                 async for event in stream:
+                    if isinstance(event, RunInterrupted):  # stored before anyone sees it
+                        await self._store_pause(run, event)
                     run.push(event)
             finally:
                 aclose = getattr(stream, "aclose", None)
@@ -317,15 +350,41 @@ class AgentServer:
         if run.status == "needs_approval":
             deny_after(self, run)
 
-    def answer_approvals(self, name: str, run_id: str, decisions: Mapping[str, Decision]) -> Run:
+    async def _store_pause(self, run: Run, pause: RunInterrupted) -> None:
+        """Write the pause (the events so far and ``pause``) to the paused-run store; a
+        failure leaves it in this process only (logged)."""
+        record = PausedRun(
+            run_id=run.id,
+            agent=run.agent,
+            session_id=run.session_id,
+            state=pause.state,
+            events=[*(ev.data for ev in run.events), pause.model_dump(mode="json", by_alias=True)],
+        )
+        try:
+            await self.paused_runs.save(record)
+            run.stored = True
+        except Exception as exc:
+            log.warning("run %s waits in this process only: %s", run.id, exc)
+
+    async def answer_approvals(
+        self,
+        name: str,
+        run_id: str,
+        decisions: Mapping[str, Decision],
+        conn: HTTPConnection | None = None,
+    ) -> Run:
         """Resume the paused run ``run_id`` with ``decisions``; its log goes on.
+
+        ``conn`` is the answering request: a run paused in another process (or before a
+        restart) gets its context from the context factory with it.
 
         Raises:
             ServerError: 404 unknown run, 409 ``not_waiting`` (the run does not wait for
-                approval, or another answer came first), 400 ``invalid_decisions`` (they do
-                not answer exactly the waiting calls; the run keeps waiting).
+                approval, or another answer came first, here or in another server sharing
+                the paused-run store), 400 ``invalid_decisions`` (they do not answer exactly
+                the waiting calls; the run keeps waiting).
         """
-        run = self.run(name, run_id)
+        run = await self.run(name, run_id)
         state = run.paused
         if state is None:
             raise ServerError(
@@ -337,12 +396,58 @@ class AgentServer:
             check_decisions(state.pending, decisions)
         except ResumeRefused as exc:
             raise ServerError(str(exc), status=400, code="invalid_decisions") from None
+        resume_with = run.resume_with or await self._restored_resume_with(run, conn)
+        if run.stored:
+            if await self.paused_runs.take(run_id) is None:
+                if run.paused is state:  # not answered here: another server took it
+                    run.take_pause()
+                    run.finish(
+                        {
+                            "kind": "Other",
+                            "message": "answered by another server sharing the paused-run "
+                            "store; the run continues there",
+                        }
+                    )
+                raise ServerError(
+                    f"run {run_id} was answered already (here or by another server)",
+                    status=409,
+                    code="not_waiting",
+                )
+            run.stored = False
+        if run.paused is not state:
+            raise ServerError(
+                f"run {run_id} was answered already (status {run.status})",
+                status=409,
+                code="not_waiting",
+            )
         run.take_pause()
+        run.resume_with = resume_with
         self.runs.proceed(run, lambda r: self._resume(r, state, decisions))
         return run
 
+    async def _restored_resume_with(self, run: Run, conn: HTTPConnection | None) -> dict[str, Any]:
+        """What a run restored from the paused-run store resumes with: the served agent,
+        its session reopened by id (a fresh one for an anonymous run, which then resumes
+        from the state's conversation), a context built for the answering request."""
+        agent = self.agent(run.agent)
+        session = await resolve_session(self.session_factory, run.session_id)
+        if conn is None:  # the approval timer: no request answers
+            conn = HTTPConnection({"type": "http", "headers": [], "path": "/", "method": "POST"})
+        ctx = await self._context(conn, session, run.cancel)
+        return {
+            "agent": agent,
+            "session": session,
+            "ctx": ctx,
+            "config": self._run_config(agent),
+            "anonymous": run.session_id is None,
+        }
+
     async def _resume(self, run: Run, state: RunState, decisions: Mapping[str, Decision]) -> None:
         w = run.resume_with
+        if w.get("anonymous") and isinstance(w["session"], MemorySession):
+            # the anonymous session died with the process that paused: the state's own
+            # conversation resumes it, and the store's take was the claim
+            state = state.model_copy(update={"session_id": None, "session_position": None})
         async with self._locks.hold(run.session_id, run.cancel) as acquired:
             if not acquired:
                 run.finish({"kind": "Cancelled", "message": "cancelled before the resume"})

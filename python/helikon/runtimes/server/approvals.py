@@ -13,12 +13,16 @@ lists the waiting calls; ``POST .../approvals`` answers them::
 for the rest of the run.) The same run id then continues: its streams go on with the next
 events. A run nobody answers within ``ServerConfig.approval_timeout`` seconds has every
 waiting call denied ("approval timed out"): a wait that times out is never an approval.
+The wait counts from the pause (``RunState.paused_at``), also for a run restored from the
+paused-run store after a restart (see :mod:`helikon.runtimes.server.paused`).
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import logging
+from datetime import UTC, datetime
 from typing import Any
 
 from starlette.requests import Request
@@ -35,6 +39,8 @@ __all__ = ["TIMED_OUT", "approval_routes", "deny_after", "parse_decisions"]
 
 TIMED_OUT = "approval timed out: nobody answered in time"
 """The denial reason of calls whose wait ran past ``ServerConfig.approval_timeout``."""
+
+log = logging.getLogger("helikon.server")
 
 _EXAMPLE = '{"decisions": {"<call_id>": {"decision": "approve"}}}'
 
@@ -102,12 +108,26 @@ def deny_after(server: ServerHost, run: Run) -> None:
         return
     name, run_id = run.agent, run.id
     decisions: dict[str, Decision] = {p.call_id: Deny(TIMED_OUT) for p in state.pending}
+    waited = (datetime.now(UTC) - state.paused_at).total_seconds()  # > 0 after a restart
+
+    async def deny() -> None:
+        try:
+            await server.answer_approvals(name, run_id, decisions)
+        except ServerError as exc:  # answered meanwhile (here or by another server)
+            log.info("approval timeout of run %s: %s", run_id, exc.message)
 
     def expire() -> None:
         if run.paused is state:  # still this pause: nobody answered
-            server.answer_approvals(name, run_id, decisions)
+            task = asyncio.ensure_future(deny())
+            _EXPIRING.add(task)
+            task.add_done_callback(_EXPIRING.discard)
 
-    run.approval_timer = asyncio.get_running_loop().call_later(timeout, expire)
+    delay = max(timeout - max(waited, 0.0), 0.0)
+    run.approval_timer = asyncio.get_running_loop().call_later(delay, expire)
+
+
+_EXPIRING: set[asyncio.Future[None]] = set()
+"""Denials under way (kept referenced until done)."""
 
 
 def approval_routes(server: ServerHost) -> list[BaseRoute]:
@@ -117,7 +137,7 @@ def approval_routes(server: ServerHost) -> list[BaseRoute]:
         try:
             await server.authenticate(request)
             server.agent(request.path_params["name"])
-            run = server.run(request.path_params["name"], request.path_params["run_id"])
+            run = await server.run(request.path_params["name"], request.path_params["run_id"])
         except ServerError as exc:
             return _error(exc)
         pending = run.paused.pending if run.paused is not None else []
@@ -134,9 +154,9 @@ def approval_routes(server: ServerHost) -> list[BaseRoute]:
         try:
             await server.authenticate(request)
             server.agent(name)
-            server.run(name, run_id)
+            await server.run(name, run_id)
             decisions = parse_decisions(await read_body(request, server.config.max_body_bytes))
-            run = server.answer_approvals(name, run_id, decisions)
+            run = await server.answer_approvals(name, run_id, decisions, request)
         except ServerError as exc:
             return _error(exc)
         events_url = request.url_for("run_events", name=name, run_id=run.id).path

@@ -40,7 +40,7 @@ class ServerHost(Protocol):
         """The agent served as ``name`` (raises a 404 ``ServerError`` when unknown)."""
         ...
 
-    def run(self, name: str, run_id: str) -> Run:
+    async def run(self, name: str, run_id: str) -> Run:
         """The run ``run_id`` of agent ``name`` (raises a 404 ``ServerError`` when unknown)."""
         ...
 
@@ -48,6 +48,12 @@ class ServerHost(Protocol):
         """Register a run of agent ``name`` on ``items`` and start it in the background."""
         ...
 
-    def answer_approvals(self, name: str, run_id: str, decisions: Mapping[str, Decision]) -> Run:
+    async def answer_approvals(
+        self,
+        name: str,
+        run_id: str,
+        decisions: Mapping[str, Decision],
+        conn: HTTPConnection | None = None,
+    ) -> Run:
         """Resume the paused run ``run_id`` with ``decisions`` (raises ``ServerError``)."""
         ...

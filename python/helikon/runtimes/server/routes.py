@@ -120,7 +120,7 @@ def build_routes(server: ServerHost) -> list[BaseRoute]:
         try:
             await server.authenticate(request)
             server.agent(request.path_params["name"])
-            run = server.run(request.path_params["name"], request.path_params["run_id"])
+            run = await server.run(request.path_params["name"], request.path_params["run_id"])
         except ServerError as exc:
             return error_response(exc)
         return JSONResponse(run.summary(), headers={RUN_ID_HEADER: run.id})
@@ -129,7 +129,7 @@ def build_routes(server: ServerHost) -> list[BaseRoute]:
         try:
             await server.authenticate(request)
             server.agent(request.path_params["name"])
-            run = server.run(request.path_params["name"], request.path_params["run_id"])
+            run = await server.run(request.path_params["name"], request.path_params["run_id"])
             after = last_event_id(request)
         except ServerError as exc:
             return error_response(exc)

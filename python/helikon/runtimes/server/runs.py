@@ -67,7 +67,23 @@ class Run:
         self.resume_with: dict[str, Any] = {}
         """What a resume needs besides the state (agent, session, context, config)."""
         self.approval_timer: asyncio.TimerHandle | None = None
+        self.stored = False
+        """Whether the pause is in the server's paused-run store (answering takes it)."""
         self._changed = asyncio.Event()
+
+    @classmethod
+    def restore(
+        cls, run_id: str, agent: str, session_id: str | None, state: RunState, events: list[Any]
+    ) -> Run:
+        """A run paused in another process (or before a restart), waiting for approval
+        again here: its events so far, status ``needs_approval``."""
+        run = cls(agent, session_id)
+        run.id = run_id
+        run.events = [_record(i, data) for i, data in enumerate(events)]
+        run.status = "needs_approval"
+        run.paused = state
+        run.stored = True
+        return run
 
     # ------------------------------------------------------------------ writing
 
@@ -211,6 +227,10 @@ class RunRegistry:
         """The run with ``run_id``, unless unknown or expired."""
         self.prune()
         return self._runs.get(run_id)
+
+    def adopt(self, run: Run) -> Run:
+        """Register a restored run (no task yet); the one already registered wins."""
+        return self._runs.setdefault(run.id, run)
 
     def start(self, run: Run, body: Callable[[Run], Awaitable[None]]) -> None:
         """Register ``run`` and run ``body(run)`` in its own task; the run is finished after."""

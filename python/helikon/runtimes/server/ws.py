@@ -48,7 +48,7 @@ async def run_events_ws(server: ServerHost, ws: WebSocket) -> None:
     try:
         await server.authenticate(ws)
         server.agent(name)
-        run = server.run(name, ws.path_params["run_id"])
+        run = await server.run(name, ws.path_params["run_id"])
         after = last_event_id(ws)
     except ServerError as exc:
         await _deny(ws, exc)
