@@ -14,6 +14,8 @@ Redis reads and deletes in one ``MULTI`` transaction.
 from __future__ import annotations
 
 import re
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from typing import Any
 
 from helikon.errors import ConfigError, ServerError
@@ -37,7 +39,34 @@ def _check_pool(where: str, pool: object, hint: str) -> None:
         raise ConfigError(f"{where}(pool=...) must be {hint}, got {type(pool).__name__}")
 
 
-class SqlitePausedRuns:
+class _SqlStore:
+    """The connection handling both SQL stores share: borrow from the pool, create the
+    table once, and report a failure as a ``ServerError`` naming the backend."""
+
+    _backend = ""
+
+    def __init__(self, pool: Any) -> None:
+        self._pool = pool
+        self._ready = False
+
+    async def _create(self, conn: Any) -> None:
+        raise NotImplementedError
+
+    @asynccontextmanager
+    async def _conn(self, doing: str) -> AsyncIterator[Any]:
+        try:
+            async with self._pool.acquire() as conn:
+                if not self._ready:
+                    await self._create(conn)
+                    self._ready = True
+                yield conn
+        except ServerError:
+            raise
+        except Exception as exc:
+            raise _failed(self._backend, doing, exc) from exc
+
+
+class SqlitePausedRuns(_SqlStore):
     """Paused runs in the SQLite database of your sessions.
 
     Args:
@@ -52,63 +81,48 @@ class SqlitePausedRuns:
         >>> #             paused_runs=SqlitePausedRuns(pool))
     """
 
+    _backend = "sqlite"
+
     def __init__(self, pool: Any) -> None:
         _check_pool("SqlitePausedRuns", pool, "a SqlitePool (await SqlitePool.connect(path))")
-        self._pool = pool
-        self._ready = False
+        super().__init__(pool)
 
-    async def _setup(self, conn: Any) -> None:
-        if self._ready:
-            return
+    async def _create(self, conn: Any) -> None:
         await conn.execute(
             f"CREATE TABLE IF NOT EXISTS {_TABLE} (run_id TEXT PRIMARY KEY, agent TEXT NOT NULL,"
             " body TEXT NOT NULL, paused_at TEXT NOT NULL)"
         )
-        self._ready = True
 
     async def save(self, run: PausedRun) -> None:
-        try:
-            async with self._pool.acquire() as conn:
-                await self._setup(conn)
-                await conn.execute(
-                    f"INSERT OR REPLACE INTO {_TABLE} (run_id, agent, body, paused_at)"
-                    " VALUES (?, ?, ?, ?)",
-                    (run.run_id, run.agent, run.to_json(), run.state.paused_at.isoformat()),
-                )
-        except Exception as exc:
-            raise _failed("sqlite", f"save run {run.run_id}", exc) from exc
+        async with self._conn(f"save run {run.run_id}") as conn:
+            await conn.execute(
+                f"INSERT OR REPLACE INTO {_TABLE} (run_id, agent, body, paused_at)"
+                " VALUES (?, ?, ?, ?)",
+                (run.run_id, run.agent, run.to_json(), run.state.paused_at.isoformat()),
+            )
+
+    async def _body(self, conn: Any, run_id: str) -> str | None:
+        async with conn.execute(f"SELECT body FROM {_TABLE} WHERE run_id = ?", (run_id,)) as cur:
+            row = await cur.fetchone()
+        return None if row is None else str(row[0])
 
     async def load(self, run_id: str) -> PausedRun | None:
-        try:
-            async with self._pool.acquire() as conn:
-                await self._setup(conn)
-                async with conn.execute(
-                    f"SELECT body FROM {_TABLE} WHERE run_id = ?", (run_id,)
-                ) as cur:
-                    row = await cur.fetchone()
-        except Exception as exc:
-            raise _failed("sqlite", f"load run {run_id}", exc) from exc
-        return PausedRun.from_json(row[0]) if row is not None else None
+        async with self._conn(f"load run {run_id}") as conn:
+            body = await self._body(conn, run_id)
+        return PausedRun.from_json(body) if body is not None else None
 
     async def take(self, run_id: str) -> PausedRun | None:
-        try:
-            async with self._pool.acquire() as conn:
-                await self._setup(conn)
-                async with conn.execute(
-                    f"SELECT body FROM {_TABLE} WHERE run_id = ?", (run_id,)
-                ) as cur:
-                    row = await cur.fetchone()
-                if row is None:
-                    return None
-                # only the DELETE that removed the row wins (another may have read it too)
-                async with conn.execute(f"DELETE FROM {_TABLE} WHERE run_id = ?", (run_id,)) as cur:
-                    won = cur.rowcount == 1
-        except Exception as exc:
-            raise _failed("sqlite", f"take run {run_id}", exc) from exc
-        return PausedRun.from_json(row[0]) if won else None
+        async with self._conn(f"take run {run_id}") as conn:
+            body = await self._body(conn, run_id)
+            if body is None:
+                return None
+            # only the DELETE that removed the row wins (another may have read it too)
+            async with conn.execute(f"DELETE FROM {_TABLE} WHERE run_id = ?", (run_id,)) as cur:
+                won = cur.rowcount == 1
+        return PausedRun.from_json(body) if won else None
 
 
-class PostgresPausedRuns:
+class PostgresPausedRuns(_SqlStore):
     """Paused runs in the PostgreSQL database of your sessions.
 
     Args:
@@ -119,6 +133,8 @@ class PostgresPausedRuns:
         ConfigError: ``pool`` is not a pool (a DSN, say), or a bad ``schema``.
     """
 
+    _backend = "postgres"
+
     def __init__(self, pool: Any, *, schema: str = "public") -> None:
         _check_pool("PostgresPausedRuns", pool, "an asyncpg pool (await asyncpg.create_pool(dsn))")
         if not isinstance(schema, str) or not _IDENT.match(schema):
@@ -126,57 +142,39 @@ class PostgresPausedRuns:
                 "PostgresPausedRuns(schema=...) must be a plain SQL identifier "
                 f"([A-Za-z_][A-Za-z0-9_]*), got {schema!r}"
             )
-        self._pool = pool
+        super().__init__(pool)
         self._table = f'"{schema}".{_TABLE}'
         self._schema = schema
-        self._ready = False
 
-    async def _setup(self, conn: Any) -> None:
-        if self._ready:
-            return
+    async def _create(self, conn: Any) -> None:
         await conn.execute(f'CREATE SCHEMA IF NOT EXISTS "{self._schema}"')
         await conn.execute(
             f"CREATE TABLE IF NOT EXISTS {self._table} (run_id TEXT PRIMARY KEY,"
             " agent TEXT NOT NULL, body TEXT NOT NULL, paused_at TIMESTAMPTZ NOT NULL)"
         )
-        self._ready = True
 
     async def save(self, run: PausedRun) -> None:
-        try:
-            async with self._pool.acquire() as conn:
-                await self._setup(conn)
-                await conn.execute(
-                    f"INSERT INTO {self._table} (run_id, agent, body, paused_at)"
-                    " VALUES ($1, $2, $3, $4) ON CONFLICT (run_id) DO UPDATE SET"
-                    " agent = EXCLUDED.agent, body = EXCLUDED.body, paused_at = EXCLUDED.paused_at",
-                    run.run_id,
-                    run.agent,
-                    run.to_json(),
-                    run.state.paused_at,
-                )
-        except Exception as exc:
-            raise _failed("postgres", f"save run {run.run_id}", exc) from exc
+        async with self._conn(f"save run {run.run_id}") as conn:
+            await conn.execute(
+                f"INSERT INTO {self._table} (run_id, agent, body, paused_at)"
+                " VALUES ($1, $2, $3, $4) ON CONFLICT (run_id) DO UPDATE SET"
+                " agent = EXCLUDED.agent, body = EXCLUDED.body, paused_at = EXCLUDED.paused_at",
+                run.run_id,
+                run.agent,
+                run.to_json(),
+                run.state.paused_at,
+            )
 
     async def load(self, run_id: str) -> PausedRun | None:
-        try:
-            async with self._pool.acquire() as conn:
-                await self._setup(conn)
-                body = await conn.fetchval(
-                    f"SELECT body FROM {self._table} WHERE run_id = $1", run_id
-                )
-        except Exception as exc:
-            raise _failed("postgres", f"load run {run_id}", exc) from exc
+        async with self._conn(f"load run {run_id}") as conn:
+            body = await conn.fetchval(f"SELECT body FROM {self._table} WHERE run_id = $1", run_id)
         return PausedRun.from_json(body) if body is not None else None
 
     async def take(self, run_id: str) -> PausedRun | None:
-        try:
-            async with self._pool.acquire() as conn:
-                await self._setup(conn)
-                body = await conn.fetchval(
-                    f"DELETE FROM {self._table} WHERE run_id = $1 RETURNING body", run_id
-                )
-        except Exception as exc:
-            raise _failed("postgres", f"take run {run_id}", exc) from exc
+        async with self._conn(f"take run {run_id}") as conn:
+            body = await conn.fetchval(
+                f"DELETE FROM {self._table} WHERE run_id = $1 RETURNING body", run_id
+            )
         return PausedRun.from_json(body) if body is not None else None
 
 
