@@ -8,9 +8,12 @@ Tool text must reach a model as the user wrote it, so non-ASCII characters are n
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["json_text", "tool_input"]
+from helikon.core.model import ModelSettings
+
+__all__ = ["json_text", "merge_extra", "sampling", "tool_input"]
 
 
 def json_text(value: Any) -> str:
@@ -40,3 +43,39 @@ def tool_input(args: Any) -> dict[str, Any]:
     if isinstance(args, dict):
         return args
     return {"value": args}
+
+
+def sampling(settings: ModelSettings, *, top_p: str, max_tokens: str) -> dict[str, Any]:
+    """The sampling settings that are set (``temperature``, ``top_p``, ``max_output_tokens``),
+    under the API's field names (``temperature`` is that everywhere).
+
+    Example:
+        >>> sampling(ModelSettings(top_p=0.5), top_p="topP", max_tokens="maxOutputTokens")
+        {'topP': 0.5}
+    """
+    fields: dict[str, Any] = {}
+    if settings.temperature is not None:
+        fields["temperature"] = settings.temperature
+    if settings.top_p is not None:
+        fields[top_p] = settings.top_p
+    if settings.max_output_tokens is not None:
+        fields[max_tokens] = settings.max_output_tokens
+    return fields
+
+
+def merge_extra(body: dict[str, Any], extra: Mapping[str, Any]) -> None:
+    """Merge ``ModelSettings.extra`` into a request ``body``, last: a key of ``extra`` replaces
+    the body's, except where both sides hold an object, which are merged one level deep.
+
+    Example:
+        >>> body = {"metadata": {"a": 1}, "top_p": 0.5}
+        >>> merge_extra(body, {"metadata": {"b": 2}, "top_p": 0.9})
+        >>> body
+        {'metadata': {'a': 1, 'b': 2}, 'top_p': 0.9}
+    """
+    for key, value in extra.items():
+        current = body.get(key)
+        if isinstance(current, dict) and isinstance(value, Mapping):
+            body[key] = {**current, **value}
+        else:
+            body[key] = value

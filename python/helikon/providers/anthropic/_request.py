@@ -38,7 +38,6 @@ The rules (each one a Messages API requirement or a documented helikon choice):
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 from typing import Any
 
 from helikon.core.items import (
@@ -49,18 +48,16 @@ from helikon.core.items import (
     Item,
     MediaSource,
     ReasoningPart,
-    SystemMessage,
     TextPart,
-    ToolCall,
     ToolResult,
     ToolUsePart,
-    UserMessage,
     text_of,
 )
 from helikon.core.model import JsonSchemaFormat, ModelRequest, ModelSettings, ToolDef
 from helikon.errors import ConfigError, ModelOther
 from helikon.providers._call_ids import CallIds, history_call_ids
-from helikon.providers._json import json_text, tool_input
+from helikon.providers._json import json_text, merge_extra, tool_input
+from helikon.providers._turns import TurnBlocks, fold_turns
 from helikon.providers.anthropic.settings import CacheStrategy, ExtendedThinking
 
 __all__ = ["THINKING_KEY", "build_messages_body"]
@@ -167,78 +164,36 @@ def _tool_result_content(parts: list[ContentPart]) -> str | list[dict[str, Any]]
 # --------------------------------------------------------------------------- messages
 
 
-@dataclass
-class _Message:
-    role: str
-    thinking: list[dict[str, Any]] = field(default_factory=list)
-    results: list[dict[str, Any]] = field(default_factory=list)  # tool_result blocks (user)
-    blocks: list[dict[str, Any]] = field(default_factory=list)
-    calls: list[dict[str, Any]] = field(default_factory=list)  # tool_use blocks (assistant)
+class _MessagesBlocks(TurnBlocks):
+    """Messages API blocks, the call ids made valid and unique within the request."""
 
-    def content(self) -> list[dict[str, Any]]:
-        return [*self.thinking, *self.results, *self.blocks, *self.calls]
+    def __init__(self, items: list[Item]) -> None:
+        self._ids = _MessagesCallIds(reserved=history_call_ids(items, _valid_chars))
 
+    def user(self, content: list[ContentPart]) -> list[dict[str, Any]]:
+        return _user_blocks(content)
 
-def _messages(items: list[Item]) -> tuple[list[str], list[dict[str, Any]]]:
-    """System texts and Messages API messages for ``items``."""
-    system: list[str] = []
-    out: list[_Message] = []
-    ids = _MessagesCallIds(reserved=history_call_ids(items, _valid_chars))
+    def reasoning(self, message: AssistantMessage) -> list[dict[str, Any]]:
+        return _thinking_blocks(message)
 
-    def turn(role: str) -> _Message:
-        if out and out[-1].role == role:
-            return out[-1]
-        message = _Message(role)
-        out.append(message)
-        return message
+    def text(self, text: str) -> dict[str, Any]:
+        return {"type": "text", "text": text}
 
-    def tool_use(call_id: str, name: str, args: Any) -> dict[str, Any]:
+    def tool_use(self, call_id: str, name: str, args: Any) -> dict[str, Any]:
         return {
             "type": "tool_use",
-            "id": ids.call(call_id),
+            "id": self._ids.call(call_id),
             "name": name,
             "input": tool_input(args),
         }
 
-    for item in items:
-        if isinstance(item, SystemMessage):
-            text = text_of(item.content)
-            if text:
-                system.append(text)
-        elif isinstance(item, UserMessage):
-            blocks = _user_blocks(item.content)
-            if blocks:
-                turn("user").blocks.extend(blocks)
-        elif isinstance(item, AssistantMessage):
-            thinking = _thinking_blocks(item)
-            blocks = [
-                {"type": "text", "text": p.text}
-                for p in item.content
-                if isinstance(p, TextPart) and p.text
-            ]
-            calls = [
-                tool_use(p.call_id, p.name, p.args)
-                for p in item.content
-                if isinstance(p, ToolUsePart)
-            ]
-            if not (thinking or blocks or calls):
-                continue
-            message = turn("assistant")
-            message.thinking.extend(thinking)
-            message.blocks.extend(blocks)
-            message.calls.extend(calls)
-        elif isinstance(item, ToolCall):
-            turn("assistant").calls.append(tool_use(item.call_id, item.name, item.args))
-        elif isinstance(item, ToolResult):
-            turn("user").results.append(
-                {
-                    "type": "tool_result",
-                    "tool_use_id": ids.result(item.call_id),
-                    "content": _tool_result_content(item.content),
-                    "is_error": item.is_error,
-                }
-            )
-    return system, [{"role": m.role, "content": m.content()} for m in out]
+    def tool_result(self, result: ToolResult) -> dict[str, Any]:
+        return {
+            "type": "tool_result",
+            "tool_use_id": self._ids.result(result.call_id),
+            "content": _tool_result_content(result.content),
+            "is_error": result.is_error,
+        }
 
 
 # --------------------------------------------------------------------------- tools, settings
@@ -274,15 +229,6 @@ def _tool_choice(settings: ModelSettings) -> dict[str, Any] | None:
         if out["type"] != "none":
             out["disable_parallel_tool_use"] = True
     return out
-
-
-def _merge_extra(body: dict[str, Any], extra: dict[str, Any]) -> None:
-    for key, value in extra.items():
-        current = body.get(key)
-        if isinstance(current, dict) and isinstance(value, dict):
-            body[key] = {**current, **value}
-        else:
-            body[key] = value
 
 
 def _mark_cache(body: dict[str, Any], messages: list[dict[str, Any]], cache: CacheStrategy) -> None:
@@ -330,7 +276,7 @@ def build_messages_body(
         ConfigError: ``ToolChoice(mode="tool")`` without a name.
     """
     settings = request.settings
-    system, messages = _messages(request.messages)
+    system, messages = fold_turns(request.messages, _MessagesBlocks(request.messages))
     body: dict[str, Any] = {
         "model": model_id,
         "max_tokens": settings.max_output_tokens or max_tokens,
@@ -355,5 +301,5 @@ def build_messages_body(
         body["output_config"] = {"format": {"type": "json_schema", "schema": fmt.schema}}
     if cache is not None:
         _mark_cache(body, messages, cache)
-    _merge_extra(body, settings.extra)
+    merge_extra(body, settings.extra)
     return body

@@ -50,22 +50,14 @@ base64-encodes on the wire. The rules:
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
-from helikon.core.items import (
-    AssistantMessage,
-    Item,
-    SystemMessage,
-    TextPart,
-    ToolCall,
-    ToolResult,
-    ToolUsePart,
-    UserMessage,
-    text_of,
-)
+from helikon.core.items import AssistantMessage, ContentPart, Item, ToolResult
 from helikon.core.model import JsonSchemaFormat, ModelRequest, ModelSettings
 from helikon.errors import ConfigError
+from helikon.providers._json import merge_extra
+from helikon.providers._turns import TurnBlocks, fold_turns
 from helikon.providers.bedrock._blocks import (
     ConverseCallIds,
     reasoning_blocks,
@@ -115,78 +107,51 @@ class ConverseParams:
 
 
 @dataclass
-class _Message:
-    role: str
-    reasoning: list[dict[str, Any]] = field(default_factory=list)
-    results: list[dict[str, Any]] = field(default_factory=list)  # toolResult blocks (user)
-    blocks: list[dict[str, Any]] = field(default_factory=list)
-    calls: list[dict[str, Any]] = field(default_factory=list)  # toolUse blocks (assistant)
-
-    def content(self) -> list[dict[str, Any]]:
-        return [*self.reasoning, *self.results, *self.blocks, *self.calls]
-
-
-@dataclass
 class _Conversation:
     system: list[str]
     messages: list[dict[str, Any]]
     tool_names: list[str]  # tools named by calls in the history, first-seen order
 
 
-def _conversation(items: list[Item], family: ModelFamily) -> _Conversation:
-    system: list[str] = []
-    out: list[_Message] = []
-    ids = ConverseCallIds()
-    names: dict[str, None] = {}
-    with_status = family in TOOL_RESULT_STATUS_FAMILIES
+class _ConverseBlocks(TurnBlocks):
+    """Converse blocks; notes the tool names the calls use."""
 
-    def turn(role: str) -> _Message:
-        if out and out[-1].role == role:
-            return out[-1]
-        message = _Message(role)
-        out.append(message)
-        return message
+    def __init__(self, family: ModelFamily) -> None:
+        self._ids = ConverseCallIds()
+        self._with_status = family in TOOL_RESULT_STATUS_FAMILIES
+        self.names: dict[str, None] = {}
 
-    def tool_use(call_id: str, name: str, args: Any) -> dict[str, Any]:
-        names[name] = None
-        use = {"toolUseId": ids.call(call_id), "name": name, "input": tool_input(args)}
+    def keep_system(self, text: str) -> bool:
+        return bool(text.strip())
+
+    def user(self, content: list[ContentPart]) -> list[dict[str, Any]]:
+        return user_blocks(content)
+
+    def reasoning(self, message: AssistantMessage) -> list[dict[str, Any]]:
+        return reasoning_blocks(message)
+
+    def text(self, text: str) -> dict[str, Any]:
+        return {"text": text}
+
+    def tool_use(self, call_id: str, name: str, args: Any) -> dict[str, Any]:
+        self.names[name] = None
+        use = {"toolUseId": self._ids.call(call_id), "name": name, "input": tool_input(args)}
         return {"toolUse": use}
 
-    for item in items:
-        if isinstance(item, SystemMessage):
-            text = text_of(item.content)
-            if text.strip():
-                system.append(text)
-        elif isinstance(item, UserMessage):
-            blocks = user_blocks(item.content)
-            if blocks:
-                turn("user").blocks.extend(blocks)
-        elif isinstance(item, AssistantMessage):
-            reasoning = reasoning_blocks(item)
-            blocks = [{"text": p.text} for p in item.content if isinstance(p, TextPart) and p.text]
-            calls = [
-                tool_use(p.call_id, p.name, p.args)
-                for p in item.content
-                if isinstance(p, ToolUsePart)
-            ]
-            if not (reasoning or blocks or calls):
-                continue
-            message = turn("assistant")
-            message.reasoning.extend(reasoning)
-            message.blocks.extend(blocks)
-            message.calls.extend(calls)
-        elif isinstance(item, ToolCall):
-            turn("assistant").calls.append(tool_use(item.call_id, item.name, item.args))
-        elif isinstance(item, ToolResult):
-            result: dict[str, Any] = {
-                "toolUseId": ids.result(item.call_id),
-                "content": tool_result_content(item),
-            }
-            if with_status:
-                result["status"] = "error" if item.is_error else "success"
-            turn("user").results.append({"toolResult": result})
-    messages = [{"role": m.role, "content": m.content()} for m in out]
-    return _Conversation(system, messages, list(names))
+    def tool_result(self, result: ToolResult) -> dict[str, Any]:
+        block: dict[str, Any] = {
+            "toolUseId": self._ids.result(result.call_id),
+            "content": tool_result_content(result),
+        }
+        if self._with_status:
+            block["status"] = "error" if result.is_error else "success"
+        return {"toolResult": block}
+
+
+def _conversation(items: list[Item], family: ModelFamily) -> _Conversation:
+    write = _ConverseBlocks(family)
+    system, messages = fold_turns(items, write)
+    return _Conversation(system, messages, list(write.names))
 
 
 # --------------------------------------------------------------------------- tools, settings
@@ -222,15 +187,6 @@ def _thinking_on(params: dict[str, Any]) -> bool:
 def _is_object_schema(schema: dict[str, Any]) -> bool:
     kind = schema.get("type")
     return kind == "object" or (kind is None and "properties" in schema)
-
-
-def _merge_extra(params: dict[str, Any], extra: dict[str, Any]) -> None:
-    for key, value in extra.items():
-        current = params.get(key)
-        if isinstance(current, dict) and isinstance(value, dict):
-            params[key] = {**current, **value}
-        else:
-            params[key] = value
 
 
 def _inference_config(settings: ModelSettings, max_tokens: int | None) -> dict[str, Any]:
@@ -333,5 +289,5 @@ def build_converse_params(
         if cache.system and "system" in params:
             params["system"].append(cache.block())
         _mark_user_turns(convo.messages, cache)
-    _merge_extra(params, settings.extra)
+    merge_extra(params, settings.extra)
     return ConverseParams(params, structured)

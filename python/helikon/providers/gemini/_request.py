@@ -92,7 +92,7 @@ from helikon.core.model import (
     ToolDef,
 )
 from helikon.errors import ConfigError, ModelOther
-from helikon.providers._json import json_text
+from helikon.providers._json import json_text, merge_extra, sampling
 from helikon.schema import gemini as sanitize
 
 __all__ = [
@@ -445,13 +445,8 @@ def _tool_config(settings: ModelSettings) -> dict[str, Any] | None:
 
 def _merge_extra(body: dict[str, Any], extra: Mapping[str, Any]) -> None:
     generation: dict[str, Any] = body["generationConfig"]
-    for key, value in extra.items():
-        if key in _GENERATION_CONFIG_KEYS:
-            generation[key] = value
-        elif isinstance(value, Mapping) and isinstance(body.get(key), dict):
-            body[key] = {**body[key], **value}
-        else:
-            body[key] = value
+    generation.update((k, v) for k, v in extra.items() if k in _GENERATION_CONFIG_KEYS)
+    merge_extra(body, {k: v for k, v in extra.items() if k not in _GENERATION_CONFIG_KEYS})
 
 
 def build_gemini_body(
@@ -487,13 +482,7 @@ def build_gemini_body(
         tool_config = _tool_config(settings)
         if tool_config is not None:
             body["toolConfig"] = tool_config
-    generation: dict[str, Any] = {}
-    if settings.temperature is not None:
-        generation["temperature"] = settings.temperature
-    if settings.top_p is not None:
-        generation["topP"] = settings.top_p
-    if settings.max_output_tokens is not None:
-        generation["maxOutputTokens"] = settings.max_output_tokens
+    generation = sampling(settings, top_p="topP", max_tokens="maxOutputTokens")
     fmt = settings.response_format
     if isinstance(fmt, JsonSchemaFormat):
         generation["responseMimeType"] = "application/json"

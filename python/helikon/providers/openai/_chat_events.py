@@ -167,6 +167,19 @@ class ChatTurn:
         )
 
 
+def _text_events(turn: ChatTurn, part: Any) -> Iterator[ModelEvent]:
+    """The reasoning and text of a chunk's delta or a whole message; a refusal is noted."""
+    reasoning = _reasoning_text(part)
+    if reasoning:
+        yield ReasoningDelta(text=reasoning)
+    if part.content:
+        turn.text_seen = True
+        yield TokenDelta(text=part.content)
+    refusal = getattr(part, "refusal", None)
+    if refusal:
+        turn.refusal.append(refusal)
+
+
 def _chunk_events(turn: ChatTurn, chunk: ChatCompletionChunk) -> Iterator[ModelEvent]:
     turn.header(chunk)
     if chunk.usage is not None:
@@ -175,15 +188,7 @@ def _chunk_events(turn: ChatTurn, chunk: ChatCompletionChunk) -> Iterator[ModelE
         if choice.index != 0:
             continue
         delta = choice.delta
-        reasoning = _reasoning_text(delta)
-        if reasoning:
-            yield ReasoningDelta(text=reasoning)
-        if delta.content:
-            turn.text_seen = True
-            yield TokenDelta(text=delta.content)
-        refusal = getattr(delta, "refusal", None)
-        if refusal:
-            turn.refusal.append(refusal)
+        yield from _text_events(turn, delta)
         for call in delta.tool_calls or []:
             function = call.function
             event = turn.tool_fragment(
@@ -205,14 +210,7 @@ def _completion_events(turn: ChatTurn, completion: ChatCompletion) -> Iterator[M
     if choice is None:
         raise ModelOther("OpenAI returned a completion without choices")
     message = choice.message
-    reasoning = _reasoning_text(message)
-    if reasoning:
-        yield ReasoningDelta(text=reasoning)
-    if message.content:
-        turn.text_seen = True
-        yield TokenDelta(text=message.content)
-    if message.refusal:
-        turn.refusal.append(message.refusal)
+    yield from _text_events(turn, message)
     for index, call in enumerate(message.tool_calls or []):
         function = getattr(call, "function", None)
         if function is None:  # custom (non-function) tool calls are not supported

@@ -14,7 +14,7 @@ from typing import Any
 from helikon.core.items import AudioPart, MediaSource
 from helikon.core.model import ModelSettings
 from helikon.errors import ConfigError, ModelOther
-from helikon.providers._json import json_text
+from helikon.providers._json import json_text, sampling
 
 __all__ = ["arguments", "input_audio", "media_url", "sampling_settings"]
 
@@ -72,13 +72,7 @@ def sampling_settings(
     Raises:
         ConfigError: ``ToolChoice(mode="tool")`` without a tool name.
     """
-    body: dict[str, Any] = {}
-    if settings.temperature is not None:
-        body["temperature"] = settings.temperature
-    if settings.top_p is not None:
-        body["top_p"] = settings.top_p
-    if settings.max_output_tokens is not None:
-        body[max_tokens_key] = settings.max_output_tokens
+    body = sampling(settings, top_p="top_p", max_tokens=max_tokens_key)
     if has_tools and settings.tool_choice is not None:
         choice = settings.tool_choice
         if choice.mode == "tool":
