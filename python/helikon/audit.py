@@ -1,7 +1,11 @@
 """Policy dry-run: what a candidate permission configuration would have done to recorded runs.
 
 :func:`recorded_calls` reads every ``tool_called`` event of a session log together with what
-happened to it, read from its ``tool_returned`` event:
+happened to it. A log written by this version records the decision itself: a
+``permission_decided`` event per call (its decision, stage, rule, reason and who decided:
+the configuration, the approval handler, a person on a resume, or a hook), and that is what
+is used. For a call without one (a log written before decisions were recorded) the outcome
+is inferred from its ``tool_returned`` event:
 
 * ``"allowed"``: the tool ran (its result is whatever the tool returned, error or not);
 * ``"denied"``: the permission pipeline or a person refused it (the runner's result text
@@ -48,7 +52,13 @@ from typing import TYPE_CHECKING, Any, Literal
 from helikon.core.authorize import explain
 from helikon.core.items import TextPart
 from helikon.core.tool import ToolEffect
-from helikon.sessions.events import ApprovalsAnswered, SessionEvent, ToolCalled, ToolReturned
+from helikon.sessions.events import (
+    ApprovalsAnswered,
+    PermissionDecided,
+    SessionEvent,
+    ToolCalled,
+    ToolReturned,
+)
 
 if TYPE_CHECKING:
     from helikon.core.context import RunContext
@@ -92,8 +102,15 @@ class RecordedCall:
         args: the arguments as the model sent them.
         outcome: ``"allowed"``, ``"denied"``, ``"hook_denied"`` or ``"unknown"`` (see the
             module doc).
-        recorded_reason: for a denial: the recorded result text (why it was refused).
-        asked: a person approved the call on a resume (``approvals_answered``).
+        recorded_reason: for a denial: the recorded reason (the ``permission_decided``
+            event's reason, or for an older log the result text).
+        asked: a person or the approval handler approved the call.
+        decided_by: who decided, from the log's ``permission_decided`` event: ``"policy"``,
+            ``"approval_handler"``, ``"human"``, ``"hook"`` or ``"pending"``; ``None`` when
+            the log has no decision for the call and the outcome was inferred.
+        recorded_stage: the stage that decided (``deny_rule``, ``guard``, ``mode``, ...),
+            ``None`` when inferred.
+        recorded_rule: the rule that decided, if the log names one.
     """
 
     session_id: str
@@ -104,6 +121,9 @@ class RecordedCall:
     outcome: Outcome
     recorded_reason: str = ""
     asked: bool = False
+    decided_by: str | None = None
+    recorded_stage: str | None = None
+    recorded_rule: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,6 +139,8 @@ class Change:
         rule: the rule or guard that decided, if any.
         reason: the explanation's sentence (``DenyRule.bash_command('curl')``,
             ``mode plan``, a guard's reason).
+        recorded_by: who decided when the call was recorded (see
+            :attr:`RecordedCall.decided_by`; ``None`` for an older log).
     """
 
     session_id: str
@@ -131,6 +153,7 @@ class Change:
     stage: str
     rule: str | None
     reason: str
+    recorded_by: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         """The change as a JSON object (the keys are the attribute names)."""
@@ -145,6 +168,7 @@ class Change:
             "stage": self.stage,
             "rule": self.rule,
             "reason": self.reason,
+            "recorded_by": self.recorded_by,
         }
 
 
@@ -155,23 +179,32 @@ def _text(event: ToolReturned) -> str:
 def recorded_calls(events: Iterable[SessionEvent], *, session_id: str = "") -> list[RecordedCall]:
     """Every ``tool_called`` event of one log, in order, with its recorded outcome.
 
-    A result matches the latest call with its ``call_id`` before it; a ``tool_returned``
-    without a call is ignored.
+    A result or decision matches the latest call with its ``call_id`` before it; a
+    ``tool_returned`` without a call is ignored. Of several decisions for one call (asked,
+    then answered on a resume) the last one counts.
     """
     calls: list[tuple[int, ToolCalled]] = []
     results: dict[int, ToolReturned] = {}
+    decided: dict[int, PermissionDecided] = {}
     open_ids: dict[str, int] = {}
+    latest: dict[str, int] = {}
     approved: set[str] = set()
     for seq, event in enumerate(events):
         if isinstance(event, ApprovalsAnswered):
             approved |= {cid for cid, d in event.decisions.items() if d in ("approve", "edit")}
         elif isinstance(event, ToolCalled):
-            open_ids[event.call_id] = len(calls)
+            open_ids[event.call_id] = latest[event.call_id] = len(calls)
             calls.append((seq, event))
+        elif isinstance(event, PermissionDecided) and event.call_id in latest:
+            decided[latest[event.call_id]] = event
         elif isinstance(event, ToolReturned) and event.call_id in open_ids:
             results[open_ids.pop(event.call_id)] = event
     out = []
     for i, (seq, call) in enumerate(calls):
+        decision = decided.get(i)
+        if decision is not None:
+            out.append(_from_decision(session_id, seq, call, decision, i in results))
+            continue
         result = results.get(i)
         outcome: Outcome = "unknown"
         reason = ""
@@ -190,6 +223,32 @@ def recorded_calls(events: Iterable[SessionEvent], *, session_id: str = "") -> l
             )
         )
     return out
+
+
+def _from_decision(
+    session_id: str, seq: int, call: ToolCalled, d: PermissionDecided, answered: bool
+) -> RecordedCall:
+    """A call whose decision the log records."""
+    outcome: Outcome
+    if d.decision == "allow":
+        outcome = "allowed"
+    elif d.decision == "deny":
+        outcome = "hook_denied" if d.decided_by == "hook" else "denied"
+    else:  # still waiting for a person (or the run ended before an answer)
+        outcome = "unknown"
+    return RecordedCall(
+        session_id,
+        seq,
+        call.call_id,
+        call.name,
+        call.args,
+        outcome,
+        d.reason if outcome != "allowed" else "",
+        outcome == "allowed" and d.decided_by in ("approval_handler", "human"),
+        d.decided_by,
+        d.stage,
+        d.rule,
+    )
 
 
 def _flips(call: RecordedCall, after: str) -> bool:
@@ -236,6 +295,7 @@ async def dry_run(
                     e.stage,
                     e.rule,
                     e.reason,
+                    call.decided_by,
                 )
             )
     return changes

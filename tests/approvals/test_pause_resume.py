@@ -11,7 +11,7 @@ from helikon.core.items import ToolResult
 from helikon.core.permissions import DenyRule
 from helikon.errors import ResumeRefused, RunInterruptedError
 from helikon.runtimes.runner import Runner
-from helikon.sessions import MemorySession
+from helikon.sessions import MemorySession, PermissionDecided, SessionEvent
 from helikon.testing import Call, MockModel, Text
 
 from . import _support as s
@@ -155,14 +155,30 @@ async def test_decisions_must_fit_and_the_agent_must_be_the_one_that_paused() ->
     assert s.RAN == [("lookup", "A7")]
 
 
+def _decision(event: SessionEvent) -> object:
+    """A ``permission_decided`` event's fields, or another event's type."""
+    if isinstance(event, PermissionDecided):
+        return (
+            event.call_id,
+            event.decision,
+            event.stage,
+            event.rule,
+            event.reason,
+            event.decided_by,
+        )
+    return event.type
+
+
 async def test_with_a_session_the_log_is_the_ledger() -> None:
     session = MemorySession()
     state = (await _pause(session)).state
     assert state.session_position == len(await session.events())
-    # the waiting call got no "did not complete" result in the log
-    assert [e.type for e in await session.events()][-3:] == [
+    # the waiting call got no "did not complete" result in the log; its decision is pending
+    assert [_decision(e) for e in (await session.events())[-5:]] == [
         "tool_called",
         "tool_called",
+        ("c1", "allow", "policy", "AsksForRefunds", "allowed by policy", "policy"),
+        ("c2", "ask", "policy", "AsksForRefunds", "refund of 40 needs approval", "pending"),
         "tool_returned",
     ]
     with pytest.raises(ResumeRefused, match="pass that session"):
@@ -171,6 +187,12 @@ async def test_with_a_session_the_log_is_the_ledger() -> None:
     assert result.final_output == "Refunded."
     kinds = [e.type for e in await session.events()]
     assert kinds.count("approvals_answered") == 1
+    # the person's approval is in the log, between the claim and the call's result
+    assert [_decision(e) for e in (await session.events())[-4:-1]] == [
+        "approvals_answered",
+        ("c2", "allow", "policy", "AsksForRefunds", "refund of 40 needs approval", "human"),
+        "tool_returned",
+    ]
     assert [i.type for i in await session.snapshot()][-3:] == [
         "tool_result",
         "tool_result",

@@ -78,9 +78,7 @@ async def _record(tmp_path: Path, open_session: Callable[[str], Session]) -> Non
             model=MockModel(script),
             tools=[BashTool(HostBackend(sandbox, timeout=20)), WriteTool(sandbox)],
         )
-        result = await Runner().run(
-            agent, "go", session=open_session(sid), ctx=settings.context()
-        )
+        result = await Runner().run(agent, "go", session=open_session(sid), ctx=settings.context())
         assert result.final_output == "done"
     assert (root / "notes" / "a.txt").read_text() == "note"  # the runs really ran
     assert (root / "secrets" / "key.txt").read_text() == "k"
@@ -113,7 +111,31 @@ def test_the_recording_holds_each_call_and_its_outcome(recorded: Path) -> None:
         ("a3", "Write", "allowed"),
     ]
     denied = recorded_calls(events)[1]
-    assert denied.recorded_reason.startswith("permission denied: DenyRule.bash_command('curl')")
+    # read from the log's permission_decided event, not inferred from the result text
+    assert (
+        denied.decided_by,
+        denied.recorded_stage,
+        denied.recorded_rule,
+        denied.recorded_reason,
+    ) == (
+        "policy",
+        "deny_rule",
+        "DenyRule.bash_command('curl')",
+        "DenyRule.bash_command('curl') matched",
+    )
+    assert [c.decided_by for c in recorded_calls(events)] == ["policy"] * 3
+
+
+def test_a_log_without_decisions_is_read_from_its_result_text(recorded: Path) -> None:
+    events = asyncio.run(SqliteSession("alpha", recorded).events())
+    old = [e for e in events if e.type != "permission_decided"]  # as written before
+    calls = recorded_calls(old)
+    assert [(c.call_id, c.outcome, c.decided_by) for c in calls] == [
+        ("a1", "allowed", None),
+        ("a2", "denied", None),
+        ("a3", "allowed", None),
+    ]
+    assert calls[1].recorded_reason.startswith("permission denied: DenyRule.bash_command('curl')")
 
 
 def test_the_recording_policy_itself_changes_nothing(recorded: Path, tmp_path: Path) -> None:
@@ -146,9 +168,7 @@ def test_a_stricter_policy_lists_the_calls_it_would_deny_or_ask(
     assert doc["changes"][0]["sequence"] == 1  # after the user message
 
 
-def test_a_looser_policy_lists_the_calls_it_would_now_allow(
-    recorded: Path, tmp_path: Path
-) -> None:
+def test_a_looser_policy_lists_the_calls_it_would_now_allow(recorded: Path, tmp_path: Path) -> None:
     policy = _policy(tmp_path, "loose.toml", LOOSER)
     r = _check("--policy", str(policy), "--sessions", f"sqlite://{recorded}", "--format", "json")
     assert r.exit_code == 1, r.output
@@ -171,7 +191,7 @@ def test_the_text_table_shows_each_change_with_its_reason(recorded: Path, tmp_pa
         "deny_rule: DenyRule.bash_command('echo')",
         'beta     1    Bash   {"command": "ls"}                            allowed  ask   '
         "guard: listing needs a look",
-        'beta     3    Write  {"content": "k", "path": "secrets/key.txt"}  allowed  deny  '
+        'beta     4    Write  {"content": "k", "path": "secrets/key.txt"}  allowed  deny  '
         "deny_rule: DenyRule.edit('secrets/**')",
     ]
 

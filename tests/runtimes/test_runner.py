@@ -36,7 +36,13 @@ async def test_run_loads_history_and_records_the_run() -> None:
     runner = Runner()
     assert (await runner.run(agent, "first", session=session)).final_output == "done"
     kinds = [e.type for e in await session.events()]
-    assert kinds == ["user_message", "tool_called", "tool_returned", "assistant_message"]
+    assert kinds == [
+        "user_message",
+        "tool_called",
+        "permission_decided",
+        "tool_returned",
+        "assistant_message",
+    ]
     await runner.run(agent, "second", session=session)
     third_request = model.requests[2]
     assert [m.type for m in third_request.messages] == [
@@ -47,7 +53,7 @@ async def test_run_loads_history_and_records_the_run() -> None:
         "assistant_message",
         "user_message",
     ]
-    assert len(await session.events()) == 6
+    assert len(await session.events()) == 7  # 6 plus the call's permission decision
 
 
 class SlowSqlite:
@@ -79,7 +85,13 @@ async def test_streamed_run_is_persisted_before_the_stream_ends(tmp_path: Path) 
             async for _ in Runner().run_streamed(agent, "go", session=session):
                 pass
             kinds = [e.type for e in await session.events()]
-            assert kinds == ["user_message", "tool_called", "tool_returned", "assistant_message"]
+            assert kinds == [
+                "user_message",
+                "tool_called",
+                "permission_decided",
+                "tool_returned",
+                "assistant_message",
+            ]
             await Runner().run(agent, "more", session=session)
             assert [m.type for m in model.requests[2].messages] == [
                 "user_message",
@@ -141,7 +153,7 @@ async def test_cancelled_run_keeps_usage_and_completed_turns(tmp_path: Path) -> 
         assert events[-1].error["kind"] == "Cancelled"
         assert events[-1].usage.input_tokens >= 250 and events[-1].usage.output_tokens >= 13
         kinds = [e.type for e in await session.events()]
-        assert kinds == ["user_message", "tool_called", "tool_returned"]
+        assert kinds == ["user_message", "tool_called", "permission_decided", "tool_returned"]
         result = await Runner().run(agent, "retry", session=session)
         assert result.final_output == "fresh"
         assert [m.type for m in model.requests[2].messages] == [

@@ -77,6 +77,14 @@ def _args(args: Any) -> str:
 _HEADER = ("SESSION", "SEQ", "TOOL", "ARGS", "WAS", "NOW", "WHY")
 
 
+def _was(change: Change) -> str:
+    """``allowed``, or ``allowed (human)`` when a person, the approval handler or a hook
+    decided it when it was recorded."""
+    if change.recorded_by in (None, "policy"):
+        return change.before
+    return f"{change.before} ({change.recorded_by})"
+
+
 def table_lines(changes: list[Change]) -> list[str]:
     """The changes as a plain table: a header and one line per change, columns padded to
     their widest cell and separated by two spaces (the last column is not padded)."""
@@ -86,7 +94,7 @@ def table_lines(changes: list[Change]) -> list[str]:
             str(c.sequence),
             c.tool,
             _args(c.args),
-            c.before,
+            _was(c),
             c.after,
             f"{c.stage}: {c.reason}" if c.reason else c.stage,
         )

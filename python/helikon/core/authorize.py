@@ -36,7 +36,15 @@ from helikon.shell import CommandPolicy, path_rule_matches
 if TYPE_CHECKING:
     from helikon.core.context import RunContext
 
-__all__ = ["AskAnswer", "Containment", "Deferred", "Explanation", "authorize", "explain"]
+__all__ = [
+    "AskAnswer",
+    "Containment",
+    "DecisionTrace",
+    "Deferred",
+    "Explanation",
+    "authorize",
+    "explain",
+]
 
 _log = logging.getLogger("helikon.permissions")
 
@@ -89,6 +97,44 @@ class Explanation:
     line: int | None = None
     uncovered: str | None = None
     containment: tuple[str, ...] = ()
+
+
+@dataclass(slots=True)
+class DecisionTrace:
+    """Who decided a call in :func:`authorize`, and under which rule (filled in by it).
+
+    Attributes:
+        stage: the pipeline stage that settled the call: ``deny_rule``, ``guard``,
+            ``allow_rule``, ``mode``, ``policy`` or ``default`` (as :class:`Explanation`).
+        rule: the rule, guard, mode or policy class that decided, if any.
+        decided_by: ``"policy"`` (the configuration decided without asking),
+            ``"approval_handler"`` (an ask the run's approval handler answered),
+            ``"human"`` (an ask answered by a person's decision on a resume, or a remembered
+            one) or ``"pending"`` (the call waits for a person).
+        prompt: the ask's prompt when the call asked.
+    """
+
+    stage: str = "default"
+    rule: str | None = None
+    decided_by: str = "policy"
+    prompt: str | None = None
+
+    def at(self, stage: str, rule: str | None) -> None:
+        """Record the stage and rule that settled (or asked about) the call."""
+        self.stage, self.rule = stage, rule
+
+    def allow_reason(self) -> str:
+        """Why an allowed call was allowed, worded as :func:`explain` words it (the ask's
+        prompt when a person or the approval handler allowed it)."""
+        if self.prompt is not None:
+            return self.prompt
+        if self.stage == "mode":
+            return f"mode {self.rule}"
+        if self.stage == "policy":
+            return "allowed by policy"
+        if self.stage == "default":
+            return "no policy installed"
+        return self.rule or self.stage
 
 
 class Containment(Protocol):
@@ -341,6 +387,7 @@ async def authorize(
     on_ask: Callable[[str], None] | None = None,
     answer: AskAnswer | None = None,
     unanalysed_shell: str | None = None,
+    trace: DecisionTrace | None = None,
 ) -> PermissionDecision | Deferred:
     """Decide one call: Allow, Deny (with the reason), ReplaceArgs, or Deferred.
 
@@ -357,43 +404,61 @@ async def authorize(
     ``unanalysed_shell`` (the tool's ``unanalysed_shell``: its backend runs a shell other
     than bash) makes every Bash call the worst case: a ``bash_command`` deny rule matches,
     guards ask, no ``bash_command`` allow rule covers it.
+
+    ``trace``, when given, is filled in with the stage and rule that settled the call and who
+    decided it (see :class:`DecisionTrace`).
     """
     shell = unanalysed_shell
     p = ctx.permissions
+    t = trace if trace is not None else DecisionTrace()
     for rule in p.deny_rules:
         if _rule_matches(rule, tool, args, allow=False, shell=shell):
+            t.at("deny_rule", _rule_name(rule))
             return PermissionDeny(f"{_rule_name(rule)} matched")
     for hit in _guard_hits(p.guard_rules, p.default_guards, tool, args, shell):
         name = str(hit.get("rule") or hit.get("name") or "guard")
         reason = str(hit.get("reason") or name)
         where = f" ({hit['command']})" if hit.get("command") else ""
+        t.at("guard", name)
         if _hit_denies(hit):
             return PermissionDeny(f"guard {name}: {reason}{where}")
-        outcome = await _ask(ctx, tool, f"guard {name}: {reason}{where}", args, on_ask, answer)
+        prompt = f"guard {name}: {reason}{where}"
+        outcome = await _ask(ctx, tool, prompt, args, on_ask, answer, t)
         if isinstance(outcome, PermissionDeny | Deferred):
             return outcome
     for allow_rule in p.allow_rules:
         if allow_rule.kind != "bash_command" and _rule_matches(allow_rule, tool, args, allow=True):
+            _settled(t, "allow_rule", _rule_name(allow_rule))
             return PermissionAllow()
-    if _bash_allow(p.allow_rules, tool, args, shell)[0] is not None:
+    covered = _bash_allow(p.allow_rules, tool, args, shell)[0]
+    if covered is not None:
+        _settled(t, "allow_rule", covered)
         return PermissionAllow()
     mode_decision = _mode(p.mode, effect)
     if mode_decision == "allow":
+        _settled(t, "mode", p.mode.value)
         return PermissionAllow()
     if mode_decision == "deny":
+        _denied(t, "mode", p.mode.value)
         return PermissionDeny(f"mode {p.mode.value} does not allow {tool} ({effect.value})")
     if p.policy is None:
+        _settled(t, "default", None)
         return PermissionAllow()
+    name = type(p.policy).__name__
     try:
         d = await p.policy.check(ctx, tool, args)
     except Exception as exc:  # fail closed: a policy that cannot decide denies the call
-        _log.warning(
-            "permission policy %s raised on %s", type(p.policy).__name__, tool, exc_info=True
-        )
+        _log.warning("permission policy %s raised on %s", name, tool, exc_info=True)
+        _denied(t, "policy", name)
         return PermissionDeny(_raised("permission policy", p.policy, exc))
     if isinstance(d, AskUser):
-        return await _ask(ctx, tool, d.prompt, args, on_ask, answer)
-    if isinstance(d, ReplaceArgs | PermissionDeny | PermissionAllow):
+        t.at("policy", name)
+        return await _ask(ctx, tool, d.prompt, args, on_ask, answer, t)
+    if isinstance(d, PermissionAllow | ReplaceArgs):
+        _settled(t, "policy", name)
+        return d
+    _denied(t, "policy", name)
+    if isinstance(d, PermissionDeny):
         return d
     return PermissionDeny(f"policy returned an unknown decision {d!r}")
 
@@ -405,14 +470,20 @@ async def _ask(
     args: Any,
     on_ask: Callable[[str], None] | None,
     answer: AskAnswer | None = None,
+    trace: DecisionTrace | None = None,
 ) -> PermissionDecision | Deferred:
+    t = trace if trace is not None else DecisionTrace()
+    t.prompt = prompt
     if answer is not None:
         given = answer(tool, prompt)
         if given is not None:
+            t.decided_by = "pending" if isinstance(given, Deferred) else "human"
             return given
     handler = ctx.permissions.approval_handler
     if handler is None:
+        t.decided_by = "policy"
         return PermissionDeny(f"{prompt} (approval required; no approval handler installed)")
+    t.decided_by = "approval_handler"
     if on_ask is not None:
         on_ask(prompt)
     try:
@@ -430,6 +501,19 @@ async def _ask(
         f"{prompt}: approval handler {type(handler).__name__} returned an unknown outcome "
         f"{outcome!r} (return ApprovalAllow() or ApprovalDeny(reason))"
     )
+
+
+def _settled(trace: DecisionTrace, stage: str, rule: str | None) -> None:
+    """Record a later stage that settled a call, unless an ask was answered before it (the
+    answer is then what let the call through, with its stage and rule)."""
+    if trace.prompt is None:
+        trace.at(stage, rule)
+
+
+def _denied(trace: DecisionTrace, stage: str, rule: str | None) -> None:
+    """Record a stage that refused a call (after an approved ask too: the refusal decides)."""
+    trace.at(stage, rule)
+    trace.decided_by = "policy"
 
 
 def _raised(what: str, obj: object, exc: BaseException) -> str:

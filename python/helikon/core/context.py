@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Generic, Literal, TypeVar
 
@@ -178,6 +178,11 @@ class RunContext(Generic[C]):
     permissions: Permissions = field(default_factory=Permissions)
     redaction: RedactionSettings = field(default_factory=RedactionSettings)
     compaction: Compaction | None = None
+    decision_log: Callable[[dict[str, Any]], None] | None = field(
+        default=None, repr=False, compare=False
+    )
+    """Internal: where the tool pipeline reports each permission decision, as the fields of a
+    ``permission_decided`` session event (the runner sets it to record them in the session)."""
 
     @classmethod
     def ephemeral(cls, user_ctx: C = None) -> RunContext[C]:  # type: ignore[assignment]

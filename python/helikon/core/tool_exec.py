@@ -24,7 +24,13 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from helikon.core._unicode import scrub, scrub_text
-from helikon.core.authorize import AskAnswer, Deferred, authorize, unanalysed_shell_of
+from helikon.core.authorize import (
+    AskAnswer,
+    DecisionTrace,
+    Deferred,
+    authorize,
+    unanalysed_shell_of,
+)
 from helikon.core.context import RunContext, ToolContext
 from helikon.core.events import AgentEvent, ApprovalRequested, PermissionDenied
 from helikon.core.hooks import Hook, HookError, PostToolUse, PreToolUse, fire
@@ -190,14 +196,17 @@ class ToolCallRunner:
                 pre = await fire(self.hooks, self.ctx, PreToolUse(name, args, call_id))
             except HookError as exc:  # fail closed: a hook that cannot decide denies the call
                 events.append(PermissionDenied(tool=name, reason=str(exc)))
+                self._log(call_id, name, "deny", DecisionTrace("hook", None, "hook"), str(exc))
                 self._refused_span(name, call_id, "PermissionDenied")
                 return self._error(call_id, f"denied by hook: {exc}", events)
             if pre.deny is not None:
                 events.append(PermissionDenied(tool=name, reason=pre.deny))
+                self._log(call_id, name, "deny", DecisionTrace("hook", None, "hook"), pre.deny)
                 self._refused_span(name, call_id, "PermissionDenied")
                 return self._error(call_id, f"denied by hook: {pre.deny}", events)
             if pre.replace_input is not None:
                 args = pre.replace_input[0]
+        trace = DecisionTrace()
         decision = await authorize(
             self.ctx,
             name,
@@ -208,18 +217,39 @@ class ToolCallRunner:
             ),
             answer=self._answer_for(call_id),
             unanalysed_shell=unanalysed_shell_of(tool),
+            trace=trace,
         )
         if isinstance(decision, Deferred):
             events.append(ApprovalRequested(call_id=call_id, tool=name, args=call.args))
             reason = self._redact(decision.reason)
+            self._log(call_id, name, "ask", trace, reason)
             return CallOutcome(_error_item(call_id, reason), events, deferred=reason)
         if isinstance(decision, PermissionDeny):
+            self._log(call_id, name, "deny", trace, decision.reason)
             events.append(PermissionDenied(tool=name, reason=decision.reason))
             self._refused_span(name, call_id, "PermissionDenied")
             return self._error(call_id, f"permission denied: {decision.reason}", events)
+        self._log(call_id, name, "allow", trace, trace.allow_reason())
         if isinstance(decision, ReplaceArgs):
             args = decision.args
         return await self._invoke(tool, call_id, args, events)
+
+    def _log(self, call_id: str, tool: str, decision: str, trace: DecisionTrace, why: str) -> None:
+        """Report a decision to the run's decision log (a ``permission_decided`` event)."""
+        sink = self.ctx.decision_log
+        if sink is None:
+            return
+        sink(
+            {
+                "call_id": call_id,
+                "tool": tool,
+                "decision": decision,
+                "stage": trace.stage,
+                "rule": trace.rule,
+                "reason": self._redact(why),
+                "decided_by": trace.decided_by,
+            }
+        )
 
     def _answer_for(self, call_id: str) -> AskAnswer | None:
         answer = self.answer

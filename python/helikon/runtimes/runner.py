@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import inspect
 import logging
 from collections.abc import AsyncGenerator, AsyncIterator, Mapping
@@ -166,8 +167,8 @@ class Runner:
         session = session if session is not None else MemorySession()
         new_items = input_items(input)
         history = await load_conversation(session)
-        ctx = _with_live_compaction(ctx, session)
         recorder = SessionRecorder(agent.name)
+        ctx = _recording(_with_live_compaction(ctx, session), recorder)
         recorder.record_input(new_items)
         stream = agent.stream([*history, *new_items], ctx, run_config=run_config)
         # closed explicitly: a GeneratorExit here does not reach a nested generator by itself
@@ -247,10 +248,10 @@ class Runner:
         await claim_resume(session, state, decisions or {})
         durable = session is not None
         session = session if session is not None else MemorySession()
-        ctx = _with_live_compaction(ctx, session)
-        stream = start(ctx)
+        recorder = SessionRecorder(agent.name)
+        stream = start(_recording(_with_live_compaction(ctx, session), recorder))
         async with contextlib.aclosing(
-            self._drive(stream, SessionRecorder(agent.name), session, durable)
+            self._drive(stream, recorder, session, durable)
         ) as events:
             async for ev in events:
                 yield ev
@@ -292,6 +293,11 @@ def _with_live_compaction(ctx: RunContext[Any] | None, session: Session) -> RunC
     if ctx.compaction is None and isinstance(compaction, Compaction):
         return ctx.with_compaction(compaction)
     return ctx
+
+
+def _recording(ctx: RunContext[Any], recorder: SessionRecorder) -> RunContext[Any]:
+    """``ctx`` reporting its permission decisions to ``recorder`` (``permission_decided``)."""
+    return dataclasses.replace(ctx, decision_log=recorder.record_decision)
 
 
 def _check_args(where: str, session: Any, ctx: Any, run_config: Any) -> None:

@@ -11,6 +11,8 @@ carries ``ts``, the UTC time it was logged (stamped at construction when not giv
     {"type": "compacted", "summary": "...", "original_count": 4, "ts": "..."}
     {"type": "conversation_repaired", "repair": "tool_result_synthesized", ...}
     {"type": "approvals_answered", "run_id": "...", "claim": "...", "decisions": {...}, ...}
+    {"type": "permission_decided", "call_id": "c1", "tool": "Bash", "decision": "deny",
+     "stage": "deny_rule", "rule": "...", "reason": "...", "decided_by": "policy", ...}
 
 The first six are the spec's variants. ``tool_returned`` also keeps the result's
 ``is_error`` flag and the message/call variants keep the provider's opaque
@@ -18,7 +20,9 @@ The first six are the spec's variants. ``tool_returned`` also keeps the result's
 ``conversation_repaired`` is helikon's own: it records a fix that keeps the projected
 conversation valid for providers (see :mod:`helikon.core.repair`). So is
 ``approvals_answered``: a resume of a paused run claims it in the log before any tool runs
-(see :mod:`helikon.runtimes.resume`); it adds nothing to the conversation.
+(see :mod:`helikon.runtimes.resume`); it adds nothing to the conversation. So is
+``permission_decided``: what the permission pipeline decided for one tool call, recorded
+between its ``tool_called`` and ``tool_returned``; it adds nothing to the conversation either.
 
 A position in one log is a :data:`SequenceId` (0 for the first event).
 """
@@ -49,6 +53,7 @@ __all__ = [
     "Compacted",
     "ConversationRepaired",
     "HandoffOccurred",
+    "PermissionDecided",
     "RepairKind",
     "SequenceId",
     "SessionEvent",
@@ -180,6 +185,33 @@ class ApprovalsAnswered(_Event):
     decisions: dict[str, str] = Field(default_factory=dict)
 
 
+class PermissionDecided(_Event):
+    """What the permission pipeline decided for the tool call ``call_id`` (helikon's own).
+
+    Attributes:
+        call_id, tool: the call and its tool name.
+        decision: ``"allow"`` (the tool ran, perhaps with replaced arguments), ``"deny"``
+            (it did not run) or ``"ask"`` (it waits for a person: a paused run).
+        stage: the stage that settled it: ``deny_rule``, ``guard``, ``allow_rule``,
+            ``mode``, ``policy``, ``default``, or ``hook`` (a ``PreToolUse`` hook refused it).
+        rule: the rule, guard, mode or policy class that decided, if any.
+        reason: a sentence: the denial's reason, or the ask's prompt, or the rule.
+        decided_by: ``"policy"`` (the configuration, asking no one), ``"approval_handler"``
+            (an ask the run's approval handler answered), ``"human"`` (an ask answered by a
+            decision given on a resume, or a remembered one), ``"hook"`` or ``"pending"``
+            (asked; nobody has answered yet).
+    """
+
+    type: Literal["permission_decided"] = "permission_decided"
+    call_id: str
+    tool: str
+    decision: Literal["allow", "deny", "ask"]
+    stage: str
+    rule: str | None = None
+    reason: str = ""
+    decided_by: Literal["policy", "approval_handler", "human", "hook", "pending"] = "policy"
+
+
 SessionEvent: TypeAlias = Annotated[
     UserMessageEvent
     | AssistantMessageEvent
@@ -188,7 +220,8 @@ SessionEvent: TypeAlias = Annotated[
     | HandoffOccurred
     | Compacted
     | ConversationRepaired
-    | ApprovalsAnswered,
+    | ApprovalsAnswered
+    | PermissionDecided,
     Field(discriminator="type"),
 ]
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Collection, Iterable
+from typing import Any
 
 from helikon.core.events import (
     AgentEvent,
@@ -25,6 +26,7 @@ from helikon.core.items import (
 from helikon.sessions.events import (
     AssistantMessageEvent,
     HandoffOccurred,
+    PermissionDecided,
     SessionEvent,
     ToolCalled,
     ToolReturned,
@@ -108,6 +110,12 @@ class SessionRecorder:
     def record(self, event: SessionEvent) -> None:
         """Record an event the agent stream does not carry."""
         self._add(event)
+
+    def record_decision(self, fields: dict[str, Any]) -> None:
+        """Record a permission decision the tool pipeline reported (the fields of a
+        :class:`~helikon.sessions.events.PermissionDecided`); the run context's
+        ``decision_log``."""
+        self._add(PermissionDecided.model_validate(fields))
 
     def pending(self) -> list[SessionEvent]:
         """The events recorded so far (not cleared, no results synthesized)."""

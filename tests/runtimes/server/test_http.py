@@ -307,7 +307,7 @@ def test_async_session_factory_is_called_per_session_id() -> None:
                 == 200
             )
     assert made == ["a", "b", "a"]
-    assert len(asyncio.run(store["a"].events())) == 2 * 4
+    assert len(asyncio.run(store["a"].events())) == 2 * 5  # user, call, decision, result, answer
 
 
 @pytest.mark.parametrize(

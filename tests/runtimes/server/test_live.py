@@ -55,7 +55,7 @@ async def test_sse_client_disconnect_cancels_the_run_and_records_it(live: type[L
     assert run.events[-1].data["error"]["kind"] == "Cancelled"
     assert run.cancel.reason == "client disconnected"
     kinds = [e.type for e in await sessions.sessions["s1"].events()]
-    assert kinds == ["user_message", "tool_called", "tool_returned"]
+    assert kinds == ["user_message", "tool_called", "permission_decided", "tool_returned"]
 
 
 async def test_one_shot_client_disconnect_cancels_the_run_and_records_it(
@@ -73,7 +73,7 @@ async def test_one_shot_client_disconnect_cancels_the_run_and_records_it(
             await run.wait_done()
     assert run.status == "failed" and run.events[-1].data["error"]["kind"] == "Cancelled"
     kinds = [e.type for e in await sessions.sessions["s1"].events()]
-    assert kinds == ["user_message", "tool_called", "tool_returned"]
+    assert kinds == ["user_message", "tool_called", "permission_decided", "tool_returned"]
 
 
 async def test_async_run_outlives_its_connection(live: type[Live]) -> None:
@@ -164,4 +164,4 @@ async def test_shutdown_cancels_runs_in_flight_and_records_them(live: type[Live]
         run = await wait_for_run(server, events=7)
     assert run.done and run.events[-1].data["error"]["kind"] == "Cancelled"
     assert run.cancel.reason == "server shutting down"
-    assert len(await sessions.sessions["s"].events()) == 3
+    assert len(await sessions.sessions["s"].events()) == 4  # user, call, decision, result

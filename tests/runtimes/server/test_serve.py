@@ -79,7 +79,7 @@ async def test_cancelling_serve_cancels_runs_in_flight_and_records_them() -> Non
     (run,) = server.runs._runs.values()
     assert run.done and run.events[-1].data["error"]["kind"] == "Cancelled"
     assert run.cancel.reason == "server shutting down"
-    assert len(await sessions.sessions["s"].events()) == 3
+    assert len(await sessions.sessions["s"].events()) == 4  # user, call, decision, result
 
 
 async def test_a_second_serve_while_serving_is_refused() -> None:

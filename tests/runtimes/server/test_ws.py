@@ -59,7 +59,7 @@ def test_websocket_round_trip_cancel_records_the_run() -> None:
     assert code == 1000
     assert rest[-1]["type"] == "run_failed" and rest[-1]["error"]["kind"] == "Cancelled"
     kinds = [e.type for e in asyncio.run(sessions.sessions["s"].events())]
-    assert kinds == ["user_message", "tool_called", "tool_returned"]
+    assert kinds == ["user_message", "tool_called", "permission_decided", "tool_returned"]
 
 
 def test_closing_a_websocket_does_not_cancel_the_run() -> None:
