@@ -179,19 +179,6 @@ fn command_options(an: &mut Analyzer, p: &str, args: &[&Word], ctx: &Ctx<'_>) ->
             ),
             _ => {}
         },
-        "crontab" => {
-            if matches!(
-                ctx.stdin,
-                Stdin::HereDoc(_) | Stdin::HereString { .. } | Stdin::Pipe | Stdin::Process
-            ) || args.iter().any(|w| t(w) == "-")
-            {
-                an.issue(
-                    "crontab installs commands that run later",
-                    ctx.text,
-                    ctx.line,
-                );
-            }
-        }
         "m4" => {
             let code = match &ctx.stdin {
                 Stdin::HereDoc(b) => Some(*b),

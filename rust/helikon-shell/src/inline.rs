@@ -182,7 +182,8 @@ fn takes_value(name: &str, opt: &str) -> bool {
     };
     let opts: &[&str] = match family {
         "python" => &["-W", "-X", "-Q", "--check-hash-based-pycs"],
-        "perl" => &["-I", "-M", "-m", "-x"],
+        // `-x` takes its directory attached (`-xdir`), never the next word.
+        "perl" => &["-I", "-M", "-m"],
         "ruby" => &["-I", "-r", "-C", "-E", "--encoding", "-K"],
         "node" | "nodejs" => &[
             "-r",
@@ -221,6 +222,52 @@ fn takes_value(name: &str, opt: &str) -> bool {
         _ => &[],
     };
     opts.contains(&opt)
+}
+
+/// Is `opt` an option of interpreter `name` that takes no separate value? Python's
+/// single-letter flags (clusters such as `-bb`, `-OO`, `-uE` included); for the other
+/// interpreters every single-dash option (Perl, Ruby, PHP and Lua attach their values) and
+/// `--long=value`. An unknown long option may take the next word as its value.
+fn known_flag(name: &str, opt: &str) -> bool {
+    if let Some(long) = opt.strip_prefix("--") {
+        return long.contains('=')
+            || matches!(
+                long,
+                "version" | "help" | "verbose" | "debug" | "warnings" | "quiet" | "no-warnings"
+            );
+    }
+    if is_python(name) {
+        let flags = opt.get(1..).unwrap_or("");
+        return !flags.is_empty() && flags.bytes().all(|b| b"bBdEhiIOPqsSuvVxR?".contains(&b));
+    }
+    true
+}
+
+/// The code of the first code option in `args` (`-c CODE`, `-cCODE`, a cluster ending in
+/// the option), if any.
+fn code_after<'a>(code_opts: &[&str], args: &[&'a Word]) -> Option<(&'a str, bool)> {
+    let mut i = 0;
+    while let Some(w) = args.get(i) {
+        let s = t(w);
+        if s == "--" {
+            return None;
+        }
+        let lower = s.to_ascii_lowercase();
+        for o in code_opts {
+            let short = o.len() == 2 && lower.starts_with('-') && !lower.starts_with("--");
+            if lower == *o || (short && lower.len() > 2 && lower.ends_with(&o[1..])) {
+                return Some(
+                    args.get(i + 1)
+                        .map_or(("", false), |v| (t(v), v.is_dynamic())),
+                );
+            }
+            if short && s.starts_with(*o) && s.len() > 2 {
+                return Some((s.get(2..).unwrap_or(""), w.is_dynamic()));
+            }
+        }
+        i += 1;
+    }
+    None
 }
 
 /// `python3`, `python3.12`, `pypy3`, `ipython`, `ipython3`.
@@ -338,6 +385,7 @@ fn interpreter(an: &mut Analyzer, name: &str, code_opts: &[&str], args: &[&Word]
     let mut i = 0;
     let mut code: Option<(&str, bool)> = None;
     let mut script = false;
+    let mut unknown = false;
     while let Some(w) = args.get(i) {
         let s = t(w);
         let lower = s.to_ascii_lowercase();
@@ -374,10 +422,18 @@ fn interpreter(an: &mut Analyzer, name: &str, code_opts: &[&str], args: &[&Word]
             break;
         }
         if !s.starts_with('-') {
-            script = true;
+            // After an option this grammar does not know (`python3 -Z foo -c …`,
+            // `node --max-old-space-size 10 -e …`) the word taken for the script may be that
+            // option's value: a code option later on is then the inline code (attack M3).
+            if unknown {
+                code = code_after(code_opts, args.get(i + 1..).unwrap_or(&[]));
+            }
+            script = code.is_none();
             break;
         }
-        i += if takes_value(name, s) { 2 } else { 1 };
+        let valued = takes_value(name, s);
+        unknown |= !valued && !known_flag(name, s);
+        i += if valued { 2 } else { 1 };
     }
     if code.is_some() {
         inline_code(an, name, code, ctx);

@@ -76,6 +76,7 @@ mod packed;
 mod paths;
 mod policy;
 mod programs;
+mod runners;
 mod script;
 mod smuggle;
 mod track;

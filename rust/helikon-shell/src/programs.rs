@@ -97,7 +97,8 @@ pub(crate) fn follow(an: &mut Analyzer, idx: usize, words: &[&Word], ctx: &Ctx<'
             None => false,
         };
     }
-    if escapes::follow(an, p, args, ctx) {
+    let ran = crate::runners::follow(an, p, args, ctx);
+    if escapes::follow(an, p, args, ctx) || ran {
         return false;
     }
     other(an, idx, p, args, ctx);

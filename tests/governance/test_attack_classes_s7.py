@@ -1,0 +1,219 @@
+"""Attack classes left open after session 6, end to end through ``explain`` and ``BashTool``.
+
+Each class (M3 residue, M5/M6 runners, M9 fed stdin, M11 subscripts, G2 escaping paths,
+G4 writers, G6 links made in the same command) is checked with several spellings. For a
+command that runs ``rm``:
+
+* ``analyze`` names ``rm`` (reached through the construct) or records the construct as
+  unanalysable with the reason of its class;
+* under ``DenyRule.bash_command("rm")`` the decision is ``deny``;
+* an allow rule for the outer program never covers it, and ``explain`` names what is not
+  covered (the ``rm`` sub-command, or the unanalysable part);
+* ``BashTool(deny_commands=["rm"])`` refuses it before anything runs.
+
+Guard classes (G2, G4, G6) are checked through the built-in guards' ``explain``. The Rust
+side runs the same classes from ``tests/data/bash_adversarial.json`` (ids ``s7-*``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from helikon import AllowRule, DenyRule, PermissionMode, RunContext
+from helikon.errors import ToolDenied
+from helikon.permissions import explain
+from helikon.shell import analyze
+from helikon.tools import BashTool, HostBackend, Sandbox
+
+from ..tools.conftest import needs_command_policy, tool_ctx
+
+pytestmark = needs_command_policy
+
+
+def _explain(ctx: RunContext[Any], command: str) -> Any:
+    return asyncio.run(explain(ctx, "Bash", {"command": command}))
+
+
+def _deny_rm() -> RunContext[Any]:
+    return (
+        RunContext.ephemeral()
+        .with_deny_rules([DenyRule.bash_command("rm")])
+        .without_default_guards()
+    )
+
+
+def _allow(*names: str) -> RunContext[Any]:
+    return (
+        RunContext.ephemeral()
+        .with_allow_rules([AllowRule.bash_command(n) for n in names])
+        .with_permission_mode(PermissionMode.DONT_ASK)
+        .without_default_guards()
+    )
+
+
+def _refused_by_tool(tmp_path: Path, command: str) -> str:
+    """The ToolDenied message of BashTool(deny_commands=["rm"]); the command never runs."""
+    (tmp_path / "x").write_text("keep")
+    tool = BashTool(HostBackend(Sandbox.open(tmp_path)), deny_commands=["rm"])
+    with pytest.raises(ToolDenied) as err:
+        asyncio.run(tool.invoke(tool_ctx(), {"command": command}))
+    assert (tmp_path / "x").read_text() == "keep"
+    return str(err.value)
+
+
+def _outer(command: str) -> str:
+    return command.split()[0]
+
+
+def assert_runs_rm(command: str, via: str, tmp_path: Path) -> None:
+    """The construct is analysed: `rm` is named, reached through `via`."""
+    a = analyze(command)
+    rms = [c for c in a.commands if c.program == "rm"]
+    assert rms, a
+    assert any(via in v for c in rms for v in c.via), [c.via for c in rms]
+    assert _explain(_deny_rm(), command).decision == "deny"
+    e = _explain(_allow(_outer(command)), command)
+    assert e.decision == "deny"
+    assert e.uncovered.startswith("allow_list: command `rm` is not in the allow list"), e.uncovered
+    assert "refused by rule" in _refused_by_tool(tmp_path, command)
+
+
+def assert_unanalysable(command: str, reason: str, tmp_path: Path) -> None:
+    """The construct fails closed with its class's reason."""
+    a = analyze(command)
+    assert not a.analysable, a
+    assert any(reason in u.reason for u in a.unanalysable), a.unanalysable
+    assert _explain(_deny_rm(), command).decision == "deny"
+    e = _explain(_allow(_outer(command)), command)
+    assert e.decision == "deny"
+    assert e.uncovered.startswith("allow_list: the command cannot be fully analysed"), e.uncovered
+    guards = _explain(RunContext.ephemeral(), command)
+    assert (guards.decision, guards.rule) == ("ask", "guard_unanalysable")
+    assert "refused by rule" in _refused_by_tool(tmp_path, command)
+
+
+# ------------------------------------------------------------------ M3: options before -c/-e
+
+M3_CODE = [
+    "python3 -Z foo -c 'import os; os.system(\"rm x\")'",
+    "python3 --unknown-opt value -c 'import os; os.remove(\"x\")'",
+    "perl -x -e 'unlink \"x\"'",
+    'node --max-old-space-size 10 -e \'require("fs").rmSync("x")\'',
+    'node --stack-trace-limit 5 -p \'require("child_process").execSync("rm x")\'',
+]
+M3_SHELL = [
+    "bash -O extglob -c 'rm x'",
+    "sh -o errexit -c 'rm x'",
+    "bash --rcfile /dev/null -c 'rm x'",
+    "bash -o pipefail -xc 'rm x'",
+]
+
+
+@pytest.mark.parametrize("command", M3_CODE)
+def test_m3_code_after_value_options_is_found(command: str, tmp_path: Path) -> None:
+    assert_unanalysable(command, "code is not analysed", tmp_path)
+
+
+@pytest.mark.parametrize("command", M3_SHELL)
+def test_m3_shell_options_before_c_are_analysed(command: str, tmp_path: Path) -> None:
+    assert_runs_rm(command, " -c", tmp_path)
+
+
+def test_m3_inert_code_after_value_options_stays_allowed() -> None:
+    for command in [
+        "python3 -W ignore -c 'print(1+2)'",
+        "node --max-old-space-size 10 -e 'console.log(1)'",
+    ]:
+        assert _explain(_deny_rm(), command).decision == "allow", command
+        assert _explain(_allow(_outer(command)), command).decision == "allow", command
+
+
+# ------------------------------------------------------------------ M5/M6: runners
+
+M5_RUNS = [
+    ("uv run rm x", "uv run"),
+    ("uv run --with requests --python 3.12 -- rm x", "uv run"),
+    ("uv --directory d run rm x", "uv run"),
+    ("uv tool run rm x", "uv tool run"),
+    ("uvx --from pkg rm x", "uvx"),
+    ("conda run -n base rm x", "conda run"),
+    ("mamba run --prefix /opt/env rm x", "mamba run"),
+    ("pipx run rm x", "pipx run"),
+    ("npm exec -- rm x", "npm exec"),
+    ("npm x --yes rm x", "npm exec"),
+    ("npx --yes rm x", "npx"),
+    ("pnpm dlx rm x", "pnpm dlx"),
+    ("yarn exec rm x", "yarn exec"),
+    ("bunx rm x", "bunx"),
+    ("poetry run rm x", "poetry run"),
+    ("pipenv run rm x", "pipenv run"),
+    ("direnv exec . rm x", "direnv exec"),
+    ("fakeroot -- rm x", "fakeroot"),
+    ("chpst -u nobody -m 1000 rm x", "chpst"),
+    ("setpriv --reuid 1000 --clear-groups rm x", "setpriv"),
+    ("cgexec -g cpu:grp rm x", "cgexec"),
+    ("unshare --mount --pid --fork rm x", "unshare"),
+    ("nsenter -t 1 -m rm x", "nsenter"),
+    ("firejail --net=none rm x", "firejail"),
+    ("systemd-run --user --scope rm x", "systemd-run"),
+    ("flock -w 5 /tmp/l rm x", "flock"),
+    ("ionice -c 3 rm x", "ionice"),
+    ("chrt -f 10 rm x", "chrt"),
+    ("taskset -c 0 rm x", "taskset"),
+    ("torsocks rm x", "torsocks"),
+    ("proxychains4 -q rm x", "proxychains4"),
+    ("runuser -u nobody -- rm x", "runuser"),
+    ("doas -u root rm x", "doas"),
+]
+M5_SHELL = [
+    ("capsh -- -c 'rm x'", "capsh --"),
+    ("capsh --drop=cap_net_raw -- -c 'rm x'", "capsh --"),
+    ("nix-shell -p hello --run 'rm x'", "nix-shell --run"),
+    ("script -q -c 'rm x' /dev/null", "script"),
+    ("watch -n 1 'rm x'", "watch"),
+    ("su root -c 'rm x'", "su"),
+    ("sg wheel -c 'rm x'", "sg"),
+    ("flock /tmp/l -c 'rm x'", "flock"),
+]
+M5_CLOSED = [
+    ("uv run --some-new-flag value rm x", "is not known, so the program it runs is uncertain"),
+    ("npx --unknown v rm x", "is not known, so the program it runs is uncertain"),
+    ("capsh --shell=/bin/rm -- x", "capsh runs a program given by option"),
+    ("capsh -- x.sh", "capsh runs a shell with arguments"),
+    ("capsh == -c 'rm x'", "capsh runs a program given by option"),
+    ("parallel ::: rm", "parallel reads commands from its input"),
+    ("crontab x", "crontab installs commands that run later"),
+    ("crontab -u root jobs.txt", "crontab installs commands that run later"),
+    ("echo '* * * * * rm x' | crontab -", "crontab installs commands that run later"),
+]
+
+
+@pytest.mark.parametrize(("command", "via"), M5_RUNS)
+def test_m5_runner_runs_the_program_it_is_given(command: str, via: str, tmp_path: Path) -> None:
+    assert_runs_rm(command, via, tmp_path)
+
+
+@pytest.mark.parametrize(("command", "via"), M5_SHELL)
+def test_m5_runner_runs_a_shell_string(command: str, via: str, tmp_path: Path) -> None:
+    assert_runs_rm(command, via, tmp_path)
+
+
+@pytest.mark.parametrize(("command", "reason"), M5_CLOSED)
+def test_m5_runner_fails_closed(command: str, reason: str, tmp_path: Path) -> None:
+    assert_unanalysable(command, reason, tmp_path)
+
+
+def test_m5_runner_and_program_both_covered_is_allowed() -> None:
+    ctx = _allow("uv", "poetry", "pytest", "ls", "crontab", "npm")
+    for command in [
+        "uv run ls",
+        "uv run --frozen -- pytest -x",
+        "poetry run pytest -q",
+        "crontab -l",
+    ]:
+        e = _explain(ctx, command)
+        assert e.decision == "allow", (command, e)
