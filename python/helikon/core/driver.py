@@ -33,6 +33,7 @@ from helikon.core.events import (
     AgentUpdated,
     GuardrailTriggered,
     HandoffItem,
+    RunCompleted,
     RunFailed,
     RunInterrupted,
     RunStarted,
@@ -65,7 +66,7 @@ from helikon.core.live_tools import LiveTools
 from helikon.core.loop_core import core_for
 from helikon.core.loop_native import call_of, run_started
 from helikon.core.model_turn import ModelTurns
-from helikon.core.pause import CALLING_APPROVALS, Approvals, ResumePlan, pause_state
+from helikon.core.pause import CALLING_APPROVALS, Approvals, ItemTrail, ResumePlan, pause_state
 from helikon.core.retries import judge_output
 from helikon.core.run_state import RunState
 from helikon.core.runnable import AgentInput, input_items
@@ -641,6 +642,10 @@ async def _root(
         approvals.defer = config.approval == "defer"
     meter = UsageMeter(config.usage_limits, current_meter().get())
     run = _Run(agent, ctx, config, token, spans, guard, approvals, meter=meter)
+    # a resumed run's usage includes what was spent before the pause outside the asking
+    # agent's machine (its ancestors' tokens, every earlier request)
+    before = plan.base_usage if plan is not None else Usage()
+    trail = ItemTrail(items, plan.state if plan is not None else None)
     error: str | None = None
     ended = False  # the terminal event was yielded (closing the stream then cancels nothing)
     try:
@@ -659,23 +664,26 @@ async def _root(
             if ev.type == "run_failed":  # the machine's own failure (max turns, output)
                 await _failed(run, ctx, ev.error.get("kind", "Other"), ev.message)
             ended = ev.type in ("run_completed", "run_failed")
+            if plan is not None and isinstance(ev, RunCompleted | RunFailed):
+                ev = ev.model_copy(update={"usage": before + ev.usage})
+            trail.note(ev)
             yield ev
     except _Pause as pause:
         error = "Paused"
-        usage = run.usage + (plan.base_usage if plan is not None else Usage())
+        usage = run.usage + before
         state = pause.state.model_copy(update={"agent": agent.name, "usage": usage})
-        yield RunInterrupted(state=state, usage=usage)
+        yield RunInterrupted(state=trail.keep(state), usage=usage)
     except _Stop as stop:
         error = stop.error.kind
         await _failed(run, ctx, stop.error.kind, str(stop.error))
         for ev in stop.events:
             yield ev
-        yield RunFailed(error=stop.error.to_dict(), usage=run.usage)
+        yield RunFailed(error=stop.error.to_dict(), usage=run.usage + before)
     except HookError as exc:  # user code: name the hook, not "internal error"
         error = type(exc).__name__
         failure = AgentOther(str(exc))
         await _failed(run, ctx, failure.kind, str(failure))
-        yield RunFailed(error=failure.to_dict(), usage=run.usage)
+        yield RunFailed(error=failure.to_dict(), usage=run.usage + before)
     except GeneratorExit:  # the consumer closed the stream: unless it ended, it is cancelled
         if not ended:
             error = "Cancelled"

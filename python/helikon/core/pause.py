@@ -29,6 +29,7 @@ if TYPE_CHECKING:
 __all__ = [
     "CALLING_APPROVALS",
     "Approvals",
+    "ItemTrail",
     "ResumePlan",
     "fingerprint",
     "pause_state",
@@ -107,6 +108,36 @@ class Approvals:
             self.granted.add(call_id)
             out.append({"call_id": call_id, "decision": "approve"})
         return out
+
+
+class ItemTrail:
+    """The items a run adds, noted from its events, so a pause can keep them in the state.
+
+    A fresh run starts with no items; a resumed one with those its state kept
+    (``RunState.run_items``), so a run paused twice keeps everything it added. The items are
+    those of ``MessageOutput``, ``ToolCallItem`` and ``ToolOutputItem`` events, as
+    ``RunResult.new_items`` lists them.
+    """
+
+    __slots__ = ("input", "items")
+
+    def __init__(self, input: list[Item] | None, resumed: RunState | None = None) -> None:
+        if resumed is not None:
+            input = resumed.run_input
+        self.input = input
+        self.items: list[Item] = list(resumed.run_items or []) if resumed is not None else []
+
+    def note(self, ev: Any) -> None:
+        """Keep ``ev``'s item if it is an item event."""
+        if ev.type in _ITEM_EVENT_TYPES:
+            self.items.append(ev.item)
+
+    def keep(self, state: RunState) -> RunState:
+        """``state`` with the run's input and the items noted so far."""
+        return state.model_copy(update={"run_input": self.input, "run_items": list(self.items)})
+
+
+_ITEM_EVENT_TYPES = frozenset({"message_output", "tool_call_item", "tool_output_item"})
 
 
 CALLING_APPROVALS: ContextVar[Approvals | None] = ContextVar("helikon_approvals", default=None)

@@ -22,6 +22,7 @@ from helikon.core.events import (
 )
 from helikon.core.items import AssistantMessage, Item, ToolCall, ToolResult, text_of
 from helikon.core.output import answer_json
+from helikon.core.run_state import RunState
 from helikon.core.usage import Usage
 from helikon.errors import (
     AgentError,
@@ -70,7 +71,7 @@ class RunResult(Generic[T]):
     that answered last.
     """
 
-    __slots__ = ("_agent", "_events", "_input", "final_output", "usage")
+    __slots__ = ("_agent", "_before", "_events", "_input", "final_output", "usage")
     __match_args__ = ("final_output", "events", "usage")
 
     def __init__(
@@ -81,21 +82,25 @@ class RunResult(Generic[T]):
         *,
         input: list[Item] | None = None,
         agent: Any = None,
+        before: list[Item] | None = None,
     ) -> None:
         self.final_output = final_output
         self._events: list[AgentEvent] | _Recorded = [] if events is None else events
         self.usage = Usage() if usage is None else usage
         self._input: list[Item] = [] if input is None else input
         self._agent = agent
+        #: a resumed run's items from before its pause (its events are the resumed part's)
+        self._before: list[Item] = [] if before is None else before
 
     @property
     def new_items(self) -> list[Item]:
         """The items the run added, in order: assistant messages, tool calls and their
-        results (handoff calls included); the run's input is not among them."""
+        results (handoff calls included); the run's input is not among them. For a resumed
+        run, the items from before the pause come first (as in a run that never paused)."""
         events = self._events
         if isinstance(events, _Recorded):
-            return events.items()
-        return [ev.item for ev in events if isinstance(ev, _ITEM_EVENTS)]
+            return [*self._before, *events.items()]
+        return [*self._before, *(ev.item for ev in events if isinstance(ev, _ITEM_EVENTS))]
 
     def to_input_list(self) -> list[Item]:
         """The whole conversation as the next turn's input: the run's input items, then
@@ -353,6 +358,7 @@ class RunResultStreaming:
         *,
         input: list[Item] | None = None,
         agent: Any = None,
+        resumed: RunState | None = None,
     ) -> None:
         """Collect ``stream``.
 
@@ -360,10 +366,18 @@ class RunResultStreaming:
             stream: the run's events.
             input: the run's input items, for :meth:`RunResult.to_input_list`.
             agent: the agent the run started on, for :attr:`RunResult.last_agent`.
+            resumed: the paused run's state when ``stream`` resumes it
+                (``Runner.resume_streamed``): its input (unless ``input`` is given) and the
+                items added before the pause start the result's ``to_input_list()`` and
+                ``new_items``, as for a run that never paused.
         """
         self.stream = stream
         self.input = input
         self.agent = agent
+        self.resumed = resumed
+        if input is None and resumed is not None:
+            self.input = resumed.run_input
+        self._before = list(resumed.run_items or []) if resumed is not None else None
 
     async def _drain(self) -> tuple[_Recorded, Usage]:
         recorded = _Recorded()
@@ -393,7 +407,14 @@ class RunResultStreaming:
             RunInterruptedError: the run paused for approval (``.state`` resumes it).
         """
         recorded, usage = await self._drain()
-        return RunResult(recorded.final_text(), recorded, usage, input=self.input, agent=self.agent)
+        return RunResult(
+            recorded.final_text(),
+            recorded,
+            usage,
+            input=self.input,
+            agent=self.agent,
+            before=self._before,
+        )
 
     async def collect_typed(self, type_: type[T]) -> RunResult[T]:
         """Drain the stream and parse the final text as ``type_`` (pydantic validation).
@@ -415,4 +436,6 @@ class RunResultStreaming:
                 events=recorded.events(),
                 usage=usage,
             ) from exc
-        return RunResult(value, recorded, usage, input=self.input, agent=self.agent)
+        return RunResult(
+            value, recorded, usage, input=self.input, agent=self.agent, before=self._before
+        )

@@ -11,6 +11,9 @@ A run that pauses for approval (``RunConfig(approval="defer")``) ends with a
 * ``session_id`` / ``session_position`` — the session the run recorded into and how many
   events its log held at the pause; without a session, ``conversation`` holds the
   conversation instead;
+* ``run_input`` / ``run_items`` — the run's input (as ``RunResult.to_input_list`` starts
+  it) and the items it added before the pause (``RunResult.new_items`` so far), so the
+  resumed run's result carries the whole conversation on as an uninterrupted run's would;
 * ``usage`` — tokens spent so far; ``pending`` — the waiting calls with the arguments the
   model gave and the permission reason; ``remembered`` — per-tool answers kept for the run;
   ``nested`` — the states of agent-as-tool sub-runs that paused inside a call;
@@ -89,6 +92,12 @@ class RunState(BaseModel):
     session_id: str | None = None
     session_position: int | None = None
     conversation: list[Item] | None = None
+    run_input: list[Item] | None = None
+    """The run's input items: what the caller passed (without a session's earlier history);
+    ``None`` in a state written before this field existed."""
+    run_items: list[Item] | None = None
+    """The items the run added before the pause (assistant messages, tool calls, tool
+    results), in order; ``None`` in a state written before this field existed."""
     usage: Usage = Field(default_factory=Usage)
     pending: list[PendingCall] = Field(default_factory=list)
     remembered: dict[str, Literal["approve", "deny"]] = Field(default_factory=dict)

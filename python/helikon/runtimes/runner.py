@@ -32,6 +32,7 @@ from helikon.core.compaction import Compaction
 from helikon.core.context import RunConfig, RunContext
 from helikon.core.decisions import Decision
 from helikon.core.events import AgentEvent, RunCompleted, RunFailed, RunInterrupted
+from helikon.core.pause import ItemTrail
 from helikon.core.result import RunResult, RunResultStreaming
 from helikon.core.run_state import RunState
 from helikon.core.runnable import AgentInput, Runnable, check_run_args, input_items
@@ -128,9 +129,7 @@ class Runner:
             raise RuntimeError(
                 "Runner.run_sync() cannot run inside an event loop; use await Runner.run()"
             )
-        return asyncio.run(
-            self.run(agent, input, session=session, ctx=ctx, run_config=run_config)
-        )
+        return asyncio.run(self.run(agent, input, session=session, ctx=ctx, run_config=run_config))
 
     @either_call
     async def run_streamed(
@@ -171,8 +170,10 @@ class Runner:
         ctx = _recording(_with_live_compaction(ctx, session), recorder)
         recorder.record_input(new_items)
         stream = agent.stream([*history, *new_items], ctx, run_config=run_config)
+        trail = ItemTrail(new_items)  # a pause keeps this run's input, not the session's history
         # closed explicitly: a GeneratorExit here does not reach a nested generator by itself
-        async with contextlib.aclosing(self._drive(stream, recorder, session, durable)) as events:
+        drive = self._drive(stream, recorder, session, durable, trail)
+        async with contextlib.aclosing(drive) as events:
             async for ev in events:
                 yield ev
 
@@ -221,7 +222,8 @@ class Runner:
         stream = self.resume_streamed(
             agent, state, decisions=decisions, session=session, ctx=ctx, run_config=run_config
         )
-        result: RunResult[Any] = await RunResultStreaming(stream).collect()
+        collector = RunResultStreaming(stream, agent=agent, resumed=state)
+        result: RunResult[Any] = await collector.collect()
         typed = getattr(agent, "typed_result", None)
         return typed(result) if typed is not None else result
 
@@ -239,6 +241,11 @@ class Runner:
         """:meth:`resume` a paused run, yielding every event (the decided calls' results
         first); the session is written before the terminal event.
 
+        The events are the resumed part's only. Collect them with
+        ``RunResultStreaming(stream, agent=agent, resumed=state)`` for the result
+        :meth:`resume` returns: its ``new_items`` and ``to_input_list()`` include what the
+        run did before the pause.
+
         Raises:
             ResumeRefused, SessionError, ConfigError: as :meth:`resume` (at the first
                 iteration, before any event).
@@ -250,9 +257,8 @@ class Runner:
         session = session if session is not None else MemorySession()
         recorder = SessionRecorder(agent.name)
         stream = start(_recording(_with_live_compaction(ctx, session), recorder))
-        async with contextlib.aclosing(
-            self._drive(stream, recorder, session, durable)
-        ) as events:
+        drive = self._drive(stream, recorder, session, durable, ItemTrail(None, state))
+        async with contextlib.aclosing(drive) as events:
             async for ev in events:
                 yield ev
 
@@ -262,17 +268,20 @@ class Runner:
         recorder: SessionRecorder,
         session: Session,
         durable: bool,
+        trail: ItemTrail,
     ) -> AsyncGenerator[AgentEvent, None]:
         persisted = False
         try:
             async for ev in stream:
                 recorder.observe(ev)
+                trail.note(ev)
                 if isinstance(ev, RunCompleted | RunFailed):
                     persisted = True
                     for note in await _persist_watching(session, recorder):
                         yield note
                 elif isinstance(ev, RunInterrupted):
                     persisted = True
+                    ev = ev.model_copy(update={"state": trail.keep(ev.state)})
                     ev = await _record_pause(ev, session, recorder, durable)
                 yield ev
         finally:
