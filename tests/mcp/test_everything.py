@@ -44,6 +44,7 @@ TOOLS = [
     "trigger-long-running-operation",
     "trigger-elicitation-request",  # offered because the client declares elicitation
     "trigger-url-elicitation",
+    "trigger-sampling-request",  # offered because the client declares sampling (the default)
     "simulate-research-query",
 ]
 
@@ -171,3 +172,22 @@ async def test_sampling_roots_and_elicitation_with_the_reference_server(tmp_path
         assert "decline" in str(declined.value).lower()
     request = sampler.requests[0]  # type: ignore[attr-defined]
     assert request.messages[-1].content[0].text.endswith("a haiku")
+
+
+async def test_the_reference_servers_sampling_is_answered_by_the_calling_agents_model(
+    everything: McpServerHandle,
+) -> None:
+    model = MockModel(
+        [
+            [Call("c1", "trigger-sampling-request", {"prompt": "a haiku"}), Usage(30, 5)],
+            [Text("a haiku about tests"), Usage(5, 4)],
+            [Text("done"), Usage(40, 1)],
+        ]
+    )
+    agent = Agent(name="a", model=model, tools=everything.tools())
+    result = await bounded(agent.run("sample"))
+    (out,) = [e.item for e in result.events if isinstance(e, ToolOutputItem)]
+    assert "a haiku about tests" in out.content[0].text  # type: ignore[union-attr]
+    assert model.requests[1].messages[-1].content[0].text.endswith("a haiku")  # type: ignore[union-attr]
+    assert result.usage.requests == 3
+    assert (result.usage.input_tokens, result.usage.output_tokens) == (75, 10)

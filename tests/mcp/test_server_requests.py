@@ -7,9 +7,11 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 import helikon.testing as testing
 from helikon import Agent
-from helikon.core.context import RunContext
+from helikon.core.context import RunConfig, RunContext
 from helikon.core.events import ToolOutputItem
 from helikon.core.permissions import (
     AllowRule,
@@ -21,6 +23,8 @@ from helikon.core.permissions import (
     PermissionMode,
 )
 from helikon.core.usage import Usage
+from helikon.core.usage_limits import UsageLimits
+from helikon.errors import ConfigError, RunError, ToolOther
 from helikon.testing import Call, MockModel, Text
 from tests.mcp._support import bounded, by_name, stdio_handle, tool_ctx
 
@@ -81,11 +85,79 @@ async def test_sampling_is_refused_by_the_calling_runs_permissions() -> None:
     assert sampler.requests == []  # type: ignore[attr-defined]
 
 
-async def test_without_a_sampling_model_sampling_is_not_offered() -> None:
-    async with stdio_handle("asks") as h:
+async def test_with_sampling_model_none_sampling_is_not_offered() -> None:
+    async with stdio_handle("asks", sampling_model=None) as h:
         error, text = await _run(h, "ask_llm")
     assert error
     assert "refused:" in text
+
+
+async def test_by_default_the_calling_agents_model_samples_and_the_run_counts_its_usage() -> None:
+    model = MockModel(
+        [
+            [Call("c1", "ask_llm", {"text": "what is 2+2?"}), testing.Usage(10, 3)],
+            [Text("four"), testing.Usage(7, 2)],  # the server's sampling request
+            [Text("ok"), testing.Usage(20, 4)],
+        ]
+    )
+    async with stdio_handle("asks") as h:
+        agent = Agent(name="a", model=model, tools=h.tools())
+        result = await bounded(agent.run("go"))
+        assert h.sampling_usage == Usage(input_tokens=7, output_tokens=2, total_tokens=9)
+    (out,) = [e.item for e in result.events if isinstance(e, ToolOutputItem)]
+    assert out.content[0].text == "mock: four"  # type: ignore[union-attr]
+    assert result.final_output == "ok"
+    assert result.usage == Usage(input_tokens=37, output_tokens=9, total_tokens=46, requests=3)
+    sampled = model.requests[1]
+    assert [type(m).__name__ for m in sampled.messages] == ["SystemMessage", "UserMessage"]
+    assert sampled.messages[1].content[0].text == "what is 2+2?"
+    assert sampled.tools == []
+
+
+async def test_default_sampling_outside_a_run_is_refused_naming_the_fix() -> None:
+    async with stdio_handle("asks") as h:
+        error, text = await _outside_run(h)
+    assert error
+    assert text == (
+        "MCP tool 'ask_llm' failed: refused: sampling refused: no agent run is calling this "
+        "server, so there is no agent model to answer it (pass sampling_model=... to the handle)"
+    )
+
+
+async def _outside_run(h: Any) -> tuple[bool, str]:
+    try:
+        out = await bounded(by_name(h)["ask_llm"].invoke(tool_ctx(), {"text": "hi"}))
+    except ToolOther as exc:
+        return True, str(exc)
+    return False, str(out.value)
+
+
+async def test_sampling_counts_against_the_runs_usage_limits() -> None:
+    model = MockModel([[Call("c1", "ask_llm", {"text": "q"}), testing.Usage(10, 3)]])
+    async with stdio_handle("asks") as h:
+        agent = Agent(name="a", model=model, tools=h.tools())
+        config = RunConfig(usage_limits=UsageLimits(request_limit=1))
+        with pytest.raises(RunError) as err:  # the run's next turn is over the limit too
+            await bounded(agent.run("go", run_config=config))
+    (out,) = [e.item for e in err.value.events if isinstance(e, ToolOutputItem)]
+    limit = (
+        "usage limit request_limit=1 reached: model request 2 was not sent (the run and its "
+        "sub-agents); raise UsageLimits(request_limit=...) to allow more"
+    )
+    assert out.content[0].text == (  # type: ignore[union-attr]
+        f"MCP tool 'ask_llm' failed: refused: sampling refused: {limit}"
+    )
+    assert len(model.requests) == 1  # the sampling request never reached the model
+    assert str(err.value) == f"run failed: {limit}"
+
+
+def test_a_bad_sampling_model_is_a_config_error() -> None:
+    with pytest.raises(ConfigError) as err:
+        stdio_handle("asks", sampling_model="openai:gpt-5")
+    assert str(err.value) == (
+        "McpServerHandle(sampling_model=...) must be a Model, 'agent' (the calling agent's "
+        "model) or None (no sampling), got 'openai:gpt-5'"
+    )
 
 
 class _Approver:

@@ -65,6 +65,7 @@ from helikon.core.live_compaction import LiveCompaction
 from helikon.core.live_tools import LiveTools
 from helikon.core.loop_core import core_for
 from helikon.core.loop_native import call_of, run_started
+from helikon.core.model import Model
 from helikon.core.model_turn import ModelTurns
 from helikon.core.pause import CALLING_APPROVALS, Approvals, ItemTrail, ResumePlan, pause_state
 from helikon.core.retries import judge_output
@@ -89,7 +90,7 @@ from helikon.errors import (
 )
 from helikon.tracing import RunSpans
 
-__all__ = ["calling_run_context", "resume_agent", "run_agent"]
+__all__ = ["calling_model", "calling_run_context", "resume_agent", "run_agent"]
 
 
 _CALLING_CONTEXT: contextvars.ContextVar[RunContext[Any] | None] = contextvars.ContextVar(
@@ -105,6 +106,18 @@ def calling_run_context() -> RunContext[Any] | None:
     not carry: the tracer and the permission configuration.
     """
     return _CALLING_CONTEXT.get()
+
+
+_CALLING_MODEL: contextvars.ContextVar[Model | None] = contextvars.ContextVar(
+    "helikon_calling_model", default=None
+)
+
+
+def calling_model() -> Model | None:
+    """The model of the agent whose tool call is executing, else ``None`` (set like
+    :func:`calling_run_context`): an MCP server's sampling request is answered by it unless
+    the handle names another."""
+    return _CALLING_MODEL.get()
 
 
 class _Stop(Exception):
@@ -216,6 +229,9 @@ class _Run:
             outcomes = [await self._run_one(calls[0])]
         else:
             outcomes = await self._run_many(calls)
+        side = self.meter.take_side()
+        if side is not None:  # model calls made inside the tools (an MCP server's sampling)
+            self.core.side_usage = self.core.side_usage + side
         error = self.core.invalid_args_error(calls, outcomes)
         if error is not None:
             raise _Stop(error)
@@ -257,9 +273,11 @@ class _Run:
         reset = _CALLING_CONTEXT.set(self.caller.ctx)
         reset_approvals = CALLING_APPROVALS.set(self.approvals)
         reset_meter = current_meter().set(self.meter)  # an agent-as-tool spends from it
+        reset_model = _CALLING_MODEL.set(self.agent.model)
         try:
             return asyncio.get_running_loop().create_task(coro)
         finally:
+            _CALLING_MODEL.reset(reset_model)
             current_meter().reset(reset_meter)
             CALLING_APPROVALS.reset(reset_approvals)
             _CALLING_CONTEXT.reset(reset)
@@ -270,9 +288,11 @@ class _Run:
         reset = _CALLING_CONTEXT.set(self.caller.ctx)
         reset_approvals = CALLING_APPROVALS.set(self.approvals)
         reset_meter = current_meter().set(self.meter)  # an agent-as-tool spends from it
+        reset_model = _CALLING_MODEL.set(self.agent.model)
         try:  # gather wraps each call in a task now, copying the context with the variable
             gathered = asyncio.gather(*(self._call(c, sem) for c in calls))
         finally:
+            _CALLING_MODEL.reset(reset_model)
             current_meter().reset(reset_meter)
             CALLING_APPROVALS.reset(reset_approvals)
             _CALLING_CONTEXT.reset(reset)

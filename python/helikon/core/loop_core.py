@@ -147,6 +147,9 @@ def validate_output(output_type: OutputType[Any] | None, items: Sequence[Item]) 
     return errors
 
 
+_NO_SIDE = Usage()
+
+
 def core_for(
     agent: Any, max_turns: int, handoff_tools: Collection[str], state_json: str | None = None
 ) -> LoopCore:
@@ -187,6 +190,7 @@ class LoopCore:
         "requests",
         "results",
         "retry_by",
+        "side_usage",
         "validating",
     )
 
@@ -220,12 +224,16 @@ class LoopCore:
         self.validating = False
         #: model requests made by this agent's loop (the machine counts only tokens)
         self.requests = 0
+        #: usage of model calls made inside this loop's tool calls (MCP sampling), added to
+        #: the run's usage
+        self.side_usage = Usage()
 
     @property
     def usage(self) -> Usage:
         """The machine's token total, with the requests this loop made."""
         tokens = usage_of(self.machine.usage)
-        return tokens.model_copy(update={"requests": self.requests}) if self.requests else tokens
+        usage = tokens.model_copy(update={"requests": self.requests}) if self.requests else tokens
+        return usage + self.side_usage if self.side_usage != _NO_SIDE else usage
 
     @property
     def output_text(self) -> str | None:
@@ -258,6 +266,8 @@ class LoopCore:
             ev = ev.model_copy(
                 update={"usage": ev.usage.model_copy(update={"requests": self.requests})}
             )
+        if ev.type in ("run_completed", "run_failed") and self.side_usage != _NO_SIDE:
+            ev = ev.model_copy(update={"usage": ev.usage + self.side_usage})
         return ev
 
     def _attributed(self, item: AssistantMessage) -> AssistantMessage:

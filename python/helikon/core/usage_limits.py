@@ -90,12 +90,26 @@ class UsageMeter:
     of every run above it (an agent-as-tool sub-run's meter has the caller's as ``parent``).
     """
 
-    __slots__ = ("limits", "parent", "spent")
+    __slots__ = ("limits", "parent", "side", "spent")
 
     def __init__(self, limits: UsageLimits | None, parent: UsageMeter | None = None) -> None:
         self.limits = limits
         self.parent = parent
         self.spent = Usage()
+        #: usage of model calls made inside tool calls, not yet added to the run's usage
+        self.side: Usage | None = None
+
+    def add_side(self, usage: Usage) -> None:
+        """Record a model call made inside a tool call (an MCP server's sampling request,
+        answered by a model): the run adds ``usage`` (tokens and requests) to its own after
+        the tool step. Count it against the limits with :meth:`before_request` and
+        :meth:`add_tokens` too."""
+        self.side = usage if self.side is None else self.side + usage
+
+    def take_side(self) -> Usage | None:
+        """The usage :meth:`add_side` recorded since the last take (``None``: none)."""
+        side, self.side = self.side, None
+        return side
 
     def _chain(self) -> list[UsageMeter]:
         out: list[UsageMeter] = []

@@ -3,12 +3,15 @@
 Declaring a callback to the ``mcp`` package's ``ClientSession`` is what declares the
 capability at ``initialize``, so a handle declares only what it can answer:
 
-* ``sampling/createMessage`` (when the handle has a ``sampling_model``): the request is a
-  call of the pseudo-tool ``<prefix>mcp_sampling`` (effect ``SIDE_EFFECT``, arguments the
-  request's messages, system prompt and token limit) under the permission pipeline of the
-  run whose tool call is in flight on this handle (deny rules, mode, policy, approval
-  handler; outside a run, the default permissions, which allow). Allowed, it is answered by
-  the named model; its token usage is added to :attr:`ServerRequests.sampling_usage`.
+* ``sampling/createMessage`` (unless the handle's ``sampling_model`` is ``None``): the
+  request is a call of the pseudo-tool ``<prefix>mcp_sampling`` (effect ``SIDE_EFFECT``,
+  arguments the request's messages, system prompt and token limit) under the permission
+  pipeline of the run whose tool call is in flight on this handle (deny rules, mode,
+  policy, approval handler; outside a run, the default permissions, which allow). Allowed,
+  it is answered by the named model, or with ``sampling_model="agent"`` (the default) by
+  the calling agent's own model (refused when no run is calling). Its usage is added to
+  :attr:`ServerRequests.sampling_usage` and, inside a run, to the run's usage (one request
+  plus its tokens) and counted against the run's usage limits (a spent budget refuses it).
   Refused, the server gets an MCP error naming the reason.
 * ``elicitation/create`` (always declared): routed to the approval handler of the run in
   flight, as a call of ``<prefix>mcp_elicitation`` with the message and the requested
@@ -22,22 +25,49 @@ capability at ``initialize``, so a handle declares only what it can answer:
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import mcp_types as types
 
 from helikon.core.authorize import authorize
 from helikon.core.cancel import CancellationToken
 from helikon.core.context import RunContext
+from helikon.core.driver import calling_model, calling_run_context
 from helikon.core.items import AssistantMessage, SystemMessage, TextPart, UserMessage
 from helikon.core.model import Model, ModelRequest, ModelSettings
 from helikon.core.permissions import ApprovalAllow, PermissionAllow, PermissionDeny
 from helikon.core.tool import ToolEffect
 from helikon.core.turn import TurnAccumulator
 from helikon.core.usage import Usage
+from helikon.core.usage_limits import UsageMeter, current_meter
+from helikon.errors import UsageLimitExceeded
 
-__all__ = ["ServerRequests", "root_uris"]
+__all__ = ["AGENT_MODEL", "Caller", "ServerRequests", "calling", "root_uris"]
+
+AGENT_MODEL = "agent"
+"""``sampling_model=AGENT_MODEL``: the calling agent's own model answers sampling."""
+
+SamplingModel = Model | Literal["agent"] | None
+
+
+@dataclass(frozen=True)
+class Caller:
+    """The run whose tool call is in flight on a handle: what server requests need of it."""
+
+    run: RunContext[Any]
+    model: Model | None = None
+    meter: UsageMeter | None = None
+
+
+def calling() -> Caller | None:
+    """The calling run (read in the tool call's task), or ``None`` outside a run."""
+    run = calling_run_context()
+    if run is None:
+        return None
+    return Caller(run, calling_model(), current_meter().get())
+
 
 _REFUSED = -32600  # INVALID_REQUEST, what the package's own refusal uses
 
@@ -63,7 +93,7 @@ class ServerRequests:
         self,
         prefix: str | None,
         *,
-        sampling_model: Model | None,
+        sampling_model: SamplingModel,
         roots: Sequence[str | Path] | None,
     ) -> None:
         self.sampling_tool = f"{prefix or ''}mcp_sampling"
@@ -72,7 +102,7 @@ class ServerRequests:
         self.roots = list(roots) if roots is not None else None
         self.sampling_usage = Usage()
         """Tokens the sampling model used for this handle's server, summed."""
-        self.active: list[RunContext[Any]] = []
+        self.active: list[Caller] = []
         """Runs with a tool call in flight on the handle (the last one decides)."""
 
     def callbacks(self) -> dict[str, Any]:
@@ -85,15 +115,23 @@ class ServerRequests:
         return out
 
     def _run(self) -> RunContext[Any]:
-        return self.active[-1] if self.active else RunContext.ephemeral()
+        return self.active[-1].run if self.active else RunContext.ephemeral()
 
     # ------------------------------------------------------------------ sampling
 
     async def _sample(
         self, context: Any, params: types.CreateMessageRequestParams
     ) -> types.CreateMessageResult | types.ErrorData:
+        caller = self.active[-1] if self.active else None
         model = self.sampling_model
-        assert model is not None
+        if model == AGENT_MODEL:
+            model = caller.model if caller is not None else None
+            if model is None:
+                return _refused(
+                    "no agent run is calling this server, so there is no agent model to "
+                    "answer it (pass sampling_model=... to the handle)"
+                )
+        assert isinstance(model, Model)
         args = {
             "messages": [{"role": m.role, "text": _text(m.content)} for m in params.messages],
             "system_prompt": params.system_prompt,
@@ -101,32 +139,25 @@ class ServerRequests:
         }
         decision = await authorize(self._run(), self.sampling_tool, ToolEffect.SIDE_EFFECT, args)
         if not isinstance(decision, PermissionAllow):
-            reason = decision.reason if isinstance(decision, PermissionDeny) else "deferred"
-            return types.ErrorData(code=_REFUSED, message=f"sampling refused: {reason}")
-        items: list[Any] = []
-        if params.system_prompt:
-            items.append(SystemMessage(content=[TextPart(text=params.system_prompt)]))
-        for m in params.messages:
-            part = TextPart(text=_text(m.content))
-            items.append(
-                AssistantMessage(content=[part])
-                if m.role == "assistant"
-                else UserMessage(content=[part])
-            )
-        settings = ModelSettings(
-            temperature=params.temperature, max_output_tokens=params.max_tokens
-        )
-        acc = TurnAccumulator()
+            return _refused(decision.reason if isinstance(decision, PermissionDeny) else "deferred")
+        meter = caller.meter if caller is not None else None
         try:
-            async for event in model.invoke(
-                ModelRequest(messages=items, settings=settings), CancellationToken()
-            ):
-                acc.add(event)
+            if meter is not None:
+                meter.before_request()
+            acc = await _answer(model, params)
+        except UsageLimitExceeded as exc:
+            return _refused(str(exc))
         except Exception as exc:
             return types.ErrorData(
                 code=_REFUSED, message=f"sampling failed: {type(exc).__name__}: {exc}"
             )
         self.sampling_usage = self.sampling_usage + acc.usage
+        if meter is not None:
+            meter.add_side(acc.usage + Usage(requests=1))
+            try:
+                meter.add_tokens(acc.usage)
+            except UsageLimitExceeded as exc:
+                return _refused(str(exc))
         return types.CreateMessageResult(
             role="assistant",
             content=types.TextContent(type="text", text="".join(acc.text)),
@@ -164,6 +195,31 @@ class ServerRequests:
 
     async def _list_roots(self, context: Any) -> types.ListRootsResult:
         return types.ListRootsResult(roots=root_uris(self.roots or []))
+
+
+def _refused(reason: str) -> types.ErrorData:
+    return types.ErrorData(code=_REFUSED, message=f"sampling refused: {reason}")
+
+
+async def _answer(model: Model, params: types.CreateMessageRequestParams) -> TurnAccumulator:
+    """The model's answer to a sampling request (its text, usage and finish)."""
+    items: list[Any] = []
+    if params.system_prompt:
+        items.append(SystemMessage(content=[TextPart(text=params.system_prompt)]))
+    for m in params.messages:
+        part = TextPart(text=_text(m.content))
+        items.append(
+            AssistantMessage(content=[part])
+            if m.role == "assistant"
+            else UserMessage(content=[part])
+        )
+    settings = ModelSettings(temperature=params.temperature, max_output_tokens=params.max_tokens)
+    acc = TurnAccumulator()
+    async for event in model.invoke(
+        ModelRequest(messages=items, settings=settings), CancellationToken()
+    ):
+        acc.add(event)
+    return acc
 
 
 def _defaults(schema: Any) -> dict[str, Any] | None:

@@ -8,10 +8,10 @@ from typing import TYPE_CHECKING, Any, Protocol
 import mcp_types as types
 
 from helikon.core.context import ToolContext
-from helikon.core.driver import calling_run_context
 from helikon.core.tool import ToolEffect, ToolOutput
 from helikon.errors import ToolOther
 from helikon.mcp._connection import SessionExpired
+from helikon.mcp._requests import Caller, calling
 
 if TYPE_CHECKING:
     from helikon.mcp._connection import Connection
@@ -24,8 +24,8 @@ class ConnectionSource(Protocol):
         """The connection to call on (raises ``ToolOther`` when there is none)."""
         ...
 
-    def calls_from(self, run: Any) -> AbstractContextManager[None]:
-        """Server requests during the block are decided under ``run``'s permissions."""
+    def calls_from(self, caller: Caller | None) -> AbstractContextManager[None]:
+        """Server requests during the block are answered for the calling run."""
         ...
 
 
@@ -168,7 +168,7 @@ class McpTool:
             ToolOther: the server answered ``isError``, the call failed, the server died or
                 answered HTTP 5xx, or the run was cancelled (the message says which).
         """
-        run = calling_run_context()
+        run = calling()
         connection = await self._handle.live_connection(self.name)
         try:
             with self._handle.calls_from(run):

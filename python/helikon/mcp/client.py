@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import Any, Literal
 
 import httpx2
 import mcp_types as types
@@ -28,7 +28,7 @@ from helikon.mcp._connection import Connection, ProgressCallback
 from helikon.mcp._context_tools import GetPromptTool, ReadResourceTool
 from helikon.mcp._lazy import SearchTools
 from helikon.mcp._naming import SEARCH_TOOLS, display_name
-from helikon.mcp._requests import ServerRequests
+from helikon.mcp._requests import AGENT_MODEL, Caller, ServerRequests
 from helikon.mcp._stdio import DEFAULT_MAX_MESSAGE_BYTES, StdioState, open_stdio
 from helikon.mcp._tool import DEFAULT_MAX_RESULT_CHARS, McpTool
 from helikon.mcp._transport import HttpErrorLog, http_transport, stdio_transport
@@ -88,9 +88,16 @@ class McpServerHandle:
         max_result_chars: int = DEFAULT_MAX_RESULT_CHARS,
         max_reconnects: int = 3,
         reconnect_delay: float = 0.5,
-        sampling_model: Model | None = None,
+        sampling_model: Model | Literal["agent"] | None = "agent",
         roots: Sequence[str | Path] | None = None,
     ) -> None:
+        if sampling_model not in (None, AGENT_MODEL) and not callable(
+            getattr(sampling_model, "invoke", None)
+        ):
+            raise ConfigError(
+                "McpServerHandle(sampling_model=...) must be a Model, 'agent' (the calling "
+                f"agent's model) or None (no sampling), got {sampling_model!r}"
+            )
         self._requests = ServerRequests(tool_prefix, sampling_model=sampling_model, roots=roots)
         self._make = make
         self._connection = make(self._list_changed, self._requests.callbacks())
@@ -136,7 +143,7 @@ class McpServerHandle:
         max_result_chars: int = DEFAULT_MAX_RESULT_CHARS,
         max_reconnects: int = 3,
         reconnect_delay: float = 0.5,
-        sampling_model: Model | None = None,
+        sampling_model: Model | Literal["agent"] | None = "agent",
         roots: Sequence[str | Path] | None = None,
         on_progress: ProgressCallback | None = None,
     ) -> McpServerHandle:
@@ -168,7 +175,10 @@ class McpServerHandle:
             reconnect_delay: seconds before the first try; doubled after each failure.
             sampling_model: the model that answers the server's ``sampling/createMessage``
                 requests, under the calling run's permissions as the pseudo-tool
-                ``<prefix>mcp_sampling`` (``None``: sampling is not offered).
+                ``<prefix>mcp_sampling``: ``"agent"`` (default) the model of the agent
+                whose tool call is in flight (a request outside a run is refused), or a
+                :class:`~helikon.Model`; ``None``: sampling is not offered. Inside a run,
+                its usage is added to the run's and counted against its usage limits.
             roots: directories declared as the client's roots (``roots/list``); change
                 them with :meth:`set_roots` (``None``: roots are not offered).
             on_progress: ``await on_progress(tool, progress, total, message)`` for each
@@ -236,7 +246,7 @@ class McpServerHandle:
         max_result_chars: int = DEFAULT_MAX_RESULT_CHARS,
         max_reconnects: int = 3,
         reconnect_delay: float = 0.5,
-        sampling_model: Model | None = None,
+        sampling_model: Model | Literal["agent"] | None = "agent",
         roots: Sequence[str | Path] | None = None,
         on_progress: ProgressCallback | None = None,
     ) -> McpServerHandle:
@@ -394,17 +404,18 @@ class McpServerHandle:
         await self._connection.send_roots_changed()
 
     @contextlib.contextmanager
-    def calls_from(self, run: Any) -> Iterator[None]:
-        """While the block runs, server requests are decided under ``run``'s permissions
-        (``run``: the calling :class:`~helikon.RunContext`, or ``None`` outside a run)."""
-        if run is None:
+    def calls_from(self, caller: Caller | None) -> Iterator[None]:
+        """While the block runs, server requests are decided under the calling run's
+        permissions, sampled by its agent's model and counted in its usage (``caller``:
+        :func:`helikon.mcp._requests.calling` in the tool call, ``None`` outside a run)."""
+        if caller is None:
             yield
             return
-        self._requests.active.append(run)
+        self._requests.active.append(caller)
         try:
             yield
         finally:
-            self._requests.active.remove(run)
+            self._requests.active.remove(caller)
 
     # ------------------------------------------------------------------ reconnect
 
