@@ -48,6 +48,7 @@ from helikon.core.events import (
 )
 from helikon.core.items import AssistantMessage, Item, TextPart, text_of
 from helikon.core.result import RunResult
+from helikon.core.resume_config import resume_config
 from helikon.core.run_state import RunState
 from helikon.core.runnable import (
     AgentInput,
@@ -281,6 +282,8 @@ class PatternAgent:
                 agent cannot resume it, or the decisions do not answer exactly the calls.
         """
         check_pattern_state(self.kind, self.name, self._shape(), state)
+        if state.run_config is not None:  # the pattern ran on a given config: the same again
+            run_config = resume_config(state, run_config, self.run_config)
         config = run_config or replace(self.run_config, approval="defer")
         child_config = None if run_config is None else replace(run_config, timeout=None)
         children = dict(self._children())
@@ -367,6 +370,7 @@ class PatternAgent:
                     items=items,
                     usage=run.usage,
                     paused=paused,
+                    run_config=run_config if explicit else None,
                 )
             except ResumeRefused as exc:
                 yield RunFailed(error=AgentOther(str(exc)).to_dict(), usage=run.usage)

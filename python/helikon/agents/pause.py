@@ -34,6 +34,7 @@ from helikon.core.decisions import Decision, check_decisions
 from helikon.core.driver import resume_agent
 from helikon.core.events import AgentEvent
 from helikon.core.pause import check_paused, plan_resume
+from helikon.core.resume_config import config_fields, resume_config
 from helikon.core.run_state import RunState, config_fingerprint
 from helikon.core.usage import Usage
 from helikon.errors import ResumeRefused
@@ -112,8 +113,10 @@ def pattern_state(
     items: list[Any],
     usage: Usage,
     paused: PatternPaused,
+    run_config: RunConfig | None = None,
 ) -> RunState:
-    """The :class:`RunState` of a pattern that paused (see the module doc).
+    """The :class:`RunState` of a pattern that paused (see the module doc); ``run_config``
+    is the config passed to the pattern's run, if one was (a resume then uses it).
 
     Raises:
         ResumeRefused: two paused steps wait on calls with the same id (the decisions could
@@ -142,6 +145,7 @@ def pattern_state(
         pending=pending,
         pattern=progress,
         steps=dict(paused.steps),
+        run_config=config_fields(run_config) if run_config is not None else None,
     )
 
 
@@ -193,15 +197,16 @@ def prepare_resume(
     through every paused step; nothing runs. Returns the function that starts the resumed
     stream on a context.
 
-    Without ``run_config`` the agent's (pattern's) own config is used with
-    ``approval="defer"``, so a later ask pauses again.
+    Without ``run_config`` the config the run paused under is used
+    (:func:`~helikon.core.resume_config.resume_config`), else the agent's (pattern's) own
+    with ``approval="defer"``, so a later ask pauses again.
 
     Raises:
         ResumeRefused: as :func:`helikon.core.pause.plan_resume`, for the agent or any
             paused step; or ``agent`` cannot resume (not an Agent or a pattern).
     """
     if isinstance(agent, Agent):
-        config = run_config or replace(agent.run_config, approval="defer")
+        config = resume_config(state, run_config, replace(agent.run_config, approval="defer"))
         plan = plan_resume(agent, state, decisions, config.max_turns)
 
         def start(ctx: RunContext[Any]) -> AsyncIterator[AgentEvent]:

@@ -52,6 +52,7 @@ from helikon.core.events import (
     RunStarted,
 )
 from helikon.core.handoff import HandoffSpec, handoff_tool_name, slug
+from helikon.core.resume_config import resume_config
 from helikon.core.run_state import RunState
 from helikon.core.runnable import AgentInput, check_run_args, input_items
 from helikon.core.usage import Usage
@@ -174,8 +175,10 @@ class SwarmAgent(PatternAgent):
                 not answer exactly the waiting calls.
         """
         check_pattern_state(self.kind, self.name, self._shape(), state)
-        config = run_config or replace(
-            self._explicit_config or self.entry.run_config, approval="defer"
+        config = resume_config(
+            state,
+            run_config,
+            replace(self._explicit_config or self.entry.run_config, approval="defer"),
         )
         shares = share_decisions(state, decisions)
         if list(shares) != [self.entry.name]:
@@ -245,6 +248,7 @@ class SwarmAgent(PatternAgent):
                 items=items,
                 usage=usage,
                 paused=paused,
+                run_config=config,
             )
             yield RunInterrupted(state=state, usage=usage)
         else:

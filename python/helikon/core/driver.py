@@ -68,6 +68,7 @@ from helikon.core.loop_native import call_of, run_started
 from helikon.core.model import Model
 from helikon.core.model_turn import ModelTurns
 from helikon.core.pause import CALLING_APPROVALS, Approvals, ItemTrail, ResumePlan, pause_state
+from helikon.core.resume_config import config_fields
 from helikon.core.retries import judge_output
 from helikon.core.run_state import RunState
 from helikon.core.runnable import AgentInput, input_items
@@ -691,7 +692,9 @@ async def _root(
     except _Pause as pause:
         error = "Paused"
         usage = run.usage + before
-        state = pause.state.model_copy(update={"agent": agent.name, "usage": usage})
+        state = pause.state.model_copy(
+            update={"agent": agent.name, "usage": usage, "run_config": config_fields(config)}
+        )
         yield RunInterrupted(state=trail.keep(state), usage=usage)
     except _Stop as stop:
         error = stop.error.kind

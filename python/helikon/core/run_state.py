@@ -17,6 +17,8 @@ A run that pauses for approval (``RunConfig(approval="defer")``) ends with a
 * ``usage`` — tokens spent so far; ``pending`` — the waiting calls with the arguments the
   model gave and the permission reason; ``remembered`` — per-tool answers kept for the run;
   ``nested`` — the states of agent-as-tool sub-runs that paused inside a call;
+* ``run_config`` — the :class:`~helikon.RunConfig` the run paused under (its fields), which a
+  resume without ``run_config`` uses and a resume with a different one is refused against;
 * ``pattern`` / ``steps`` — for a multi-agent pattern (``SequentialAgent``, ``ParallelAgent``,
   ``LoopAgent``, ``SwarmAgent``, ``GraphAgent``): how far it got (finished steps' answers,
   loop iteration, handoff count) and, per step key, the state of each step that paused.
@@ -104,6 +106,10 @@ class RunState(BaseModel):
     nested: dict[str, RunState] = Field(default_factory=dict)
     """Per call id of an agent-as-tool call: the state of its sub-run, which paused inside
     it (its waiting calls are listed in ``pending`` too)."""
+    run_config: dict[str, Any] | None = None
+    """The fields of the ``RunConfig`` the paused run ran under (``usage_limits`` as an
+    object); ``None`` when it is not known (a pattern run on its own config). See
+    :func:`helikon.core.pause.resume_config`."""
     pattern: dict[str, Any] | None = None
     """For a paused pattern: its kind and progress (``{"kind": "sequential", "done":
     {key: answer}, ...}``, see :mod:`helikon.agents.pause`); ``None`` for an agent."""

@@ -196,16 +196,19 @@ class Runner:
         calls return the denial to the model, approved and edited ones run (an edit after
         the permission pipeline checks the new arguments again), and the run goes on. A
         state resumes once: a second resume is refused and runs nothing (see
-        :mod:`helikon.runtimes.resume`). Without ``run_config`` the agent's own runs with
-        ``approval="defer"``, so a later ask pauses again.
+        :mod:`helikon.runtimes.resume`). Without ``run_config`` the run goes on under the
+        config it paused under (``state.run_config``; for a state without one, the agent's
+        own with ``approval="defer"``), so a later ask pauses again; a ``run_config`` that
+        differs from the stored one in any field but ``approval`` is refused.
 
         Without ``state``: continue ``session`` from its repaired history (e.g. after a crash
         mid-run); the model answers from there.
 
         Raises:
             ResumeRefused: the state was already resumed, the session changed since the
-                pause, the agent is not the one that paused, or the decisions do not answer
-                exactly the waiting calls (nothing ran).
+                pause, the agent is not the one that paused, ``run_config`` differs from the
+                one the run paused under (the message names the fields), or the decisions do
+                not answer exactly the waiting calls (nothing ran).
             RunInterruptedError: the resumed run paused again (``.state`` resumes it).
             SessionError: the session could not be read.
             RunError: the run failed.
