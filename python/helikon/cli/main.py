@@ -36,6 +36,7 @@ from helikon.cli.eval_cmd import eval_app
 from helikon.cli.mcp_cmd import mcp_app
 from helikon.cli.policy_cmd import policy_app
 from helikon.cli.repl import repl
+from helikon.cli.replay_cmd import replay
 from helikon.cli.resume_cmd import resume, run_with_approvals, terminal_ask
 from helikon.cli.sidecar import Sidecar
 from helikon.core.agent import Agent
@@ -58,6 +59,7 @@ app.add_typer(mcp_app, name="mcp")
 app.add_typer(policy_app, name="policy")
 app.command("repl")(repl)
 app.command("resume")(resume)
+app.command("replay")(replay)
 app.command("doctor")(doctor)
 
 

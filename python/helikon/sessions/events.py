@@ -57,6 +57,7 @@ __all__ = [
     "RepairKind",
     "SequenceId",
     "SessionEvent",
+    "SessionForked",
     "ToolCalled",
     "ToolReturned",
     "UserMessageEvent",
@@ -212,6 +213,16 @@ class PermissionDecided(_Event):
     decided_by: Literal["policy", "approval_handler", "human", "hook", "pending"] = "policy"
 
 
+class SessionForked(_Event):
+    """This log was forked from ``parent`` (a session id) after its event ``at``: the events
+    before this one are a copy of the parent's ``0..at`` (helikon's own; adds nothing to the
+    conversation). See :func:`helikon.evidence.fork`."""
+
+    type: Literal["session_forked"] = "session_forked"
+    parent: str | None = None
+    at: int = Field(ge=0)
+
+
 SessionEvent: TypeAlias = Annotated[
     UserMessageEvent
     | AssistantMessageEvent
@@ -221,7 +232,8 @@ SessionEvent: TypeAlias = Annotated[
     | Compacted
     | ConversationRepaired
     | ApprovalsAnswered
-    | PermissionDecided,
+    | PermissionDecided
+    | SessionForked,
     Field(discriminator="type"),
 ]
 
