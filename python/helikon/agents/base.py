@@ -296,7 +296,7 @@ class PatternAgent:
             starters[key] = prepare_resume(
                 child, sub, share, child_run_config(config, child_config, child)
             )
-        resuming = Resuming(dict(state.pattern or {}), starters)
+        resuming = Resuming(dict(state.pattern or {}), starters, dict(state.remembered))
         items = list(state.conversation or [])
 
         def start(ctx: RunContext[Any]) -> AsyncIterator[AgentEvent]:
@@ -345,7 +345,14 @@ class PatternAgent:
         timer: asyncio.TimerHandle | None = None
         if config.timeout is not None:
             timer = asyncio.get_running_loop().call_later(config.timeout, token.cancel, "timeout")
-        sub = replace(ctx, cancel=token, agent_depth=ctx.agent_depth + 1)
+        remembered = ctx.remembered_answers  # an outer pattern's: shared with it
+        if remembered is None:
+            remembered = {}
+        if resuming is not None:
+            remembered.update(resuming.remembered)
+        sub = replace(
+            ctx, cancel=token, agent_depth=ctx.agent_depth + 1, remembered_answers=remembered
+        )
         run = PatternRun(sub, config, child_config, token, resuming=resuming)
         if resuming is not None:
             run.usage = Usage.model_validate(resuming.progress.get("usage") or {})
@@ -371,6 +378,7 @@ class PatternAgent:
                     usage=run.usage,
                     paused=paused,
                     run_config=run_config if explicit else None,
+                    remembered=remembered,
                 )
             except ResumeRefused as exc:
                 yield RunFailed(error=AgentOther(str(exc)).to_dict(), usage=run.usage)

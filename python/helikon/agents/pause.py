@@ -70,6 +70,8 @@ class Resuming:
 
     progress: dict[str, Any]
     steps: dict[str, Starter] = field(default_factory=dict)
+    remembered: dict[str, str] = field(default_factory=dict)
+    """Answers remembered for the run at the pause (``RunState.remembered``)."""
 
     @property
     def done(self) -> dict[str, str]:
@@ -114,9 +116,11 @@ def pattern_state(
     usage: Usage,
     paused: PatternPaused,
     run_config: RunConfig | None = None,
+    remembered: dict[str, str] | None = None,
 ) -> RunState:
     """The :class:`RunState` of a pattern that paused (see the module doc); ``run_config``
-    is the config passed to the pattern's run, if one was (a resume then uses it).
+    is the config passed to the pattern's run, if one was (a resume then uses it);
+    ``remembered`` the answers remembered for the run (``remember=True``) so far.
 
     Raises:
         ResumeRefused: two paused steps wait on calls with the same id (the decisions could
@@ -146,6 +150,7 @@ def pattern_state(
         pattern=progress,
         steps=dict(paused.steps),
         run_config=config_fields(run_config) if run_config is not None else None,
+        remembered={k: v for k, v in (remembered or {}).items() if v in ("approve", "deny")},  # type: ignore[misc]
     )
 
 

@@ -183,6 +183,11 @@ class RunContext(Generic[C]):
     )
     """Internal: where the tool pipeline reports each permission decision, as the fields of a
     ``permission_decided`` session event (the runner sets it to record them in the session)."""
+    remembered_answers: dict[str, str] | None = field(default=None, repr=False, compare=False)
+    """Internal: tool name -> ``"approve"`` / ``"deny"`` answered with ``remember=True``, for
+    the whole run: a pattern sets one dict for all its steps (and nested patterns), so an
+    answer remembered in one step holds in the later ones (``None``: each agent run keeps its
+    own)."""
 
     @classmethod
     def ephemeral(cls, user_ctx: C = None) -> RunContext[C]:  # type: ignore[assignment]

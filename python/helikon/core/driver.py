@@ -161,6 +161,11 @@ class _Run:
         self.approvals = (
             approvals if approvals is not None else Approvals(config.approval == "defer")
         )
+        shared = ctx.remembered_answers
+        if shared is not None and self.approvals.remembered is not shared:
+            # a pattern's step: answers remembered here hold for the rest of the pattern
+            shared.update(self.approvals.remembered)
+            self.approvals.remembered = shared
         #: agent names from the root to this one
         self.path = path if path is not None else [agent.name]
         self.ctx = ctx
