@@ -76,7 +76,9 @@ def assert_runs_rm(command: str, via: str, tmp_path: Path) -> None:
     assert rms, a
     assert any(via in v for c in rms for v in c.via), [c.via for c in rms]
     assert _explain(_deny_rm(), command).decision == "deny"
-    e = _explain(_allow(_outer(command)), command)
+    # Every other program covered: only `rm` is left uncovered.
+    others = sorted({c.program for c in a.commands if c.program != "rm"})
+    e = _explain(_allow(_outer(command), *others), command)
     assert e.decision == "deny"
     assert e.uncovered.startswith("allow_list: command `rm` is not in the allow list"), e.uncovered
     assert "refused by rule" in _refused_by_tool(tmp_path, command)
@@ -88,7 +90,8 @@ def assert_unanalysable(command: str, reason: str, tmp_path: Path) -> None:
     assert not a.analysable, a
     assert any(reason in u.reason for u in a.unanalysable), a.unanalysable
     assert _explain(_deny_rm(), command).decision == "deny"
-    e = _explain(_allow(_outer(command)), command)
+    # Even with every program it names covered, it is never allowed.
+    e = _explain(_allow(_outer(command), *{c.program for c in a.commands}), command)
     assert e.decision == "deny"
     assert e.uncovered.startswith("allow_list: the command cannot be fully analysed"), e.uncovered
     guards = _explain(RunContext.ephemeral(), command)
@@ -217,3 +220,86 @@ def test_m5_runner_and_program_both_covered_is_allowed() -> None:
     ]:
         e = _explain(ctx, command)
         assert e.decision == "allow", (command, e)
+
+
+# ------------------------------------------------------------------ M9: fed standard input
+
+M9_CLOSED = [
+    ("sh <&3", "shell reads its script from a file or descriptor on standard input"),
+    ("sh 0<&3", "shell reads its script from a file or descriptor on standard input"),
+    ("bash < file", "shell reads its script from a file or descriptor on standard input"),
+    ("sh <> x", "shell reads its script from a file or descriptor on standard input"),
+    ("sh -s < x.sh", "shell reads its script from a file or descriptor on standard input"),
+    ("source /dev/stdin < x", "shell reads its script from a file or descriptor on standard input"),
+    ("python3 < script", "python3 reads code from a file or descriptor on standard input"),
+    ("perl 0< script.pl", "perl reads code from a file or descriptor on standard input"),
+    ("exec 0<x; sh", "shell reads its script from a file or descriptor on standard input"),
+    ("exec <&3\nbash", "shell reads its script from a file or descriptor on standard input"),
+    ('exec <<< "$CMD"; sh', "shell reads its script from a file or descriptor on standard input"),
+    ("exec <<E\nimport os\nE\npython3", "python3 here-document code is not analysed"),
+    ("cat x | sh", "shell reads commands from a pipe"),
+]
+M9_RUNS = [
+    ('sh <<<"rm -rf /"', "sh <<<"),
+    ("exec 0<<E\nrm x\nE\nsh", "sh <<heredoc"),
+    ("exec <<<'rm x'; sh", "sh <<heredoc"),
+    ("exec <<'E'\nrm -rf x\nE\nbash -s", "bash <<heredoc"),
+]
+
+
+@pytest.mark.parametrize(("command", "reason"), M9_CLOSED)
+def test_m9_script_on_standard_input_fails_closed(
+    command: str, reason: str, tmp_path: Path
+) -> None:
+    assert_unanalysable(command, reason, tmp_path)
+
+
+@pytest.mark.parametrize(("command", "via"), M9_RUNS)
+def test_m9_literal_script_on_standard_input_is_analysed(
+    command: str, via: str, tmp_path: Path
+) -> None:
+    assert_runs_rm(command, via, tmp_path)
+
+
+def test_m9_standard_input_nobody_reads_as_code_stays_data() -> None:
+    for command in ["exec <<E\nrm x\nE\ncat", "bash < /dev/null", "bash <&0"]:
+        assert analyze(command).analysable, command
+        assert _explain(_deny_rm(), command).decision == "allow", command
+
+
+# ------------------------------------------------------------------ M11: subscripts
+
+M11_RUNS = [
+    "printf -v 'a[$(rm -rf x)]' %s 1",
+    "printf -v'a[`rm x`]' %s 1",
+    "read 'a[$(rm x)]' <<< 1",
+    "read -r -p prompt 'a[$(rm x)]' <<< 1",
+    "declare 'a[$(rm x)]=1'",
+    "local 'a[$(rm x)]=1'",
+    "[[ 'a[$(rm x)]' -eq 1 ]]",
+    "[[ -v 'a[$(rm x)]' ]]",
+    "test -v 'a[$(rm x)]'",
+    "[ -v 'a[$(rm x)]' ]",
+    "let 'x=a[$(rm x)]'",
+]
+
+
+@pytest.mark.parametrize("command", M11_RUNS)
+def test_m11_subscript_arithmetic_runs_its_substitution(command: str, tmp_path: Path) -> None:
+    assert_runs_rm(command, "arithmetic subscript", tmp_path)
+
+
+@pytest.mark.parametrize("command", ["mapfile -C 'rm x' -c 1 arr < f", "readarray -C 'rm x' a < f"])
+def test_m11_mapfile_callback_is_a_command(command: str, tmp_path: Path) -> None:
+    assert_runs_rm(command, "mapfile -C", tmp_path)
+
+
+def test_m11_text_not_evaluated_as_arithmetic_stays_data() -> None:
+    for command in [
+        "printf -v x %s 'a[$(rm x)]'",
+        "test 'a[$(rm x)]' = x",
+        "[[ $x == 'a[$(rm x)]' ]]",
+        "read -p '$(rm x)' y <<< 1",
+    ]:
+        assert "rm" not in analyze(command).programs, command
+        assert _explain(_deny_rm(), command).decision == "allow", command

@@ -76,6 +76,7 @@ impl Analyzer {
             path_changed: false,
             cdpath: false,
             aliases: HashMap::new(),
+            exec_stdin: None,
         }
     }
 
@@ -184,6 +185,18 @@ pub(crate) struct Analyzer {
     /// Files made copies or links of a program earlier in the command (normalised path ->
     /// the program's name, empty when not known statically).
     pub aliases: HashMap<String, String>,
+    /// Standard input of the shell itself, redirected by an `exec` with no command
+    /// (`exec <<E … E`, `exec < file`): later commands that read standard input read it.
+    pub exec_stdin: Option<ExecStdin>,
+}
+
+/// What an `exec` with no command left on the shell's standard input.
+#[derive(Debug, Clone)]
+pub(crate) enum ExecStdin {
+    /// A static here-document or here-string.
+    Text(std::rc::Rc<str>),
+    /// A file, a descriptor, a process substitution or a dynamic here-string.
+    Unknown,
 }
 
 fn push_via(via: &[Via], v: Via) -> Vec<Via> {
@@ -372,6 +385,31 @@ impl Analyzer {
         let redirections: Vec<Redirection> =
             cmd.redirs.iter().filter_map(|r| redirection(r)).collect();
         let env: Vec<(String, String)> = assigns.iter().map(|w| split_assignment(w)).collect();
+        let own_stdin = stdin_of(cmd);
+        let exec_only = matches!(words, [w] if w.text() == "exec" && !w.is_dynamic());
+        if exec_only {
+            self.exec_stdin = match &own_stdin {
+                Stdin::HereDoc(b) => Some(ExecStdin::Text(std::rc::Rc::from(*b))),
+                Stdin::HereString {
+                    text,
+                    dynamic: false,
+                } => Some(ExecStdin::Text(std::rc::Rc::from(*text))),
+                Stdin::HereString { dynamic: true, .. } | Stdin::File | Stdin::Process => {
+                    Some(ExecStdin::Unknown)
+                }
+                Stdin::Terminal | Stdin::Pipe => self.exec_stdin.take(),
+            };
+        }
+        // A command with no standard input of its own reads what `exec` left there.
+        let held = match own_stdin {
+            Stdin::Terminal if !exec_only => self.exec_stdin.clone(),
+            _ => None,
+        };
+        let stdin = match &held {
+            Some(ExecStdin::Text(t)) => Stdin::HereDoc(t),
+            Some(ExecStdin::Unknown) => Stdin::File,
+            None => own_stdin,
+        };
         let ctx = Ctx {
             line: cmd.line,
             text: cmd.text,
@@ -379,7 +417,7 @@ impl Analyzer {
             depth,
             env,
             redirections,
-            stdin: stdin_of(cmd),
+            stdin,
             replace: None,
             piped: cmd.piped_in || cmd.piped_out,
         };
@@ -689,6 +727,11 @@ fn stdin_of<'s>(cmd: &SimpleCmd<'s>) -> Stdin<'s> {
             continue;
         }
         match r.op {
+            RedirOp::In | RedirOp::ReadWrite
+                if r.target.as_ref().is_some_and(|t| t.text() == "/dev/null") =>
+            {
+                stdin = Stdin::Terminal;
+            }
             RedirOp::In | RedirOp::ReadWrite => {
                 let is_proc = r
                     .target
@@ -699,6 +742,14 @@ fn stdin_of<'s>(cmd: &SimpleCmd<'s>) -> Stdin<'s> {
             RedirOp::HereDoc => {
                 if let Some(h) = &r.heredoc {
                     stdin = Stdin::HereDoc(&h.body);
+                }
+            }
+            RedirOp::DupIn => {
+                // `<&0` keeps standard input; `<&-` closes it; `<&N` reads another
+                // descriptor, whose content is not known.
+                let v = r.target.as_ref().map_or("", |t| t.text());
+                if v != "0" && v != "-" {
+                    stdin = Stdin::File;
                 }
             }
             RedirOp::HereString => {

@@ -468,6 +468,11 @@ fn interpreter(an: &mut Analyzer, name: &str, code_opts: &[&str], args: &[&Word]
             ctx.text,
             ctx.line,
         ),
+        Stdin::File => an.issue(
+            &format!("{name} reads code from a file or descriptor on standard input"),
+            ctx.text,
+            ctx.line,
+        ),
         Stdin::HereDoc(body) if !is_inert(body) => an.issue(
             &format!("{name} here-document code is not analysed (it may run programs)"),
             body,

@@ -50,6 +50,8 @@ pub enum RedirOp {
     In,
     ReadWrite,
     Dup,
+    /// `<&N` (standard input, or fd N when given, duplicated from N).
+    DupIn,
     HereDoc,
     HereString,
 }
@@ -489,7 +491,7 @@ impl<'a> Lexer<'a> {
             (b"<<-", RedirOp::HereDoc),
             (b"<<", RedirOp::HereDoc),
             (b"<>", RedirOp::ReadWrite),
-            (b"<&", RedirOp::Dup),
+            (b"<&", RedirOp::DupIn),
             (b"<", RedirOp::In),
             (b">>", RedirOp::Append),
             (b">|", RedirOp::Out),

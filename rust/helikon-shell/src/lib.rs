@@ -79,6 +79,7 @@ mod programs;
 mod runners;
 mod script;
 mod smuggle;
+mod subscripts;
 mod track;
 mod word;
 mod wrappers;

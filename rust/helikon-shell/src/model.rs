@@ -60,7 +60,7 @@ impl Redirection {
             RedirOp::Append => "append",
             RedirOp::In => "in",
             RedirOp::ReadWrite => "read_write",
-            RedirOp::Dup => "fd_dup",
+            RedirOp::Dup | RedirOp::DupIn => "fd_dup",
             RedirOp::HereDoc => "heredoc",
             RedirOp::HereString => "herestring",
         }

@@ -137,6 +137,7 @@ fn other(an: &mut Analyzer, idx: usize, p: &str, args: &[&Word], ctx: &Ctx<'_>) 
     if inline::follow(an, p, args, ctx) {
         return;
     }
+    crate::subscripts::follow(an, p, args, ctx);
     match p {
         "eval" => {
             let args = skip_dashdash(args);
@@ -388,7 +389,12 @@ fn stdin_script(an: &mut Analyzer, name: &str, ctx: &Ctx<'_>) -> bool {
             ctx.text,
             ctx.line,
         ),
-        Stdin::File | Stdin::Terminal => {}
+        Stdin::File => an.issue(
+            "shell reads its script from a file or descriptor on standard input",
+            ctx.text,
+            ctx.line,
+        ),
+        Stdin::Terminal => {}
     }
     false
 }
