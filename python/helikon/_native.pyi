@@ -238,10 +238,11 @@ class SandboxPolicy:
     * ``output_cap_bytes`` (per stream, default 65536), ``kill_grace_ms`` (default 200),
       ``shell`` (default ``/bin/sh``).
     * ``egress`` (``{"mechanism": "auto" | "namespace" | "landlock_port", "host_port": int}``):
-      the network only through helikon's egress proxy: a private network namespace whose
-      listener the host serves (:meth:`egress_listener_fd`), or Landlock TCP connect to
-      ``host_port`` only; TCP sockets only; the proxy variables are set. Excludes
-      ``allow_network`` and ``unix_sockets="connect"``.
+      the network only through helikon's egress proxy: a private network namespace per
+      command whose connections reach the host's proxy over a unix socket bridge
+      (:meth:`egress_bridge_fd`; from an unprivileged user namespace when this process is
+      not root), or Landlock TCP connect to ``host_port`` only; TCP sockets only; the proxy
+      variables are set. Excludes ``allow_network`` and ``unix_sockets="connect"``.
 
     Building probes the kernel and runs a self-test (``true`` must work; reading ``/``,
     an AF_INET socket and a user namespace must be refused). Releases the GIL.
@@ -260,11 +261,19 @@ class SandboxPolicy:
     @property
     def label(self) -> str:
         """``"os-sandbox (landlock+seccomp)"`` or ``"host (no containment)"``."""
-    def run(self, command: str, timeout_s: float, env: dict[str, str] | None = None) -> str:
+    def run(
+        self,
+        command: str,
+        timeout_s: float,
+        env: dict[str, str] | None = None,
+        egress_tag: int = 0,
+    ) -> str:
         """Run ``<shell> -c command`` in the root; returns the outcome JSON.
 
         ``env`` sets variables for this command only, over the configured ones (a name
         that is empty or holds ``=`` or NUL, or a value holding NUL, is a ``ConfigError``).
+        ``egress_tag`` (0 to 2**64-1) is sent with each connection the command makes over
+        the egress bridge (see :meth:`egress_bridge_fd`).
 
         ``{"exit_code": int | None, "signal": int | None, "stdout": str, "stderr": str,
         "truncated": bool, "timed_out": bool, "duration_ms": int,
@@ -287,9 +296,12 @@ class SandboxPolicy:
         """``"namespace"`` or ``"landlock_port"`` with ``egress``, else ``None``."""
     def egress_port(self) -> int | None:
         """The port the command reaches the egress proxy at, else ``None``."""
-    def egress_listener_fd(self) -> int | None:
-        """A new descriptor, owned by the caller, for the listening TCP socket inside the
-        egress network namespace (``None`` unless the mechanism is ``"namespace"``).
+    def egress_bridge_fd(self) -> int | None:
+        """A new descriptor, owned by the caller, for the proxy's end of the egress bridge
+        (``None`` unless the mechanism is ``"namespace"``): a ``SOCK_SEQPACKET`` unix socket
+        on which each connection a command makes to the listener in its network namespace
+        arrives as one message: the connection's descriptor (``SCM_RIGHTS``) and the
+        command's ``egress_tag`` as 8 little-endian bytes.
 
         Raises:
             helikon.errors.ToolOther: the descriptor could not be duplicated.

@@ -135,9 +135,10 @@ def test_linux_rows_when_everything_is_there(monkeypatch: pytest.MonkeyPatch) ->
     rows = _linux(monkeypatch)
     assert all(row["ok"] and row["fix"] is None for row in rows.values())
     assert list(rows) == [
-        "Landlock", "seccomp", "user namespaces", "private_mounts", "cgroup v2 delegation",
-        "memory ceiling", "OsSandboxBackend",
+        "Landlock", "seccomp", "user namespaces", "private_mounts", "network egress",
+        "cgroup v2 delegation", "memory ceiling", "OsSandboxBackend",
     ]
+    assert rows["network egress"]["detail"] == "namespace (a private network namespace per command)"
     assert rows["cgroup v2 delegation"]["detail"] == "/sys/fs/cgroup/user.slice"
 
 
@@ -165,7 +166,18 @@ def test_linux_missing_pieces_get_a_fix(
     assert rows[row]["ok"] is False
     assert rows[row]["detail"] == detail
     assert fix_has in rows[row]["fix"]
-    assert all(r["ok"] for name, r in rows.items() if name != row)
+    # Without user namespaces the egress row says so too (its own test below).
+    others = {row, "network egress"} if caps.get("user_namespaces") is False else {row}
+    assert all(r["ok"] for name, r in rows.items() if name not in others)
+
+
+def test_linux_egress_row_names_the_mechanism(monkeypatch: pytest.MonkeyPatch) -> None:
+    row = _linux(monkeypatch, user_namespaces=False)["network egress"]
+    assert row["ok"] is False
+    assert row["detail"].startswith("landlock_port (the proxy's port number at other addresses")
+    assert "user.max_user_namespaces" in row["fix"] and "run_as" in row["fix"]
+    row = _linux(monkeypatch, user_namespaces=False, landlock_abi=3)["network egress"]
+    assert row["detail"].startswith("none (network=NetworkPolicy is refused")
 
 
 def test_windows_has_no_os_sandbox(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -96,7 +96,9 @@ def test_the_sidecar_agent_streams_the_network_events_and_the_model_reads_the_re
 
 
 def test_the_policy_is_built_from_the_table(folder: Path) -> None:
-    sidecar = _sidecar(folder, NETWORK + "allow_ports = [80, 443]\n")
+    sidecar = _sidecar(
+        folder, NETWORK + "allow_ports = [80, 443]\nmax_connections_per_command = 8\n"
+    )
     toolbox_options = load_sidecar(sidecar)
     from helikon.cli.sidecar_network import network_options
 
@@ -110,6 +112,7 @@ def test_the_policy_is_built_from_the_table(folder: Path) -> None:
         "allow_unix_sockets": [],
         "allow_addresses": ["127.0.0.1/32"],
         "allow_ports": [80, 443],
+        "max_connections_per_command": 8,
     }
     assert policy.check_target("pkg.test", 443).rule == "allow_domains:pkg.test"
     assert policy.check_target("pkg.test", 8080).rule == "port"

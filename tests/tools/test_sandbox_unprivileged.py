@@ -8,8 +8,12 @@
 * Where the kernel refuses user namespaces (a namespace whose ``user.max_user_namespaces``
   is 0, made by ``no_userns.py``), the build is refused (``SandboxUnavailable``: fail closed)
   and ``sandbox_capabilities()`` says ``user_namespaces == False``, ``metadata == "uid_only"``.
-* ``network=NetworkPolicy(...)`` without root uses Landlock TCP port rules
-  (``egress_mechanism == "landlock_port"``); the private network namespace needs root.
+* ``network=NetworkPolicy(...)`` without root runs each command in a private network
+  namespace made from an unprivileged user namespace (``egress_mechanism == "namespace"``):
+  curl reaches an allowed name through the proxy by every proxy protocol; a direct connect,
+  DNS, UDP and a raw IP fail, and the events say why. Where user namespaces are refused,
+  ``"auto"`` falls back to Landlock TCP port rules (``"landlock_port"``) and says so, and
+  ``"namespace"`` is refused (fail closed).
 """
 
 from __future__ import annotations
@@ -190,16 +194,86 @@ def test_refused_when_the_kernel_refuses_user_namespaces(tree: dict[str, Path]) 
         "unsupported: private_mounts: this process is not root, so the child needs an "
         "unprivileged user namespace for its mounts, and that failed ("
     ), out["refused"]
-    assert "at 'private mount namespace': No space left on device" in out["refused"]
+    assert "at 'user namespace': No space left on device" in out["refused"]
     assert "or run as root with run_as=(uid, gid)" in out["refused"]
     # Without private_mounts the same host still gets the Landlock + seccomp sandbox.
     out = _drive({"root": str(tree["root"]), "commands": ["cat hello.txt"]}, wrap)
     assert out["results"][0]["stdout"] == "hello\nworld\n"
 
 
+CURL = shutil.which("curl")
+
+
 @needs_drop
-def test_egress_without_root_uses_landlock_port_rules(tree: dict[str, Path]) -> None:
-    out = _drive({"root": str(tree["root"]), "network": True, "commands": ["true"]})
+@pytest.mark.skipif(CURL is None, reason="curl is not installed (scripts/test installs it)")
+def test_egress_without_root_uses_a_user_and_network_namespace(tree: dict[str, Path]) -> None:
+    from tests.tools.egress.servers import ORIGIN_BODY, origin, received, udp_listener
+
+    with origin() as (port, seen), udp_listener() as (uport, usock):
+        url = f"http://pypi.test:{port}/"
+        commands = [
+            f'curl -sS {url}; curl -sS -p {url}; curl -sS --proxy "$ALL_PROXY" {url}',
+            f"curl -sS --noproxy '*' --max-time 3 http://127.0.0.1:{port}/; echo direct=$?; "
+            f"curl -sS --noproxy '*' --max-time 3 {url}; echo dns=$?; "
+            "python3 -c 'import socket\n"
+            "try:\n"
+            "    u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)\n"
+            f'    u.sendto(b"x", ("127.0.0.1", {uport}))\n'
+            'except OSError as e: print("udp", e.errno)\n'
+            "try:\n"
+            "    socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_ICMP)\n"
+            'except OSError as e: print("raw", e.errno)\n'
+            "try:\n"
+            '    socket.getaddrinfo("pypi.org", 443)\n'
+            'except OSError as e: print("getaddrinfo failed")\'',
+            f"curl -sS -f http://127.0.0.2:{port}/; echo literal=$?; "
+            f"curl -sS -f http://other.test:{port}/; echo other=$?",
+        ]
+        network = {"hosts": {"pypi.test": "127.0.0.1", "other.test": "127.0.0.1"}}
+        network["allow_addresses"] = ["127.0.0.1/32"]
+        out = _drive({"root": str(tree["root"]), "network": network, "commands": commands})
+        assert received(usock) is None
+    assert "refused" not in out, out.get("refused")
+    assert out["egress_mechanism"] == "namespace"
+    assert any("made from an unprivileged user namespace" in n for n in out["notes"]), out
+    via, bypass, refused = out["results"]
+    assert via["exit_code"] == 0, via
+    assert via["stdout"] == ORIGIN_BODY.decode() * 3
+    assert via["network"] == [
+        ["pypi.test", "allow", "allow_domains:pypi.test", "http"],
+        ["pypi.test", "allow", "allow_domains:pypi.test", "connect"],
+        ["pypi.test", "allow", "allow_domains:pypi.test", "socks5"],
+    ]
+    # Nothing but the proxy exists in the namespace: no route, no resolver, no UDP, no raw.
+    assert "direct=7" in bypass["stdout"], bypass
+    assert "dns=6" in bypass["stdout"], bypass
+    assert "udp 1" in bypass["stdout"] and "raw 1" in bypass["stdout"], bypass
+    assert "getaddrinfo failed" in bypass["stdout"], bypass
+    assert bypass["network"] == []
+    assert "literal=22" in refused["stdout"] and "other=22" in refused["stdout"], refused
+    assert refused["network"] == [
+        ["127.0.0.2", "deny", "ip_literal", "http"],
+        ["other.test", "deny", "not_allowed", "http"],
+    ]
+    assert seen == ["/", "/", "/"]
+
+
+@pytest.mark.skipif(
+    os.geteuid() != 0 or WHY_NOT is not None, reason=WHY_NOT or "needs root (to map ids)"
+)
+def test_egress_falls_back_to_landlock_ports_where_user_namespaces_are_refused(
+    tree: dict[str, Path],
+) -> None:
+    wrap = [sys.executable, str(HERE / "no_userns.py")]
+    out = _drive({"root": str(tree["root"]), "network": True, "commands": ["true"]}, wrap)
+    assert out["capabilities"]["user_namespaces"] is False
     assert out["egress_mechanism"] == "landlock_port"
     assert out["results"][0]["exit_code"] == 0
-    assert out["capabilities"]["landlock_tcp"] is True
+    assert any("Landlock matches ports, not addresses" in n for n in out["notes"]), out
+    # Asking for the namespace there is refused, naming why.
+    spec = {"root": str(tree["root"]), "network": {"mechanism": "namespace"}, "commands": []}
+    out = _drive(spec, wrap)
+    assert out["refused"].startswith(
+        'unsupported: egress.mechanism "namespace" cannot be enforced: the host process is '
+        "not root and the kernel refuses unprivileged user namespaces"
+    ), out["refused"]

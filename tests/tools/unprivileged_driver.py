@@ -2,10 +2,12 @@
 
 ``tests/tools/test_sandbox_unprivileged.py`` starts it under ``setpriv`` as ``nobody`` (a host
 that is not root). Argument: a JSON object ``{"root": PATH, "outside": PATH, "commands":
-[...], "private_mounts": bool, "read_only_paths": [...], "network": bool}``. Output: one JSON
-object with ``euid``, ``capabilities`` (``sandbox_capabilities()`` as a dict), and either
-``refused`` (the ``SandboxUnavailable`` text) or ``results`` (per command: exit code,
-stdout, stderr), ``notes`` (the guarantees' notes) and ``egress_mechanism``.
+[...], "private_mounts": bool, "read_only_paths": [...], "network": bool | {"hosts": {NAME:
+ADDRESS}, "allow_addresses": [...], "mechanism": ...}}``. Output: one JSON object with
+``euid``, ``capabilities`` (``sandbox_capabilities()`` as a dict), and either ``refused``
+(the ``SandboxUnavailable`` text) or ``results`` (per command: exit code, stdout, stderr and
+the ``network_access`` events as ``[host, verdict, rule, protocol]``), ``notes`` (the
+guarantees' notes) and ``egress_mechanism``.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from typing import Any
 async def main(spec: dict[str, Any]) -> dict[str, Any]:
     from helikon.errors import SandboxUnavailable
     from helikon.tools import OsSandboxBackend, Sandbox, sandbox_capabilities
-    from helikon.tools.egress import NetworkPolicy
+    from helikon.tools.egress import NetworkPolicy, StaticResolver
 
     out: dict[str, Any] = {
         "euid": os.geteuid(),
@@ -31,8 +33,16 @@ async def main(spec: dict[str, Any]) -> dict[str, Any]:
         "private_mounts": spec.get("private_mounts", False),
         "read_only_paths": spec.get("read_only_paths", []),
     }
-    if spec.get("network"):
-        options["network"] = NetworkPolicy(allow_domains=["pypi.test"])
+    network = spec.get("network")
+    if network:
+        extra = network if isinstance(network, dict) else {}
+        options["network"] = NetworkPolicy(
+            allow_domains=["pypi.test"], allow_addresses=extra.get("allow_addresses", [])
+        )
+        if extra.get("hosts"):
+            options["network_resolver"] = StaticResolver(extra["hosts"])
+        if extra.get("mechanism"):
+            options["egress_mechanism"] = extra["mechanism"]
     try:
         backend = OsSandboxBackend(Sandbox.open(spec["root"]), timeout=20, **options)
     except SandboxUnavailable as exc:
@@ -42,7 +52,14 @@ async def main(spec: dict[str, Any]) -> dict[str, Any]:
         results = []
         for command in spec["commands"]:
             r = await backend.run(command)
-            results.append({"exit_code": r.exit_code, "stdout": r.stdout, "stderr": r.stderr})
+            results.append(
+                {
+                    "exit_code": r.exit_code,
+                    "stdout": r.stdout,
+                    "stderr": r.stderr,
+                    "network": [[e.host, e.verdict, e.rule, e.protocol] for e in r.network],
+                }
+            )
         out["results"] = results
         out["notes"] = list(backend.guarantees().notes)
         out["egress_mechanism"] = backend.egress.mechanism if backend.egress else None

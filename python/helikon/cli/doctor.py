@@ -176,6 +176,26 @@ def _linux_capabilities() -> dict[str, Any]:
     return asdict(sandbox_capabilities())
 
 
+def _egress(caps: dict[str, Any]) -> Check:
+    """Which mechanism keeps a command with a ``NetworkPolicy`` to the egress proxy."""
+    if caps["user_namespaces"]:
+        detail = "namespace (a private network namespace per command)"
+        ok = True
+    elif int(caps.get("landlock_abi") or 0) >= 4:
+        detail = "landlock_port (the proxy's port number at other addresses is reachable)"
+        ok = False
+    else:
+        detail = "none (network=NetworkPolicy is refused: no user namespaces, Landlock ABI < 4)"
+        ok = False
+    return _check(
+        "network egress",
+        ok,
+        detail,
+        "allow unprivileged user namespaces (sysctl -w user.max_user_namespaces=15000 "
+        "kernel.unprivileged_userns_clone=1) or run as root with run_as=(uid, gid)",
+    )
+
+
 def _os_backend() -> Check:
     """Build a default ``OsSandboxBackend`` (its probe and self-test) in a scratch root."""
     from helikon.errors import HelikonError, SandboxUnavailable
@@ -272,6 +292,7 @@ def sandbox() -> dict[str, Any]:
             "without it metadata calls and existence probes outside the workspace are not "
             "contained",
         ),
+        _egress(caps),
         _check(
             "cgroup v2 delegation",
             caps["cgroup_delegated"] is not None,

@@ -7,6 +7,7 @@ Form (every key optional; the keys are :class:`~helikon.tools.egress.NetworkPoli
     deny_domains    = ["upload.pypi.org"]
     allow_addresses = ["127.0.0.1/32"]        # CIDR ranges reachable although internal
     allow_ports     = [80, 443]
+    max_connections_per_command = 64          # connections one command holds at once
     hosts           = { "pypi.test" = "127.0.0.1" }   # names the proxy resolves itself
 
 With the table, ``Bash`` reaches only helikon's egress proxy, which allows what the policy
@@ -34,6 +35,7 @@ NETWORK_KEYS = (
     "allow_unix_sockets",
     "allow_addresses",
     "allow_ports",
+    "max_connections_per_command",
     "hosts",
 )
 _KEY = "sandbox.network"

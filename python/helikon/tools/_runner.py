@@ -89,13 +89,16 @@ def _work(
     timeout: float,
     call: _Call,
     env: dict[str, str] | None = None,
+    egress_tag: int = 0,
 ) -> str | None:
     with call.lock:
         if call.abandoned:
             return None
         call.tid = threading.get_native_id()
     try:
-        return policy.run(command, timeout) if env is None else policy.run(command, timeout, env)
+        if env is None and not egress_tag:
+            return policy.run(command, timeout)
+        return policy.run(command, timeout, env, egress_tag)
     finally:
         with call.lock:
             call.tid = None
@@ -140,9 +143,11 @@ async def run_policy(
     cancel: CancellationToken | None,
     *,
     env: dict[str, str] | None = None,
+    egress_tag: int = 0,
 ) -> ExecResult:
     """Run ``command`` under ``policy`` in a worker thread; see the module doc for cancel.
-    ``env`` sets variables for this command only."""
+    ``env`` sets variables for this command only; ``egress_tag`` goes with its bridged
+    connections (see :class:`~helikon.tools.egress.EgressRuntime`)."""
     started = time.monotonic()
     if cancel is not None and cancel.cancelled:
         return _cancelled_result(started, "cancelled before the command started")
@@ -151,7 +156,7 @@ async def run_policy(
     # The executor future directly (no coroutine, no Task, no context copy) and a plain
     # future the token resolves: a call costs no Task creation on the event loop.
     fut: asyncio.Future[str | None] = loop.run_in_executor(
-        None, _work, policy, command, timeout, call, env
+        None, _work, policy, command, timeout, call, env, egress_tag
     )
     fut.add_done_callback(_consume)
     waiter: asyncio.Future[None] | None = None

@@ -109,8 +109,10 @@ class OsSandboxBackend(PolicyBackend):
             sandbox guide); each connection becomes a ``network_access`` event in
             :attr:`ExecResult.network`. Excludes ``allow_network``.
         network_resolver: how the proxy resolves names (default: the system resolver).
-        egress_mechanism: ``"auto"`` (a private network namespace where the process is
-            root, else Landlock TCP port rules), ``"namespace"`` or ``"landlock_port"``.
+        egress_mechanism: ``"auto"`` (a private network namespace per command, made from an
+            unprivileged user namespace when this process is not root; Landlock TCP port
+            rules only where user namespaces are refused), ``"namespace"`` or
+            ``"landlock_port"``. :attr:`egress` ``.mechanism`` says which one runs.
 
     Raises:
         SandboxUnavailable: the kernel cannot enforce the requested containment, running as
@@ -230,7 +232,7 @@ class OsSandboxBackend(PolicyBackend):
         check_timeout("timeout", t)
         policy = self._policy
         return await self._egress.attach(
-            lambda env: run_policy(policy, command, t, cancel, env=env)
+            lambda env, tag: run_policy(policy, command, t, cancel, env=env, egress_tag=tag)
         )
 
     def containment_notes(self, tool: str, args: Any) -> tuple[str, ...]:

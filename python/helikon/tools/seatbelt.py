@@ -209,7 +209,7 @@ class SeatbeltBackend:
             return await run_posix(self._spec, command, t, cancel)
         spec = self._spec
         return await self.egress.attach(
-            lambda env: run_posix(
+            lambda env, _tag: run_posix(
                 dataclasses.replace(spec, env={**spec.env, **env}), command, t, cancel
             )
         )

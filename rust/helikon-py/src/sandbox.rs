@@ -39,14 +39,16 @@ impl PySandboxPolicy {
     }
 
     /// Run `command` with `<shell> -c` in the root; returns the outcome JSON. `env` adds
-    /// variables for this command only.
-    #[pyo3(signature = (command, timeout_s, env = None))]
+    /// variables for this command only; `egress_tag` goes with each of its connections over
+    /// the egress bridge.
+    #[pyo3(signature = (command, timeout_s, env = None, egress_tag = 0))]
     fn run(
         &self,
         py: Python<'_>,
         command: &str,
         timeout_s: f64,
         env: Option<BTreeMap<String, String>>,
+        egress_tag: u64,
     ) -> PyResult<String> {
         if !timeout_s.is_finite() || timeout_s <= 0.0 {
             return Err(raise(
@@ -58,7 +60,7 @@ impl PySandboxPolicy {
         let timeout = Duration::try_from_secs_f64(timeout_s)
             .map_err(|_| raise(py, Class::Config, "timeout_s is out of range".to_string()))?;
         let extra = env.unwrap_or_default();
-        let out = py.detach(|| self.inner.run_with_env(command, timeout, &extra));
+        let out = py.detach(|| self.inner.run_tagged(command, timeout, &extra, egress_tag));
         let out = out.map_err(|e| from_sandbox(py, e))?;
         to_json(py, &out)
     }
@@ -83,11 +85,11 @@ impl PySandboxPolicy {
         self.inner.egress_port()
     }
 
-    /// A new descriptor (owned by the caller) for the listener inside the egress network
-    /// namespace, or `None` unless the mechanism is the namespace.
-    fn egress_listener_fd(&self, py: Python<'_>) -> PyResult<Option<i32>> {
+    /// A new descriptor (owned by the caller) for the proxy's end of the egress bridge,
+    /// or `None` unless the mechanism is the namespace.
+    fn egress_bridge_fd(&self, py: Python<'_>) -> PyResult<Option<i32>> {
         use std::os::fd::IntoRawFd;
-        let fd = self.inner.egress_listener().map_err(|e| from_sandbox(py, e))?;
+        let fd = self.inner.egress_bridge().map_err(|e| from_sandbox(py, e))?;
         Ok(fd.map(IntoRawFd::into_raw_fd))
     }
 

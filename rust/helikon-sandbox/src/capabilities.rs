@@ -76,7 +76,8 @@ fn read_trim(path: &str) -> Option<String> {
         .map(|s| s.trim().to_string())
 }
 
-fn user_namespaces_allowed() -> bool {
+/// Whether this process may create user namespaces (root, or the sysctls allow it).
+pub(crate) fn user_namespaces_allowed() -> bool {
     if rustix::process::geteuid().is_root() {
         return true;
     }

@@ -4,13 +4,17 @@
 //!
 //! Two mechanisms, chosen at build ([`EgressMechanism::Auto`] takes the first that works):
 //!
-//! * [`EgressMechanism::Namespace`]: the command runs in a private network namespace whose
-//!   only interface is loopback; the one listener there is the proxy's (its descriptor goes
-//!   to the host, see [`crate::SandboxPolicy::egress_listener`]). Nothing else is reachable:
-//!   no other address exists, so direct connects, UDP (also refused by seccomp) and DNS
-//!   queries have nowhere to go, and abstract unix sockets are per namespace too. Needs
-//!   root (`CAP_SYS_ADMIN`) in the host process, as the OS sandbox's `run_as` setup has.
-//! * [`EgressMechanism::LandlockPort`]: the command stays in the host's network namespace;
+//! * [`EgressMechanism::Namespace`]: each command runs in a private network namespace of its
+//!   own whose only interface is loopback and whose only socket is a listener on
+//!   `127.0.0.1:`[`NAMESPACE_PORT`]. The child makes the namespace (as root directly; a host
+//!   that is not root from an unprivileged user namespace the child enters first, where the
+//!   kernel allows them) and passes the listener to its supervisor, which accepts the
+//!   command's connections and hands each one, with the command's tag, to the proxy over a
+//!   unix socket pair (the bridge, [`crate::SandboxPolicy::egress_bridge`]). Nothing else is
+//!   reachable: no other address exists, so direct connects, UDP (also refused by seccomp)
+//!   and DNS queries have nowhere to go, and abstract unix sockets are per namespace too.
+//! * [`EgressMechanism::LandlockPort`]: where user namespaces are refused to a host that is
+//!   not root (or when asked for), the command stays in the host's network namespace;
 //!   Landlock (ABI 4) allows TCP `connect` to the proxy's port only and no `bind`, and
 //!   seccomp allows TCP sockets only (no UDP, raw, packet or netlink sockets). The
 //!   difference: Landlock matches ports, not addresses, so a listener on that same port
@@ -102,6 +106,10 @@ impl EgressConfig {
     }
 }
 
+/// The port of the listener inside each command's network namespace (any port works there:
+/// the namespace is the command's own).
+pub const NAMESPACE_PORT: u16 = 3128;
+
 /// The proxy variables for a proxy at `127.0.0.1:port`.
 pub(crate) fn proxy_env(port: u16) -> Vec<(String, String)> {
     let http = format!("http://127.0.0.1:{port}");
@@ -127,15 +135,28 @@ pub(crate) use linux::Egress;
 mod linux {
     use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 
-    use super::{EgressConfig, EgressMechanism};
+    use rustix::net::{socketpair, AddressFamily, SocketFlags, SocketType};
+
+    use super::{EgressConfig, EgressMechanism, NAMESPACE_PORT};
     use crate::error::{Result, SandboxError};
-    use crate::sys::netns::{self, NetNamespace};
+
+    /// The host's end of the bridge from the commands' network namespaces to the proxy: a
+    /// `SOCK_SEQPACKET` socket pair. Each command's supervisor accepts the connections made
+    /// to the listener inside that command's namespace and passes each one, with the
+    /// command's tag, over `send`; the proxy receives them on `recv`.
+    #[derive(Debug)]
+    pub(crate) struct Bridge {
+        pub send: OwnedFd,
+        pub recv: OwnedFd,
+        /// The child enters a user namespace of its own first (the host is not root).
+        pub userns: bool,
+    }
 
     /// The mechanism in force for one policy.
     #[derive(Debug)]
     pub(crate) enum Egress {
-        /// A private network namespace with the proxy's listener inside.
-        Namespace(NetNamespace),
+        /// Each command in a private network namespace, bridged to the proxy.
+        Namespace(Bridge),
         /// Landlock allows TCP connect to this host loopback port only.
         LandlockPort(u16),
     }
@@ -143,20 +164,40 @@ mod linux {
     impl Egress {
         /// Set up the mechanism `cfg` asks for on this kernel and process.
         ///
+        /// `userns_allowed`: whether this process may create user namespaces (checked only
+        /// when it is not root).
+        ///
         /// # Errors
         /// [`SandboxError::Unsupported`] when neither mechanism can be enforced (fail
         /// closed), naming what is missing.
-        pub(crate) fn establish(cfg: &EgressConfig, abi: i32, euid: u32) -> Result<Self> {
-            let namespace = || -> std::result::Result<NetNamespace, String> {
-                if euid != 0 {
+        pub(crate) fn establish(
+            cfg: &EgressConfig,
+            abi: i32,
+            euid: u32,
+            userns_allowed: bool,
+        ) -> Result<Self> {
+            let namespace = || -> std::result::Result<Bridge, String> {
+                if euid != 0 && !userns_allowed {
                     return Err(
-                        "the host process is not root (entering a network namespace \
-                                needs CAP_SYS_ADMIN; the launcher's child shares the host's \
-                                memory, so it cannot enter a user namespace)"
+                        "the host process is not root and the kernel refuses unprivileged user \
+                         namespaces (user.max_user_namespaces, \
+                         kernel.unprivileged_userns_clone or \
+                         kernel.apparmor_restrict_unprivileged_userns)"
                             .into(),
                     );
                 }
-                netns::create_as_root().map_err(|e| format!("unshare(CLONE_NEWNET): {e}"))
+                let (send, recv) = socketpair(
+                    AddressFamily::UNIX,
+                    SocketType::SEQPACKET,
+                    SocketFlags::CLOEXEC,
+                    None,
+                )
+                .map_err(|e| format!("socketpair for the bridge: {e}"))?;
+                Ok(Bridge {
+                    send,
+                    recv,
+                    userns: euid != 0,
+                })
             };
             let landlock = |why: Option<String>| -> Result<Self> {
                 let Some(port) = cfg.host_port else {
@@ -184,7 +225,7 @@ mod linux {
                 }),
                 EgressMechanism::LandlockPort => landlock(None),
                 EgressMechanism::Auto => match namespace() {
-                    Ok(ns) => Ok(Self::Namespace(ns)),
+                    Ok(b) => Ok(Self::Namespace(b)),
                     Err(why) => landlock(Some(why)),
                 },
             }
@@ -201,39 +242,47 @@ mod linux {
         /// The port the command connects to (inside the namespace, or on the host).
         pub(crate) fn port(&self) -> u16 {
             match self {
-                Self::Namespace(ns) => ns.port,
+                Self::Namespace(_) => NAMESPACE_PORT,
                 Self::LandlockPort(port) => *port,
             }
         }
 
-        /// The namespace the child enters, if any.
-        pub(crate) fn netns(&self) -> Option<BorrowedFd<'_>> {
+        /// The bridge, when the mechanism is the namespace.
+        pub(crate) fn bridge(&self) -> Option<&Bridge> {
             match self {
-                Self::Namespace(ns) => Some(ns.net.as_fd()),
+                Self::Namespace(b) => Some(b),
                 Self::LandlockPort(_) => None,
             }
         }
 
-        /// A new descriptor for the namespace's listener (the proxy serves it).
-        pub(crate) fn listener(&self) -> Option<std::io::Result<OwnedFd>> {
-            match self {
-                Self::Namespace(ns) => Some(ns.listener.try_clone()),
-                Self::LandlockPort(_) => None,
-            }
+        /// The supervisor's end of the bridge.
+        pub(crate) fn bridge_send(&self) -> Option<BorrowedFd<'_>> {
+            self.bridge().map(|b| b.send.as_fd())
+        }
+
+        /// A new descriptor for the proxy's end of the bridge.
+        pub(crate) fn bridge_recv(&self) -> Option<std::io::Result<OwnedFd>> {
+            self.bridge().map(|b| b.recv.try_clone())
         }
 
         /// What is enforced, for the guarantees' notes.
         pub(crate) fn note(&self) -> String {
             match self {
-                Self::Namespace(ns) => format!(
-                    "network: only helikon's egress proxy (127.0.0.1:{} in a private network \
-                     namespace with loopback only); names resolve through the proxy",
-                    ns.port
+                Self::Namespace(b) => format!(
+                    "network: only helikon's egress proxy (127.0.0.1:{NAMESPACE_PORT} in a \
+                     private network namespace per command, loopback only, bridged to the \
+                     proxy through a unix socket{}); names resolve through the proxy",
+                    if b.userns {
+                        "; the namespace is made from an unprivileged user namespace"
+                    } else {
+                        ""
+                    }
                 ),
                 Self::LandlockPort(port) => format!(
                     "network: TCP connect to port {port} only (Landlock) and TCP sockets only \
                      (seccomp); Landlock matches ports, not addresses, so port {port} at other \
-                     addresses is reachable too (no network namespace: the host is not root)"
+                     addresses is reachable too (no network namespace: user namespaces are \
+                     refused to this non-root process, or landlock_port was asked for)"
                 ),
             }
         }
@@ -293,8 +342,8 @@ mod tests {
 
     #[cfg(target_os = "linux")]
     #[test]
-    fn without_root_or_landlock_4_egress_fails_closed() {
-        let establish = |mechanism, host_port, abi| {
+    fn without_user_namespaces_or_landlock_4_egress_fails_closed() {
+        let establish = |mechanism, host_port, abi, userns| {
             Egress::establish(
                 &EgressConfig {
                     mechanism,
@@ -302,20 +351,24 @@ mod tests {
                 },
                 abi,
                 1000,
+                userns,
             )
         };
         let err = |r: Result<Egress>| r.unwrap_err().to_string();
-        let e = err(establish(EgressMechanism::Namespace, Some(8080), 7));
+        let e = err(establish(EgressMechanism::Namespace, Some(8080), 7, false));
         assert!(
-            e.contains("\"namespace\" cannot be enforced: the host process is not root"),
+            e.contains(
+                "\"namespace\" cannot be enforced: the host process is not root and the \
+                 kernel refuses unprivileged user namespaces"
+            ),
             "{e}"
         );
-        let e = err(establish(EgressMechanism::Auto, None, 7));
+        let e = err(establish(EgressMechanism::Auto, None, 7, false));
         assert!(
             e.contains("no egress.host_port for Landlock port rules"),
             "{e}"
         );
-        let e = err(establish(EgressMechanism::Auto, Some(8080), 3));
+        let e = err(establish(EgressMechanism::Auto, Some(8080), 3, false));
         assert!(
             e.contains("no network namespace (the host process is not root"),
             "{e}"
@@ -324,18 +377,34 @@ mod tests {
             e.contains("Landlock TCP port rules need ABI 4 (Linux 6.7); this kernel has ABI 3"),
             "{e}"
         );
-        let e = err(establish(EgressMechanism::LandlockPort, Some(8080), 3));
-        assert!(
-            e.starts_with("unsupported") || e.contains("need ABI 4"),
-            "{e}"
-        );
-        let ok = establish(EgressMechanism::Auto, Some(8080), 4).unwrap();
+        let e = err(establish(
+            EgressMechanism::LandlockPort,
+            Some(8080),
+            3,
+            true,
+        ));
+        assert!(e.contains("need ABI 4"), "{e}");
+        let ok = establish(EgressMechanism::Auto, Some(8080), 4, false).unwrap();
         assert_eq!(
             (ok.mechanism(), ok.port()),
             (EgressMechanism::LandlockPort, 8080)
         );
-        assert!(ok.netns().is_none() && ok.listener().is_none());
+        assert!(ok.bridge().is_none() && ok.bridge_recv().is_none());
         assert!(ok.note().contains("Landlock matches ports, not addresses"));
+        // Not root, user namespaces allowed: the per-command namespace, from a user
+        // namespace; the host port is not used.
+        let ns = establish(EgressMechanism::Auto, Some(8080), 4, true).unwrap();
+        assert_eq!(
+            (ns.mechanism(), ns.port()),
+            (EgressMechanism::Namespace, NAMESPACE_PORT)
+        );
+        assert!(ns.bridge().is_some_and(|b| b.userns));
+        assert!(ns.bridge_recv().is_some_and(|fd| fd.is_ok()));
+        assert!(ns
+            .note()
+            .contains("made from an unprivileged user namespace"));
+        let ns = establish(EgressMechanism::Namespace, None, 2, true).unwrap();
+        assert_eq!(ns.mechanism(), EgressMechanism::Namespace);
     }
 
     #[test]

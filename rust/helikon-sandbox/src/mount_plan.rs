@@ -56,13 +56,12 @@ pub(crate) struct MountPlan {
     pub cwd: CString,
     /// Paths relative to the workspace shown read-only (`read_only_paths`).
     pub read_only: Vec<CString>,
-    /// For a host that is not root: the child first enters a new user namespace with these
-    /// one-line id maps (its own uid and gid mapped to themselves), which gives it
-    /// `CAP_SYS_ADMIN` over the mount namespace it then creates.
-    pub userns: Option<IdMaps>,
 }
 
-/// The `uid_map` and `gid_map` lines of the child's user namespace (`"ID ID 1\n"`).
+/// The `uid_map` and `gid_map` lines of the child's user namespace (`"ID ID 1\n"`): for a
+/// host that is not root, the child first enters a new user namespace with these one-line
+/// maps (its own uid and gid mapped to themselves), which gives it `CAP_SYS_ADMIN` over the
+/// mount and network namespaces it then creates.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct IdMaps {
     pub uid_map: CString,
@@ -160,7 +159,6 @@ pub(crate) fn plan(
             .iter()
             .map(|p| cstring(p))
             .collect::<Result<Vec<_>>>()?,
-        userns: None,
     })
 }
 

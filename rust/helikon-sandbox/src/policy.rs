@@ -148,7 +148,12 @@ impl SandboxPolicy {
                 let mut enf = probe::plan(&cfg, &features)?;
                 let grants = landlock_rules::open_grants(&cfg.read_paths, cfg.allow_proc)?;
                 let egress = match &cfg.egress {
-                    Some(e) => Some(Egress::establish(e, enf.abi, euid)?),
+                    Some(e) => Some(Egress::establish(
+                        e,
+                        enf.abi,
+                        euid,
+                        crate::capabilities::user_namespaces_allowed(),
+                    )?),
                     None => None,
                 };
                 if let Some(eg) = &egress {
@@ -220,12 +225,13 @@ impl SandboxPolicy {
         } else {
             None
         };
-        // Not root: the child gets CAP_SYS_ADMIN for its mounts from a user namespace of its
-        // own (root drops to `run_as` after mounting instead).
-        let userns = (cfg.private_mounts && creds.is_none() && euid != 0)
+        // Not root: the child gets CAP_SYS_ADMIN for its mounts and its network namespace
+        // from a user namespace of its own (root drops to `run_as` after them instead).
+        let egress_netns = egress.as_ref().is_some_and(|e| e.bridge().is_some());
+        let userns = ((cfg.private_mounts || egress_netns) && creds.is_none() && euid != 0)
             .then(|| IdMaps::identity(euid, egid));
         let mut guarantees = guarantees;
-        if userns.is_some() {
+        if userns.is_some() && cfg.private_mounts {
             guarantees.notes.push(USERNS_NOTE.to_string());
         }
         let policy = Self {
@@ -248,6 +254,16 @@ impl SandboxPolicy {
             userns,
         };
         if let Err(e) = policy.self_test() {
+            if policy.userns.is_some() && !policy.cfg.private_mounts {
+                return Err(SandboxError::Unsupported(format!(
+                    "egress: this process is not root, so the child needs an unprivileged \
+                     user namespace for its network namespace, and that failed ({e}); allow \
+                     them (user.max_user_namespaces > 0, kernel.unprivileged_userns_clone = 1, \
+                     kernel.apparmor_restrict_unprivileged_userns = 0), run as root with \
+                     run_as=(uid, gid), or use egress.mechanism \"landlock_port\" (weaker: \
+                     the proxy's port at every address)"
+                )));
+            }
             if policy.userns.is_some() {
                 return Err(SandboxError::Unsupported(format!(
                     "private_mounts: this process is not root, so the child needs an \
@@ -292,16 +308,19 @@ impl SandboxPolicy {
         self.egress.as_ref().map(Egress::port)
     }
 
-    /// A new descriptor for the listening socket inside the egress namespace, which the
-    /// host's proxy must serve (`None` unless the mechanism is the namespace).
+    /// A new descriptor for the proxy's end of the egress bridge (`None` unless the
+    /// mechanism is the namespace): a `SOCK_SEQPACKET` unix socket on which every
+    /// connection a command makes to the listener in its network namespace arrives as one
+    /// message, the connection's descriptor (`SCM_RIGHTS`) with the command's tag as 8
+    /// little-endian bytes (see [`SandboxPolicy::run_tagged`]). The proxy must serve them.
     ///
     /// # Errors
     /// [`SandboxError::Io`] when the descriptor cannot be duplicated.
-    pub fn egress_listener(&self) -> Result<Option<OwnedFd>> {
-        match self.egress.as_ref().and_then(Egress::listener) {
+    pub fn egress_bridge(&self) -> Result<Option<OwnedFd>> {
+        match self.egress.as_ref().and_then(Egress::bridge_recv) {
             Some(fd) => fd
                 .map(Some)
-                .map_err(|e| SandboxError::io("dup egress listener", e)),
+                .map_err(|e| SandboxError::io("dup egress bridge", e)),
             None => Ok(None),
         }
     }
@@ -336,6 +355,21 @@ impl SandboxPolicy {
         timeout: Duration,
         extra: &BTreeMap<String, String>,
     ) -> Result<RunOutcome> {
+        self.run_tagged(command, timeout, extra, 0)
+    }
+
+    /// [`SandboxPolicy::run_with_env`], with `egress_tag` sent with each of the command's
+    /// connections over the egress bridge (the proxy's id of the command).
+    ///
+    /// # Errors
+    /// As [`SandboxPolicy::run_with_env`].
+    pub fn run_tagged(
+        &self,
+        command: &str,
+        timeout: Duration,
+        extra: &BTreeMap<String, String>,
+        egress_tag: u64,
+    ) -> Result<RunOutcome> {
         for (k, v) in extra {
             if k.is_empty() || k.contains('=') || k.contains('\0') || v.contains('\0') {
                 return Err(SandboxError::Config(format!(
@@ -344,7 +378,8 @@ impl SandboxPolicy {
                 )));
             }
         }
-        let (outcome, report) = self.run_action(ChildAction::Exec, command, timeout, extra)?;
+        let (outcome, report) =
+            self.run_action(ChildAction::Exec, command, timeout, extra, egress_tag)?;
         if report.setup_step != 0 {
             return Err(setup_error(&report));
         }
@@ -357,6 +392,7 @@ impl SandboxPolicy {
         command: &str,
         timeout: Duration,
         extra: &BTreeMap<String, String>,
+        egress_tag: u64,
     ) -> Result<(RunOutcome, Report)> {
         if timeout.is_zero() || timeout > MAX_TIMEOUT {
             return Err(SandboxError::Config(format!(
@@ -424,7 +460,12 @@ impl SandboxPolicy {
             cap_last: self.cap_last,
             no_new_privs: os,
             landlock: slot.landlock(),
-            netns: self.egress.as_ref().and_then(Egress::netns),
+            userns: self.userns.clone(),
+            egress: self
+                .egress
+                .as_ref()
+                .and_then(|e| e.bridge_send().map(|fd| (e.port(), fd))),
+            egress_tag,
             seccomp: &self.seccomp,
             action,
             timeout,
@@ -463,20 +504,18 @@ impl SandboxPolicy {
         };
         paths.push((self.root.root().to_path_buf(), rw));
         paths.push((tmp.to_path_buf(), rw));
-        let mut plan = mount_plan::plan(
+        mount_plan::plan(
             stage.path(),
             &paths,
             self.root.root(),
             &self.cfg.read_only_paths,
-        )?;
-        plan.userns.clone_from(&self.userns);
-        Ok(plan)
+        )
     }
 
     /// One command that must work, then escapes that must fail.
     fn self_test(&self) -> Result<()> {
         let t = Duration::from_secs(10);
-        let (out, report) = self.run_action(ChildAction::Exec, "true", t, &BTreeMap::new())?;
+        let (out, report) = self.run_action(ChildAction::Exec, "true", t, &BTreeMap::new(), 0)?;
         if report.setup_step != 0 {
             return Err(SandboxError::SelfTest(format!(
                 "`true` could not start: {}",
@@ -512,7 +551,7 @@ impl SandboxPolicy {
             ));
         }
         for (action, what) in probes {
-            let (_, report) = self.run_action(action, "true", t, &BTreeMap::new())?;
+            let (_, report) = self.run_action(action, "true", t, &BTreeMap::new(), 0)?;
             if report.setup_step != sys::step::PROBE {
                 return Err(SandboxError::SelfTest(format!(
                     "probe '{what}' could not run: {}",

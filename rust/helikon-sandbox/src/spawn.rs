@@ -27,7 +27,12 @@ pub(crate) struct Prepared<'a, 's> {
     pub cap_last: c_int,
     pub no_new_privs: bool,
     pub landlock: Option<BorrowedFd<'a>>,
-    pub netns: Option<BorrowedFd<'a>>,
+    /// Enter a user namespace first (a host that is not root).
+    pub userns: Option<crate::mount_plan::IdMaps>,
+    /// Egress: the in-namespace port and the bridge's sending end.
+    pub egress: Option<(u16, BorrowedFd<'a>)>,
+    /// Egress: the tag passed with each of the command's connections.
+    pub egress_tag: u64,
     pub seccomp: &'a [BpfProgram],
     pub action: ChildAction,
     pub timeout: Duration,
@@ -73,8 +78,13 @@ pub(crate) fn execute(p: Prepared<'_, '_>) -> Result<(RunOutcome, Report)> {
     launch.no_new_privs = p.no_new_privs;
     launch.mounts = p.mounts;
     launch.landlock_fd = landlock_raw;
-    let netns_raw = p.netns.as_ref().map(|fd| fd.as_raw_fd());
-    launch.netns_fd = netns_raw;
+    launch.userns = p.userns;
+    let bridge_raw = p.egress.as_ref().map(|(_, fd)| fd.as_raw_fd());
+    if let Some((port, bridge)) = &p.egress {
+        launch.egress_port = *port;
+        launch.egress_bridge = bridge.as_raw_fd();
+        launch.egress_tag = p.egress_tag;
+    }
     launch.seccomp = p.seccomp.to_vec();
     launch.action = p.action;
     launch.timeout_ms = u64::try_from(p.timeout.as_millis()).unwrap_or(u64::MAX);
@@ -88,7 +98,7 @@ pub(crate) fn execute(p: Prepared<'_, '_>) -> Result<(RunOutcome, Report)> {
     launch.timing = p.steps.on();
     let mut keep = vec![p.devnull.as_raw_fd(), p.cwd.as_raw_fd()];
     keep.extend(landlock_raw);
-    keep.extend(netns_raw);
+    keep.extend(bridge_raw);
     keep.sort_unstable();
     keep.dedup();
     for (slot, fd) in launch.keep.iter_mut().zip(keep) {

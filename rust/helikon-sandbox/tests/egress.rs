@@ -1,7 +1,8 @@
 //! Egress through the proxy port only, on the real kernel (as root, commands as nobody).
 //!
-//! The test plays the proxy: it accepts on the listener the policy hands out (namespace) or
-//! on its own loopback port (Landlock port rules). Everything else the command tries must
+//! The test plays the proxy: it receives the connections the supervisor passes over the
+//! bridge the policy hands out (namespace) or accepts on its own loopback port (Landlock port
+//! rules). Everything else the command tries must
 //! fail: a direct connect to a listener in the host's namespace, UDP, an AF_UNIX socket, a
 //! DNS query, a bind.
 #![cfg(target_os = "linux")]
@@ -9,9 +10,14 @@
 
 mod common;
 
+use std::collections::BTreeMap;
 use std::io::Read;
-use std::net::TcpListener;
+use std::mem::MaybeUninit;
+use std::net::{TcpListener, TcpStream};
+use std::os::fd::OwnedFd;
 use std::time::Duration;
+
+use rustix::net::{RecvAncillaryBuffer, RecvAncillaryMessage, RecvFlags};
 
 use common::{fixture_with, probe, Fixture, Tcp, Udp};
 use helikon_sandbox::{EgressConfig, EgressMechanism, Isolation, Mode};
@@ -34,6 +40,28 @@ fn accept_one(l: TcpListener) -> std::thread::JoinHandle<Option<String>> {
         let mut buf = String::new();
         s.read_to_string(&mut buf).ok()?;
         Some(buf)
+    })
+}
+
+/// Receive one connection from the bridge within a few seconds: its tag and what it sent.
+fn bridged_one(bridge: OwnedFd) -> std::thread::JoinHandle<Option<(u64, String)>> {
+    std::thread::spawn(move || {
+        let mut tag = [0u8; 8];
+        let mut space = [MaybeUninit::<u8>::uninit(); rustix::cmsg_space!(ScmRights(1))];
+        let mut control = RecvAncillaryBuffer::new(&mut space);
+        let mut iov = [std::io::IoSliceMut::new(&mut tag)];
+        let msg =
+            rustix::net::recvmsg(&bridge, &mut iov, &mut control, RecvFlags::CMSG_CLOEXEC).ok()?;
+        assert_eq!(msg.bytes, 8);
+        let conn = control.drain().find_map(|m| match m {
+            RecvAncillaryMessage::ScmRights(mut fds) => fds.next(),
+            _ => None,
+        })?;
+        let mut s = TcpStream::from(conn);
+        s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+        let mut buf = String::new();
+        s.read_to_string(&mut buf).ok()?;
+        Some((u64::from_le_bytes(tag), buf))
     })
 }
 
@@ -61,11 +89,23 @@ fn namespace_reaches_the_proxy_listener_and_nothing_else() {
     );
     assert_eq!(f.policy.guarantees().network, Isolation::Proxied);
     let port = f.policy.egress_port().unwrap();
-    let fd = f.policy.egress_listener().unwrap().unwrap();
-    let got = accept_one(TcpListener::from(fd));
-    let out = f.run(&send_to_proxy(port));
+    assert_eq!(port, helikon_sandbox::egress::NAMESPACE_PORT);
+    let bridge = f.policy.egress_bridge().unwrap().unwrap();
+    let got = bridged_one(bridge);
+    let out = f
+        .policy
+        .run_tagged(
+            &send_to_proxy(port),
+            common::T,
+            &BTreeMap::new(),
+            0x1234_5678_9abc,
+        )
+        .unwrap();
     assert!(out.stdout.contains("PROBE-OK"), "{out:#?}");
-    assert_eq!(got.join().unwrap().as_deref(), Some("via-proxy"));
+    assert_eq!(
+        got.join().unwrap(),
+        Some((0x1234_5678_9abc, "via-proxy".to_string()))
+    );
 
     // A listener in the host's namespace, on loopback: unreachable (no such address there).
     let host = Tcp::new();
@@ -159,7 +199,7 @@ fn landlock_port_reaches_only_the_proxy_port() {
         f.policy.egress_mechanism(),
         Some(EgressMechanism::LandlockPort)
     );
-    assert!(f.policy.egress_listener().unwrap().is_none());
+    assert!(f.policy.egress_bridge().unwrap().is_none());
     let got = accept_one(proxy);
     let out = f.run(&send_to_proxy(port));
     assert!(out.stdout.contains("PROBE-OK"), "{out:#?}");

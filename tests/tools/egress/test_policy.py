@@ -147,7 +147,8 @@ def test_from_dict_names_unknown_keys() -> None:
         NetworkPolicy.from_dict({"allow_domain": ["pypi.org"]}, "bash.network")
     assert str(info.value) == (
         "bash.network: unknown key(s) ['allow_domain']; valid keys are ['allow_domains', "
-        "'deny_domains', 'allow_unix_sockets', 'allow_addresses', 'allow_ports']"
+        "'deny_domains', 'allow_unix_sockets', 'allow_addresses', 'allow_ports', "
+            "'max_connections_per_command']"
     )
     with pytest.raises(ConfigError, match=r"bash\.network must be a table, got list"):
         NetworkPolicy.from_dict(["pypi.org"], "bash.network")  # type: ignore[arg-type]

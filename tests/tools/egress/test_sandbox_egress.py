@@ -391,3 +391,88 @@ async def test_a_finished_commands_credential_no_longer_works(
         ("deny", "proxy_auth"),
         ("allow", "allow_domains:pypi.test"),
     ]
+
+
+# ------------------------------------------------------------- per-command connection cap
+
+#: Opens 10 CONNECT tunnels to pypi.test with this command's credential and holds them,
+#: then says how many the proxy granted; waits for the other command before it ends.
+HOG = """\
+import base64, os, socket, sys, time, urllib.parse
+proxy = urllib.parse.urlsplit(os.environ["HTTP_PROXY"])
+auth = base64.b64encode(f"{proxy.username}:{proxy.password}".encode()).decode()
+ok = refused = 0
+held = []
+for _ in range(10):
+    s = socket.create_connection((proxy.hostname, proxy.port), timeout=5)
+    try:  # a connection closed at once by the proxy may also be reset
+        s.sendall(f"CONNECT pypi.test:{sys.argv[1]} HTTP/1.1\\r\\n"
+                  f"Proxy-Authorization: Basic {auth}\\r\\n\\r\\n".encode())
+        line = s.recv(4096)
+    except ConnectionError:
+        line = b""
+    if line.startswith(b"HTTP/1.1 200"):
+        ok += 1
+    else:
+        refused += 1
+    held.append(s)
+print(f"ok={ok} refused={refused}", flush=True)
+open("a.ready", "w").close()
+for _ in range(400):
+    if os.path.exists("b.done"):
+        break
+    time.sleep(0.05)
+"""
+
+
+@needs_curl
+@pytest.mark.parametrize("mechanism", ["auto", "landlock_port"])
+async def test_one_command_cannot_take_every_proxy_connection(
+    ws: dict[str, Path], mechanism: Any
+) -> None:
+    import asyncio
+
+    policy = NetworkPolicy(
+        allow_domains=["pypi.test"], allow_addresses=["127.0.0.1/32"], max_connections_per_command=4
+    )
+    b = OsSandboxBackend(
+        Sandbox.open(ws["root"]),
+        run_as=run_as(),
+        network=policy,
+        network_resolver=RESOLVER,
+        egress_mechanism=mechanism,
+    )
+    (ws["root"] / "hog.py").write_text(HOG)
+    try:
+        with origin() as (port, seen):
+            hog, other = await asyncio.gather(
+                b.run(f"python3 hog.py {port}", timeout=30),
+                b.run(
+                    f"{_WAIT.format(f='a.ready')}; curl -sS http://pypi.test:{port}/; touch b.done",
+                    timeout=30,
+                ),
+            )
+    finally:
+        b.close()
+    assert hog.stdout == "ok=4 refused=6\n", hog
+    assert [e.rule for e in hog.network].count("allow_domains:pypi.test") == 4
+    limits = [e for e in hog.network if e.rule == "connection_limit"]
+    assert limits and all(e.verdict == "deny" for e in limits)
+    assert "max_connections_per_command" in limits[0].reason
+    assert any("(connection_limit: the command already has 4 connections" in n for n in hog.notes)
+    # The other command, at the same time, still gets through.
+    assert other.exit_code == 0 and other.stdout == ORIGIN_BODY.decode(), other
+    assert [(e.host, e.rule) for e in other.network] == [("pypi.test", "allow_domains:pypi.test")]
+    assert seen == ["/"]
+
+
+def test_bad_connection_caps_are_refused() -> None:
+    for bad in (0, 257, True, "4"):
+        with pytest.raises(ConfigError, match=r"max_connections_per_command: .* is not an int"):
+            NetworkPolicy(max_connections_per_command=bad)  # type: ignore[arg-type]
+    assert (
+        NetworkPolicy.from_dict({"max_connections_per_command": 8}).to_dict()[
+            "max_connections_per_command"
+        ]
+        == 8
+    )

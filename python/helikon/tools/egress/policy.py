@@ -41,11 +41,26 @@ from typing import Any, Literal
 from helikon.errors import ConfigError
 from helikon.tools.web.ssrf import AddressPolicy, IPAddress, parse_ip
 
-__all__ = ["NetworkDecision", "NetworkPolicy", "literal_ip", "normalize_name"]
+__all__ = [
+    "DEFAULT_MAX_CONNECTIONS_PER_COMMAND",
+    "NetworkDecision",
+    "NetworkPolicy",
+    "literal_ip",
+    "normalize_name",
+]
 
 _LABELS = re.compile(r"[a-z0-9_-]+(?:\.[a-z0-9_-]+)*")
 _MAX_NAME = 253
-_KEYS = ("allow_domains", "deny_domains", "allow_unix_sockets", "allow_addresses", "allow_ports")
+_KEYS = (
+    "allow_domains",
+    "deny_domains",
+    "allow_unix_sockets",
+    "allow_addresses",
+    "allow_ports",
+    "max_connections_per_command",
+)
+#: Connections one command may hold open through the egress proxy at once, by default.
+DEFAULT_MAX_CONNECTIONS_PER_COMMAND = 64
 
 
 def normalize_name(host: str) -> str:
@@ -179,6 +194,9 @@ class NetworkPolicy:
         allow_addresses: CIDR ranges that may be reached although they are literal,
             private, loopback or link-local (e.g. ``["127.0.0.1/32"]`` for a local index).
         allow_ports: if given, the only destination ports allowed (e.g. ``[80, 443]``).
+        max_connections_per_command: connections one command may hold open through the
+            proxy at once (default 64; the proxy serves 256 in all), so one command cannot
+            starve another; one more is refused with rule ``connection_limit``.
 
     Raises:
         ConfigError: a malformed pattern, path, range or port, naming the field.
@@ -193,6 +211,7 @@ class NetworkPolicy:
         "allow_ports",
         "allow_unix_sockets",
         "deny_domains",
+        "max_connections_per_command",
     )
 
     def __init__(
@@ -203,7 +222,15 @@ class NetworkPolicy:
         allow_unix_sockets: Iterable[str] | None = None,
         allow_addresses: Iterable[str] | None = None,
         allow_ports: Iterable[int] | None = None,
+        max_connections_per_command: int = DEFAULT_MAX_CONNECTIONS_PER_COMMAND,
     ) -> None:
+        per = max_connections_per_command
+        if isinstance(per, bool) or not isinstance(per, int) or not 0 < per <= 256:
+            raise ConfigError(
+                f"NetworkPolicy.max_connections_per_command: {per!r} is not an int from 1 "
+                "to 256 (the proxy's total)"
+            )
+        self.max_connections_per_command = per
         self.allow_domains = _strings(allow_domains, "allow_domains")
         self.deny_domains = _strings(deny_domains, "deny_domains")
         self._allow = tuple(_Pattern.parse(p, "allow_domains") for p in self.allow_domains)
@@ -335,7 +362,7 @@ class NetworkPolicy:
                 text = f"{where}.{text.removeprefix('NetworkPolicy.')}"
             raise ConfigError(text) from None
 
-    def to_dict(self) -> dict[str, list[str] | list[int] | None]:
+    def to_dict(self) -> dict[str, list[str] | list[int] | int | None]:
         """The policy as plain data (the sidecar's ``[bash.network]`` shape)."""
         return {
             "allow_domains": list(self.allow_domains),
@@ -343,10 +370,16 @@ class NetworkPolicy:
             "allow_unix_sockets": list(self.allow_unix_sockets),
             "allow_addresses": list(self.allow_addresses),
             "allow_ports": None if self.allow_ports is None else list(self.allow_ports),
+            "max_connections_per_command": self.max_connections_per_command,
         }
 
     def __repr__(self) -> str:
         parts: Sequence[str] = [
-            f"{k}={v!r}" for k, v in self.to_dict().items() if v not in ([], None)
+            f"{k}={v!r}"
+            for k, v in self.to_dict().items()
+            if v not in ([], None)
+            and not (
+                k == "max_connections_per_command" and v == DEFAULT_MAX_CONNECTIONS_PER_COMMAND
+            )
         ]
         return f"NetworkPolicy({', '.join(parts)})"

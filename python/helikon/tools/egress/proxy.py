@@ -28,8 +28,17 @@ Basic``, SOCKS5 username/password); one without is refused (``407`` with a ``Bas
 challenge, or SOCKS reply ``0x02``) with rule ``proxy_auth``, and ``on_client_event`` gets
 each event with the client's tag (``None`` when it did not identify).
 
-The proxy serves a listening socket it is handed (:meth:`EgressProxy.serve`), so the same
-code serves a socket inside the sandbox's private network namespace or a loopback port.
+The proxy serves a listening socket it is handed (:meth:`EgressProxy.serve`, a loopback
+port), or the bridge from the sandbox's per-command network namespaces
+(:meth:`EgressProxy.serve_bridge`): a unix socket on which each connection arrives as a
+descriptor with the tag of the command that made it.
+
+Connection limits: at most ``max_connections`` client connections at once in all, and at
+most ``max_connections_per_command`` per command, so one command cannot starve another.
+A bridged connection counts against its command from the moment it is accepted; a
+connection on a loopback port counts once its request names a credential (before that, only
+``head_timeout`` bounds it). One past a command's limit is refused with rule
+``connection_limit`` (``403`` / SOCKS reply ``0x02``, or closed at once when bridged).
 :class:`ProxyThread` runs it on its own event loop in a daemon thread that helikon owns, so
 it keeps serving whichever event loop (or thread) runs the sandboxed command.
 """
@@ -50,7 +59,12 @@ from concurrent.futures import Future
 
 from helikon.core.events import NetworkAccess
 from helikon.errors import ConfigError
-from helikon.tools.egress.policy import NetworkDecision, NetworkPolicy, literal_ip
+from helikon.tools.egress.policy import (
+    DEFAULT_MAX_CONNECTIONS_PER_COMMAND,
+    NetworkDecision,
+    NetworkPolicy,
+    literal_ip,
+)
 from helikon.tools.web.resolve import Resolver, SystemResolver
 
 __all__ = ["EgressProxy", "ProxyThread"]
@@ -69,6 +83,11 @@ ClientEventSink = Callable[[NetworkAccess, "str | None"], None]
 #: ``(username, password) -> tag`` for a credential the proxy accepts, else ``None``.
 Identify = Callable[[str, str], "str | None"]
 
+_LIMIT_REASON = (
+    "the command already has {n} connections open through the egress proxy "
+    "(max_connections_per_command); close some first"
+)
+
 _AUTH_REFUSAL = NetworkDecision(
     "deny",
     "proxy_auth",
@@ -84,6 +103,15 @@ class _Refused(Exception):
         super().__init__(decision.reason)
         self.decision = decision
         self.address = address
+
+
+class _Slot:
+    """The command one client connection is counted against (``None``: not yet known)."""
+
+    __slots__ = ("tag",)
+
+    def __init__(self, tag: str | None = None) -> None:
+        self.tag = tag
 
 
 class _BadRequest(Exception):
@@ -130,6 +158,9 @@ class EgressProxy:
             client holds at most two: its own and the upstream one).
         head_timeout: seconds a client has to finish its request (SOCKS5 handshake or HTTP
             head) after connecting (default 10); an idle connection is then closed.
+        max_connections_per_command: client connections one command (one tag) may have open
+            at once (default :data:`DEFAULT_MAX_CONNECTIONS_PER_COMMAND`); see the module
+            doc.
 
     Raises:
         ConfigError: ``policy`` is not a :class:`NetworkPolicy` or ``resolver`` has no
@@ -147,6 +178,7 @@ class EgressProxy:
         on_client_event: ClientEventSink | None = None,
         max_connections: int = 256,
         head_timeout: float = 10.0,
+        max_connections_per_command: int | None = None,
     ) -> None:
         if not isinstance(policy, NetworkPolicy):
             raise ConfigError(f"EgressProxy needs a NetworkPolicy, got {type(policy).__name__}")
@@ -165,8 +197,20 @@ class EgressProxy:
                 "EgressProxy.max_connections must be >= 1 and head_timeout > 0 seconds"
             )
         self.max_connections = max_connections
+        per = (
+            DEFAULT_MAX_CONNECTIONS_PER_COMMAND
+            if max_connections_per_command is None
+            else max_connections_per_command
+        )
+        if isinstance(per, bool) or not isinstance(per, int) or per < 1:
+            raise ConfigError("EgressProxy.max_connections_per_command must be an int >= 1")
+        self.max_connections_per_command = per
         self.head_timeout = float(head_timeout)
         self.active = 0
+        #: Open connections per command tag.
+        self.active_by_tag: dict[str, int] = {}
+        self._bridged: set[asyncio.Task[None]] = set()
+        self._limited: set[str] = set()
         #: Connections closed because ``max_connections`` were being served.
         self.dropped = 0
 
@@ -174,6 +218,81 @@ class EgressProxy:
         """Start serving on a listening TCP socket (it is put in non-blocking mode)."""
         sock.setblocking(False)
         return await asyncio.start_server(self._client, sock=sock, limit=_HEAD_LIMIT)
+
+    async def serve_bridge(self, bridge: socket.socket, tag_of: Callable[[int], str]) -> None:
+        """Serve the connections that arrive over ``bridge`` (a ``SOCK_SEQPACKET`` unix
+        socket; each message is one connection's descriptor with its command's number as 8
+        little-endian bytes, which ``tag_of`` turns into the command's tag). Returns once
+        reading has started; the bridge is served until :meth:`stop_bridge` or until its
+        other end closes."""
+        bridge.setblocking(False)
+        loop = asyncio.get_running_loop()
+        loop.add_reader(bridge.fileno(), self._bridge_ready, bridge, tag_of)
+
+    def stop_bridge(self, bridge: socket.socket) -> None:
+        """Stop reading ``bridge`` (from the proxy's loop)."""
+        with contextlib.suppress(ValueError, OSError):
+            asyncio.get_running_loop().remove_reader(bridge.fileno())
+
+    def _bridge_ready(self, bridge: socket.socket, tag_of: Callable[[int], str]) -> None:
+        for _ in range(64):
+            try:
+                data, fds, _flags, _addr = socket.recv_fds(bridge, 8, 4)
+            except (BlockingIOError, InterruptedError):
+                return
+            except OSError:
+                self.stop_bridge(bridge)
+                return
+            if not data and not fds:  # the other end is gone
+                self.stop_bridge(bridge)
+                return
+            conns = [socket.socket(fileno=fd) for fd in fds]
+            tag = tag_of(int.from_bytes(data, "little")) if len(data) == 8 else None
+            for conn in conns:
+                if tag is None:
+                    conn.close()
+                    continue
+                task = asyncio.get_running_loop().create_task(self._bridged_client(conn, tag))
+                self._bridged.add(task)
+                task.add_done_callback(self._bridged.discard)
+
+    async def _bridged_client(self, conn: socket.socket, tag: str) -> None:
+        if self.active_by_tag.get(tag, 0) >= self.max_connections_per_command:
+            self._limit_refused(tag)
+            conn.close()
+            return
+        try:
+            reader, writer = await asyncio.open_connection(sock=conn, limit=_HEAD_LIMIT)
+        except OSError:
+            conn.close()
+            return
+        await self._client(reader, writer, tag)
+
+    def _limit_refused(self, tag: str) -> None:
+        """Record a connection refused for its command's limit (one event per command while
+        it stays at the limit)."""
+        if tag in self._limited:
+            return
+        self._limited.add(tag)
+        n = self.max_connections_per_command
+        decision = NetworkDecision("deny", "connection_limit", _LIMIT_REASON.format(n=n))
+        self._emit("", 0, decision, "connection", None, tag)
+
+    def _count(self, tag: str) -> bool:
+        """Count one more connection for ``tag``; False (nothing counted) at its limit."""
+        n = self.active_by_tag.get(tag, 0)
+        if n >= self.max_connections_per_command:
+            return False
+        self.active_by_tag[tag] = n + 1
+        return True
+
+    def _uncount(self, tag: str) -> None:
+        n = self.active_by_tag.get(tag, 0) - 1
+        if n > 0:
+            self.active_by_tag[tag] = n
+        else:
+            self.active_by_tag.pop(tag, None)
+            self._limited.discard(tag)
 
     def _emit(
         self,
@@ -206,12 +325,24 @@ class EgressProxy:
         return self.identify(username, password)
 
     async def _open(
-        self, host: str, port: int, protocol: str, tag: str | None = None
+        self,
+        host: str,
+        port: int,
+        protocol: str,
+        tag: str | None = None,
+        slot: _Slot | None = None,
     ) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
         """Check, resolve, check each address, connect. Raises :class:`_Refused` or OSError."""
         if self.identify is not None and tag is None:
             self._emit(host, port, _AUTH_REFUSAL, protocol, None, tag)
             raise _Refused(_AUTH_REFUSAL)
+        if slot is not None and slot.tag is None and tag is not None:
+            if not self._count(tag):
+                n = self.max_connections_per_command
+                limit = NetworkDecision("deny", "connection_limit", _LIMIT_REASON.format(n=n))
+                self._emit(host, port, limit, protocol, None, tag)
+                raise _Refused(limit)
+            slot.tag = tag
         decision = self.policy.check_target(host, port)
         if not decision.allowed:
             self._emit(host, port, decision, protocol, None, tag)
@@ -255,8 +386,23 @@ class EgressProxy:
             return reader, writer
         raise last or OSError(f"could not connect to {host}:{port}")
 
-    async def _client(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    async def _client(
+        self,
+        reader: asyncio.StreamReader,
+        writer: asyncio.StreamWriter,
+        bridged: str | None = None,
+    ) -> None:
+        slot = _Slot()
+        if bridged is not None:
+            if not self._count(bridged):
+                self._limit_refused(bridged)
+                with contextlib.suppress(OSError, RuntimeError):
+                    writer.close()
+                return
+            slot.tag = bridged
         if self.active >= self.max_connections:
+            if slot.tag is not None:
+                self._uncount(slot.tag)
             self.dropped += 1
             if self.dropped == 1 or self.dropped % 1000 == 0:
                 _log.warning(
@@ -272,9 +418,9 @@ class EgressProxy:
             async with asyncio.timeout(self.head_timeout) as deadline:
                 first = await reader.readexactly(1)
                 if first == b"\x05":
-                    await self._socks5(reader, writer, deadline)
+                    await self._socks5(reader, writer, deadline, slot)
                 else:
-                    await self._http(first, reader, writer, deadline)
+                    await self._http(first, reader, writer, deadline, slot)
         except (
             _BadRequest,
             asyncio.IncompleteReadError,
@@ -285,13 +431,19 @@ class EgressProxy:
             pass
         finally:
             self.active -= 1
+            if slot.tag is not None:
+                self._uncount(slot.tag)
             with contextlib.suppress(OSError, RuntimeError):
                 writer.close()
 
     # ----------------------------------------------------------------------------- SOCKS5
 
     async def _socks5(
-        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, deadline: asyncio.Timeout
+        self,
+        reader: asyncio.StreamReader,
+        writer: asyncio.StreamWriter,
+        deadline: asyncio.Timeout,
+        slot: _Slot,
     ) -> None:
         (count,) = await reader.readexactly(1)
         methods = await reader.readexactly(count)
@@ -339,7 +491,7 @@ class EgressProxy:
             return
         deadline.reschedule(None)  # the request is in; _open has its own timeouts
         try:
-            up_reader, up_writer = await self._open(host, port, "socks5", tag)
+            up_reader, up_writer = await self._open(host, port, "socks5", tag, slot)
         except _Refused:
             writer.write(b"\x05\x02\x00\x01" + bytes(6))
             await writer.drain()
@@ -360,11 +512,12 @@ class EgressProxy:
         port: int,
         protocol: str,
         tag: str | None,
+        slot: _Slot,
     ) -> tuple[asyncio.StreamReader, asyncio.StreamWriter] | None:
         """:meth:`_open`, answering a refusal (403, or 407 for a missing credential) or a
         failed connect (502) itself."""
         try:
-            return await self._open(host, port, protocol, tag)
+            return await self._open(host, port, protocol, tag, slot)
         except _Refused as exc:
             status = 407 if exc.decision is _AUTH_REFUSAL else 403
             await _reply(writer, status, exc.decision.reason, exc.decision.rule)
@@ -378,6 +531,7 @@ class EgressProxy:
         reader: asyncio.StreamReader,
         writer: asyncio.StreamWriter,
         deadline: asyncio.Timeout,
+        slot: _Slot,
     ) -> None:
         head = first + await reader.readuntil(b"\r\n\r\n")
         deadline.reschedule(None)  # the head is in; _open has its own timeouts
@@ -394,7 +548,7 @@ class EgressProxy:
             except _BadRequest as exc:
                 await _reply(writer, 400, str(exc))
                 return
-            upstream = await self._open_http(writer, host, port, "connect", tag)
+            upstream = await self._open_http(writer, host, port, "connect", tag, slot)
             if upstream is None:
                 return
             up_reader, up_writer = upstream
@@ -412,7 +566,7 @@ class EgressProxy:
         except _BadRequest as exc:
             await _reply(writer, 400, str(exc))
             return
-        upstream = await self._open_http(writer, host, port, "http", tag)
+        upstream = await self._open_http(writer, host, port, "http", tag, slot)
         if upstream is None:
             return
         up_reader, up_writer = upstream
@@ -497,24 +651,40 @@ class ProxyThread:
     Args:
         proxy: the proxy to run.
         sock: the listening socket to serve (ownership passes to the thread).
+        bridge: instead of ``sock``, the bridge to serve (see
+            :meth:`EgressProxy.serve_bridge`), with ``tag_of``.
+        tag_of: a connection's command number to its tag.
 
     Raises:
         OSError: the server could not start on ``sock``.
     """
 
-    def __init__(self, proxy: EgressProxy, sock: socket.socket) -> None:
+    def __init__(
+        self,
+        proxy: EgressProxy,
+        sock: socket.socket | None = None,
+        *,
+        bridge: socket.socket | None = None,
+        tag_of: Callable[[int], str] = "c{}".format,
+    ) -> None:
         self.proxy = proxy
         self._loop = asyncio.new_event_loop()
         self._server: asyncio.Server | None = None
+        self._bridge = bridge
         self._thread = threading.Thread(
             target=self._loop.run_forever, name="helikon-egress-proxy", daemon=True
         )
         self._thread.start()
-        started: Future[asyncio.Server] = asyncio.run_coroutine_threadsafe(
-            proxy.serve(sock), self._loop
-        )
         try:
-            self._server = started.result(timeout=10)
+            if sock is not None:
+                started: Future[asyncio.Server] = asyncio.run_coroutine_threadsafe(
+                    proxy.serve(sock), self._loop
+                )
+                self._server = started.result(timeout=10)
+            if bridge is not None:
+                asyncio.run_coroutine_threadsafe(
+                    proxy.serve_bridge(bridge, tag_of), self._loop
+                ).result(timeout=10)
         except BaseException:
             self.close()
             raise
@@ -527,6 +697,9 @@ class ProxyThread:
         async def _stop() -> None:
             if self._server is not None:
                 self._server.close()
+            if self._bridge is not None:
+                self.proxy.stop_bridge(self._bridge)
+                self._bridge.close()
             for task in asyncio.all_tasks():
                 if task is not asyncio.current_task():
                     task.cancel()

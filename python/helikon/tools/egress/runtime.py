@@ -4,8 +4,11 @@ The backend asks it for the native ``egress`` config before the policy is built,
 the built policy, and runs each command through :meth:`EgressRuntime.attach`, which gives it
 a proxy credential of its own and collects that command's :class:`NetworkAccess` events.
 
-* Namespace mechanism: the proxy serves the listener the native policy created inside the
-  command's private network namespace (``egress_listener_fd``).
+* Namespace mechanism: each command runs in a private network namespace of its own; its
+  supervisor passes every connection the command makes to ``127.0.0.1:3128`` there over a
+  unix socket bridge (``egress_bridge_fd``), tagged with the command, and the proxy serves
+  them. As root the child makes the namespace directly, otherwise from an unprivileged user
+  namespace.
 * Landlock-port mechanism: the proxy serves a listener it made on ``127.0.0.1`` in the
   host's namespace; its port goes into the config as ``host_port``.
 
@@ -91,7 +94,11 @@ class EgressRuntime:
         self._events: dict[str, list[NetworkAccess]] = {}
         self._lock = threading.Lock()
         self._proxy = EgressProxy(
-            policy, resolver=resolver, identify=self._identify, on_client_event=self._record
+            policy,
+            resolver=resolver,
+            identify=self._identify,
+            on_client_event=self._record,
+            max_connections_per_command=policy.max_connections_per_command,
         )
         self._host_sock: socket.socket | None = None
         self._thread: ProxyThread | None = None
@@ -112,15 +119,15 @@ class EgressRuntime:
         """Serve the listener the built policy uses (namespace or host port)."""
         self.mechanism = native.egress_mechanism() or self.mechanism
         self.port = native.egress_port()
-        fd = native.egress_listener_fd()
+        fd = native.egress_bridge_fd()
         if fd is not None:
-            sock = socket.socket(fileno=fd)
             self.discard_host_listener()
+            self._thread = ProxyThread(self._proxy, bridge=socket.socket(fileno=fd))
         elif self._host_sock is not None:
             sock, self._host_sock = self._host_sock, None
+            self._thread = ProxyThread(self._proxy, sock)
         else:  # pragma: no cover - the native side refuses this combination
             raise SandboxUnavailable("the egress proxy has no listener to serve")
-        self._thread = ProxyThread(self._proxy, sock)
 
     def start_host(self) -> int:
         """Serve a new listener on ``127.0.0.1`` in this namespace (macOS Seatbelt, where
@@ -158,7 +165,9 @@ class EgressRuntime:
                     events.append(event)
 
     def open_command(self) -> tuple[str, dict[str, str]]:
-        """Register a command: its tag and the proxy variables carrying its credential."""
+        """Register a command: its tag (``c`` and its number, the ``egress_tag`` the native
+        run sends with its bridged connections) and the proxy variables carrying its
+        credential."""
         if self.port is None:
             raise SandboxUnavailable("the egress proxy is not serving")
         tag = f"c{next(self._ids)}"
@@ -174,16 +183,19 @@ class EgressRuntime:
             self._tokens.pop(tag, None)
             return tuple(self._events.pop(tag, ()))
 
-    async def attach(self, run: Callable[[dict[str, str]], Awaitable[ExecResult]]) -> ExecResult:
+    async def attach(
+        self, run: Callable[[dict[str, str], int], Awaitable[ExecResult]]
+    ) -> ExecResult:
         """Run one command with its own proxy credential and attach its events.
 
         ``run`` gets the command's proxy variables (to set over the backend's environment)
-        and returns the backend's result; this adds the events the proxy attributed to that
-        credential (:attr:`ExecResult.network`) and a note per refused destination.
+        and its number (the native ``egress_tag``), and returns the backend's result; this
+        adds the events the proxy attributed to that credential (:attr:`ExecResult.network`)
+        and a note per refused destination.
         """
         tag, env = self.open_command()
         try:
-            result = await run(env)
+            result = await run(env, int(tag[1:]))
         finally:
             events = self.close_command(tag)
         return replace(result, network=events, notes=result.notes + denial_notes(events))
@@ -225,6 +237,7 @@ def denial_notes(events: tuple[NetworkAccess, ...]) -> tuple[str, ...]:
         if e.verdict == "deny":
             seen.setdefault((e.host, e.port, e.rule), e.reason)
     return tuple(
-        f"network: {host}:{port} refused by the egress proxy ({rule}: {reason})"
+        f"network: {f'{host}:{port}' if host else 'a connection'} refused by the egress proxy "
+        f"({rule}: {reason})"
         for (host, port, rule), reason in seen.items()
     )

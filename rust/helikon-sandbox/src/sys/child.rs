@@ -8,7 +8,7 @@ use libc::{c_int, c_uint};
 
 use super::launch::{Launch, Mark};
 use super::raw::{self, exit_now};
-use super::{mounts, step, ChildAction};
+use super::{mounts, netns, step, ChildAction};
 
 /// Record a failed step for the supervisor and end the child.
 fn fail(l: &Launch, which: i32, err: c_int) -> ! {
@@ -86,9 +86,18 @@ pub(super) fn confine_and_run(l: &Launch) -> ! {
         0,
     );
     l.mark(Mark::Limits);
-    if let Some(net) = l.netns_fd {
-        // Egress through the proxy: the namespace's only interface is loopback.
-        check(l, step::NETNS, raw::setns(net, libc::CLONE_NEWNET));
+    if let Some(maps) = &l.userns {
+        // Not root: the namespaces below are made from a user namespace of C's own.
+        if let Err(e) = mounts::enter_user_namespace(maps) {
+            fail(l, step::USERNS, e);
+        }
+    }
+    if l.egress_port != 0 {
+        // Egress through the proxy: a namespace whose only interface is loopback.
+        let to_s = l.listener_pair[1].load(Ordering::SeqCst);
+        if let Err(e) = netns::enter(l.egress_port, to_s) {
+            fail(l, step::NETNS, e);
+        }
     }
     if let Some(plan) = &l.mounts {
         if let Err(e) = mounts::enter(plan) {

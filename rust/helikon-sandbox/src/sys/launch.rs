@@ -40,8 +40,17 @@ pub(crate) struct Launch {
     pub mounts: Option<crate::mount_plan::MountPlan>,
     /// Landlock ruleset descriptor to enforce.
     pub landlock_fd: Option<RawFd>,
-    /// Egress: the network namespace to enter (as root, before the credentials change).
-    pub netns_fd: Option<RawFd>,
+    /// Enter a user namespace first, with these identity maps (a host that is not root:
+    /// for `private_mounts` and for the egress network namespace).
+    pub userns: Option<crate::mount_plan::IdMaps>,
+    /// Egress: the port of the listener in the command's own network namespace (0: none).
+    pub egress_port: u16,
+    /// Egress: the bridge's sending end (S passes each accepted connection over it), or -1.
+    pub egress_bridge: RawFd,
+    /// Egress: the tag S sends with each connection (the proxy's command id).
+    pub egress_tag: u64,
+    /// The socket pair S makes for C to pass its listener: `[S's end, C's end]`, -1 unset.
+    pub listener_pair: [AtomicI32; 2],
     /// Seccomp programs, installed in order, after Landlock.
     pub seccomp: Vec<BpfProgram>,
     /// What to do once confined.
@@ -194,7 +203,11 @@ impl Launch {
             no_new_privs: false,
             mounts: None,
             landlock_fd: None,
-            netns_fd: None,
+            userns: None,
+            egress_port: 0,
+            egress_bridge: -1,
+            egress_tag: 0,
+            listener_pair: [AtomicI32::new(-1), AtomicI32::new(-1)],
             seccomp: Vec::new(),
             action: ChildAction::Exec,
             timeout_ms: 0,

@@ -45,7 +45,7 @@ mod child;
 pub(crate) mod launch;
 mod memwatch;
 mod mounts;
-pub(crate) mod netns;
+mod netns;
 mod procfs;
 pub(crate) mod raw;
 mod supervisor;
@@ -73,6 +73,7 @@ pub(crate) mod step {
     pub const PIPE: i32 = 17;
     pub const MOUNTS: i32 = 18;
     pub const NETNS: i32 = 19;
+    pub const USERNS: i32 = 20;
     /// Not a failure: the result of a built-in probe (errno 0 = the probe succeeded).
     pub const PROBE: i32 = 100;
 }
@@ -98,7 +99,8 @@ pub(crate) fn step_name(s: i32) -> &'static str {
         step::FORK => "fork",
         step::PIPE => "pipe",
         step::MOUNTS => "private mount namespace",
-        step::NETNS => "enter the egress network namespace",
+        step::NETNS => "egress network namespace",
+        step::USERNS => "user namespace",
         _ => "unknown step",
     }
 }

@@ -61,7 +61,7 @@ fn write_file(path: &core::ffi::CStr, data: &[u8]) -> Result<(), c_int> {
 /// Enter a new user namespace mapping this process's uid and gid to themselves: the child
 /// then holds every capability over the namespaces it creates next (and none outside; an
 /// `execve` as a non-zero uid clears them).
-fn enter_user_namespace(maps: &IdMaps) -> Result<(), c_int> {
+pub(super) fn enter_user_namespace(maps: &IdMaps) -> Result<(), c_int> {
     raw::unshare(libc::CLONE_NEWUSER)?;
     write_file(c"/proc/self/setgroups", b"deny")?;
     write_file(c"/proc/self/uid_map", maps.uid_map.as_bytes())?;
@@ -100,9 +100,6 @@ fn restrict(
 /// step.
 pub(super) fn enter(plan: &MountPlan) -> Result<(), c_int> {
     let null = std::ptr::null::<libc::c_char>();
-    if let Some(maps) = &plan.userns {
-        enter_user_namespace(maps)?;
-    }
     raw::unshare(libc::CLONE_NEWNS)?;
     // Nothing done here may propagate back to the host's mounts.
     raw::mount(

@@ -396,9 +396,113 @@ pub(crate) fn ioctl_ptr(fd: c_int, request: libc::c_ulong, arg: usize) -> R {
     sc!(libc::SYS_ioctl, fd, request, arg)
 }
 
-/// Enter the namespace `fd` refers to (`nstype` one `CLONE_NEW*` flag).
-pub(crate) fn setns(fd: c_int, nstype: c_int) -> R {
-    sc!(libc::SYS_setns, fd, nstype)
+/// `socketpair(AF_UNIX, ty, 0)`.
+pub(crate) fn socketpair_unix(ty: c_int) -> Result<(c_int, c_int), c_int> {
+    let mut fds = [-1 as c_int; 2];
+    sc!(libc::SYS_socketpair, libc::AF_UNIX, ty, 0, fds.as_mut_ptr())?;
+    Ok((fds[0], fds[1]))
+}
+
+/// `bind(fd, 127.0.0.1:port)`.
+pub(crate) fn bind_loopback(fd: c_int, port: u16) -> R {
+    // SAFETY: sockaddr_in is plain old data; all-zero is a valid value.
+    let mut addr: libc::sockaddr_in = unsafe { core::mem::zeroed() };
+    addr.sin_family = libc::AF_INET as libc::sa_family_t;
+    addr.sin_port = port.to_be();
+    addr.sin_addr.s_addr = u32::from_be_bytes([127, 0, 0, 1]).to_be();
+    sc!(
+        libc::SYS_bind,
+        fd,
+        &addr as *const libc::sockaddr_in,
+        core::mem::size_of::<libc::sockaddr_in>()
+    )
+}
+
+pub(crate) fn listen(fd: c_int, backlog: c_int) -> R {
+    sc!(libc::SYS_listen, fd, backlog)
+}
+
+/// `accept4(fd, NULL, NULL, flags)`.
+pub(crate) fn accept4(fd: c_int, flags: c_int) -> R {
+    sc!(
+        libc::SYS_accept4,
+        fd,
+        core::ptr::null_mut::<libc::sockaddr>(),
+        core::ptr::null_mut::<libc::socklen_t>(),
+        flags
+    )
+}
+
+/// Bytes of a control message header, and of one carrying one descriptor.
+const CMSG_HDR: usize = core::mem::size_of::<libc::cmsghdr>();
+const CMSG_FD_SPACE: usize = CMSG_HDR + 8; // one c_int, padded to the 8-byte alignment
+
+/// `sendmsg(sock, data, SCM_RIGHTS [fd], flags)`: pass `fd` with the bytes `data`.
+pub(crate) fn send_fd(sock: c_int, data: &[u8], fd: c_int, flags: c_int) -> R {
+    let mut control = [0u64; CMSG_FD_SPACE / 8];
+    let mut iov = libc::iovec {
+        iov_base: data.as_ptr() as *mut libc::c_void,
+        iov_len: data.len(),
+    };
+    // SAFETY: msghdr is plain old data; all-zero is a valid value.
+    let mut msg: libc::msghdr = unsafe { core::mem::zeroed() };
+    msg.msg_iov = &mut iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = control.as_mut_ptr() as *mut libc::c_void;
+    msg.msg_controllen = CMSG_FD_SPACE as _;
+    let hdr = control.as_mut_ptr() as *mut libc::cmsghdr;
+    // SAFETY: `control` is 8-byte aligned and holds a cmsghdr followed by one c_int.
+    unsafe {
+        (*hdr).cmsg_len = (CMSG_HDR + core::mem::size_of::<c_int>()) as _;
+        (*hdr).cmsg_level = libc::SOL_SOCKET;
+        (*hdr).cmsg_type = libc::SCM_RIGHTS;
+        core::ptr::write_unaligned((hdr as *mut u8).add(CMSG_HDR) as *mut c_int, fd);
+    }
+    sc!(libc::SYS_sendmsg, sock, &msg as *const libc::msghdr, flags)
+}
+
+/// `recvmsg(sock, ..., flags | MSG_CMSG_CLOEXEC)`: one descriptor passed with SCM_RIGHTS
+/// (`Err(EBADMSG)` when the message carried none).
+pub(crate) fn recv_fd(sock: c_int, flags: c_int) -> R {
+    let mut control = [0u64; CMSG_FD_SPACE / 8];
+    let mut bytes = [0u8; 8];
+    let mut iov = libc::iovec {
+        iov_base: bytes.as_mut_ptr() as *mut libc::c_void,
+        iov_len: bytes.len(),
+    };
+    // SAFETY: msghdr is plain old data; all-zero is a valid value.
+    let mut msg: libc::msghdr = unsafe { core::mem::zeroed() };
+    msg.msg_iov = &mut iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = control.as_mut_ptr() as *mut libc::c_void;
+    msg.msg_controllen = CMSG_FD_SPACE as _;
+    sc!(
+        libc::SYS_recvmsg,
+        sock,
+        &mut msg as *mut libc::msghdr,
+        flags | libc::MSG_CMSG_CLOEXEC
+    )?;
+    let hdr = control.as_ptr() as *const libc::cmsghdr;
+    // SAFETY: `control` is ours and at least one header long; the kernel wrote at most
+    // `CMSG_FD_SPACE` bytes into it (unwritten bytes are zero).
+    #[allow(clippy::unnecessary_cast)] // cmsg_len is u32 on some libcs
+    let (len, level, ty) = unsafe {
+        (
+            (*hdr).cmsg_len as usize,
+            (*hdr).cmsg_level,
+            (*hdr).cmsg_type,
+        )
+    };
+    if (msg.msg_controllen as usize) < CMSG_HDR + 4
+        || len < CMSG_HDR + 4
+        || level != libc::SOL_SOCKET
+        || ty != libc::SCM_RIGHTS
+    {
+        return Err(libc::EBADMSG);
+    }
+    // SAFETY: as above; the descriptor follows the header.
+    let fd = unsafe { core::ptr::read_unaligned((hdr as *const u8).add(CMSG_HDR) as *const c_int) };
+    Ok(fd as usize)
 }
 
 /// End this process now (no destructors, no atexit handlers, no libc).

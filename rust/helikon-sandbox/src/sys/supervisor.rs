@@ -49,7 +49,16 @@ fn close_range(first: c_uint, last: c_uint) {
 
 /// A CLOEXEC pipe with both ends above 2 (C's `dup3` onto 0..=2 must not clobber them).
 fn pipe_above_stdio() -> Option<(c_int, c_int)> {
-    let (r, w) = raw::pipe().ok()?;
+    above_stdio(raw::pipe().ok()?)
+}
+
+/// A CLOEXEC `SOCK_SEQPACKET` socket pair with both ends above 2.
+fn seqpacket_above_stdio() -> Option<(c_int, c_int)> {
+    above_stdio(raw::socketpair_unix(libc::SOCK_SEQPACKET | libc::SOCK_CLOEXEC).ok()?)
+}
+
+/// Move both descriptors of a pair above 2 (CLOEXEC).
+fn above_stdio((r, w): (c_int, c_int)) -> Option<(c_int, c_int)> {
     let mut ends = [r, w];
     for end in &mut ends {
         if *end <= 2 {
@@ -84,12 +93,21 @@ fn finish(l: &Launch, mut report: [i32; REPORT_WORDS]) -> ! {
     exit_now(0)
 }
 
-/// The two output pipes and their captures.
+/// The two output pipes and their captures, and the egress listener S forwards from.
 struct Streams<'a> {
     fds: [RawFd; 2],
     open: [bool; 2],
     caps: [&'a mut HeadTail; 2],
+    /// The listener inside the command's network namespace (-1: none).
+    listener: RawFd,
+    /// The bridge to the host's proxy (-1: none).
+    bridge: RawFd,
+    /// The command's tag, sent with each connection.
+    tag: u64,
 }
+
+/// Connections accepted per wake-up before the pipes are served again.
+const ACCEPT_BATCH: usize = 64;
 
 impl Streams<'_> {
     fn any_open(&self) -> bool {
@@ -103,17 +121,21 @@ impl Streams<'_> {
             fd: -1,
             events: libc::POLLIN,
             revents: 0,
-        }; 3];
+        }; 4];
         for (i, p) in pfds.iter_mut().take(2).enumerate() {
             if let (Some(&fd), Some(&open)) = (self.fds.get(i), self.open.get(i)) {
                 p.fd = if open { fd } else { -1 };
             }
         }
         pfds[2].fd = pidfd;
+        pfds[3].fd = self.listener;
         // Without a pidfd (kernels before 5.3) the child is polled every few milliseconds.
         let ms = if pidfd < 0 { ms.min(5) } else { ms };
         if raw::ppoll(&mut pfds, ms).is_err() {
             return;
+        }
+        if pfds[3].fd >= 0 && pfds[3].revents != 0 {
+            self.forward();
         }
         let mut buf = [0u8; 16 * 1024];
         for i in 0..2 {
@@ -132,6 +154,29 @@ impl Streams<'_> {
                 Err(libc::EINTR | libc::EAGAIN) => {}
                 Err(_) => self.close(i),
             }
+        }
+    }
+
+    /// Accept what is waiting on the listener and pass each connection, with the command's
+    /// tag, to the proxy. A connection the bridge cannot take now (the proxy is gone or
+    /// behind) is closed: the command sees a reset, never another way out.
+    fn forward(&mut self) {
+        let tag = self.tag.to_le_bytes();
+        for _ in 0..ACCEPT_BATCH {
+            let conn = match raw::accept4(self.listener, libc::SOCK_CLOEXEC) {
+                Ok(fd) => fd as c_int,
+                Err(libc::EINTR | libc::ECONNABORTED) => continue,
+                Err(_) => return,
+            };
+            if self.bridge >= 0 {
+                let _ = raw::send_fd(
+                    self.bridge,
+                    &tag,
+                    conn,
+                    libc::MSG_DONTWAIT | libc::MSG_NOSIGNAL,
+                );
+            }
+            let _ = raw::close(conn);
         }
     }
 
@@ -180,6 +225,19 @@ pub(super) fn run(l: &Launch) -> ! {
         l.released.store(true, Ordering::SeqCst);
         finish(l, report);
     };
+    // Egress: C passes the listener of its network namespace over this pair.
+    let mut listener_s: c_int = -1;
+    if l.egress_port != 0 {
+        let Some((s_end, c_end)) = seqpacket_above_stdio() else {
+            report[4] = step::PIPE;
+            report[5] = libc::EMFILE;
+            l.released.store(true, Ordering::SeqCst);
+            finish(l, report);
+        };
+        listener_s = s_end;
+        l.listener_pair[0].store(s_end, Ordering::SeqCst);
+        l.listener_pair[1].store(c_end, Ordering::SeqCst);
+    }
     // C borrows this address space (on its own stack) until it execs.
     let arg = l as *const Launch as *mut c_void;
     // SAFETY: C runs `child_entry` on its own stack (inside the mapping the host keeps alive)
@@ -201,8 +259,15 @@ pub(super) fn run(l: &Launch) -> ! {
         l.released.store(true, Ordering::SeqCst);
         finish(l, report);
     }
-    for fd in [setup_w, out_w, err_w] {
-        let _ = raw::close(fd);
+    for fd in [
+        setup_w,
+        out_w,
+        err_w,
+        l.listener_pair[1].load(Ordering::SeqCst),
+    ] {
+        if fd >= 0 {
+            let _ = raw::close(fd);
+        }
     }
     // Until C has called execve or ended, bounded: a child stuck before exec is killed, and
     // one that cannot even be killed is left behind (the host then leaks the block and the
@@ -224,8 +289,18 @@ pub(super) fn run(l: &Launch) -> ! {
     }
     report[4] = l.step.load(Ordering::SeqCst);
     report[5] = l.errno.load(Ordering::SeqCst);
-    // Only the read ends stay: EOF then means every writer is gone.
-    let mut readers = [out_r, err_r];
+    // C passed its listener before it called execve (or failed before).
+    let listener = if listener_s >= 0 {
+        let fd = raw::recv_fd(listener_s, libc::MSG_DONTWAIT).map_or(-1, |fd| fd as c_int);
+        let _ = raw::close(listener_s);
+        fd
+    } else {
+        -1
+    };
+    let bridge = if listener >= 0 { l.egress_bridge } else { -1 };
+    // Only the read ends (and the egress listener and bridge) stay: EOF then means every
+    // writer is gone.
+    let mut readers = [out_r, err_r, listener, bridge];
     readers.sort_unstable();
     close_all_except(&readers);
     // SAFETY: S is the only writer of the captures while it runs; the host reads them after
@@ -235,6 +310,9 @@ pub(super) fn run(l: &Launch) -> ! {
         fds: [out_r, err_r],
         open: [true, true],
         caps: [out, err],
+        listener,
+        bridge,
+        tag: l.egress_tag,
     };
 
     let pidfd = raw::pidfd_open(pid).map_or(-1, |fd| fd as c_int);
@@ -280,7 +358,7 @@ pub(super) fn run(l: &Launch) -> ! {
         if let Some(w) = &memwatch {
             left = left.min(w.due_in(now).max(1));
         }
-        if streams.any_open() || pidfd >= 0 {
+        if streams.any_open() || pidfd >= 0 || streams.listener >= 0 {
             streams.pump(pidfd, left);
         } else {
             sleep_ms(left.min(5));
