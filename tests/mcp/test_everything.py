@@ -42,6 +42,7 @@ TOOLS = [
     "toggle-simulated-logging",
     "toggle-subscriber-updates",
     "trigger-long-running-operation",
+    "get-roots-list",  # offered because the client declares roots (the default: the workspace)
     "trigger-elicitation-request",  # offered because the client declares elicitation
     "trigger-url-elicitation",
     "trigger-sampling-request",  # offered because the client declares sampling (the default)

@@ -26,6 +26,7 @@ from helikon.core.usage import Usage
 from helikon.core.usage_limits import UsageLimits
 from helikon.errors import ConfigError, RunError, ToolOther
 from helikon.testing import Call, MockModel, Text
+from helikon.tools import ReadTool, Sandbox
 from tests.mcp._support import bounded, by_name, stdio_handle, tool_ctx
 
 
@@ -151,13 +152,25 @@ async def test_sampling_counts_against_the_runs_usage_limits() -> None:
     assert str(err.value) == f"run failed: {limit}"
 
 
-def test_a_bad_sampling_model_is_a_config_error() -> None:
+@pytest.mark.parametrize(
+    ("arg", "message"),
+    [
+        (
+            {"sampling_model": "openai:gpt-5"},
+            "McpServerHandle(sampling_model=...) must be a Model, 'agent' (the calling agent's "
+            "model) or None (no sampling), got 'openai:gpt-5'",
+        ),
+        (
+            {"roots": "/srv/data"},
+            "McpServerHandle(roots=...) must be a list of directories, 'workspace' (the "
+            "calling agent's) or None (no roots), got '/srv/data'; pass roots=['/srv/data']",
+        ),
+    ],
+)
+def test_a_bad_sampling_model_or_roots_is_a_config_error(arg: dict[str, Any], message: str) -> None:
     with pytest.raises(ConfigError) as err:
-        stdio_handle("asks", sampling_model="openai:gpt-5")
-    assert str(err.value) == (
-        "McpServerHandle(sampling_model=...) must be a Model, 'agent' (the calling agent's "
-        "model) or None (no sampling), got 'openai:gpt-5'"
-    )
+        stdio_handle("asks", **arg)
+    assert str(err.value) == message
 
 
 class _Approver:
@@ -206,7 +219,43 @@ async def test_roots_are_declared_listed_and_changed(tmp_path: Path) -> None:
         assert h.roots == [first, second]
 
 
-async def test_without_roots_roots_list_is_refused() -> None:
-    async with stdio_handle("asks") as h:
+async def test_roots_default_to_the_calling_agents_workspace(tmp_path: Path) -> None:
+    home, work = tmp_path / "home", tmp_path / "work"
+    home.mkdir()
+    work.mkdir()
+    sandbox = Sandbox.open(work)
+    async with stdio_handle("asks", cwd=home) as h:
+        t = by_name(h)
+        # before any agent called: the server's working directory
+        out = await bounded(t["ask_roots"].invoke(tool_ctx(), {}))
+        assert out.value == f"home={home.resolve().as_uri()}"
+        assert h.roots == [home.resolve()]
+        model = MockModel(
+            [[Call("c1", "ask_roots", {})], [Call("c2", "roots_seen", {})], [Text("ok")]]
+        )
+        agent = Agent(name="a", model=model, tools=[ReadTool(sandbox), *h.tools()])
+        result = await bounded(agent.run("go"))
+        outs = [e.item for e in result.events if isinstance(e, ToolOutputItem)]
+        texts = [o.content[0].text for o in outs]  # type: ignore[union-attr]
+        assert texts == [f"work={sandbox.root.as_uri()}", "1"]  # told once, before the call
+        # a later call outside a run keeps the workspace last seen; the same agent again
+        # sends no second notification
+        out = await bounded(t["ask_roots"].invoke(tool_ctx(), {}))
+        assert out.value == f"work={sandbox.root.as_uri()}"
+        again = MockModel([[Call("c1", "roots_seen", {})], [Text("ok")]])
+        agent2 = Agent(name="b", model=again, tools=[ReadTool(sandbox), *h.tools()])
+        result = await bounded(agent2.run("go"))
+        outs = [e.item for e in result.events if isinstance(e, ToolOutputItem)]
+        assert outs[0].content[0].text == "1"  # type: ignore[union-attr]
+
+
+async def test_an_agent_without_a_sandbox_leaves_the_default_roots(tmp_path: Path) -> None:
+    async with stdio_handle("asks", cwd=tmp_path) as h:
+        error, text = await _run(h, "ask_roots")
+    assert (error, text) == (False, f"{tmp_path.name}={tmp_path.resolve().as_uri()}")
+
+
+async def test_with_roots_none_roots_list_is_refused() -> None:
+    async with stdio_handle("asks", roots=None) as h:
         error, text = await _run(h, "ask_roots")
     assert error and "refused:" in text

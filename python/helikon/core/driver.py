@@ -65,7 +65,6 @@ from helikon.core.live_compaction import LiveCompaction
 from helikon.core.live_tools import LiveTools
 from helikon.core.loop_core import core_for
 from helikon.core.loop_native import call_of, run_started
-from helikon.core.model import Model
 from helikon.core.model_turn import ModelTurns
 from helikon.core.pause import CALLING_APPROVALS, Approvals, ItemTrail, ResumePlan, pause_state
 from helikon.core.resume_config import config_fields
@@ -91,7 +90,7 @@ from helikon.errors import (
 )
 from helikon.tracing import RunSpans
 
-__all__ = ["calling_model", "calling_run_context", "resume_agent", "run_agent"]
+__all__ = ["calling_agent", "calling_run_context", "resume_agent", "run_agent"]
 
 
 _CALLING_CONTEXT: contextvars.ContextVar[RunContext[Any] | None] = contextvars.ContextVar(
@@ -109,16 +108,16 @@ def calling_run_context() -> RunContext[Any] | None:
     return _CALLING_CONTEXT.get()
 
 
-_CALLING_MODEL: contextvars.ContextVar[Model | None] = contextvars.ContextVar(
-    "helikon_calling_model", default=None
+_CALLING_AGENT: contextvars.ContextVar[DrivenAgent | None] = contextvars.ContextVar(
+    "helikon_calling_agent", default=None
 )
 
 
-def calling_model() -> Model | None:
-    """The model of the agent whose tool call is executing, else ``None`` (set like
-    :func:`calling_run_context`): an MCP server's sampling request is answered by it unless
-    the handle names another."""
-    return _CALLING_MODEL.get()
+def calling_agent() -> DrivenAgent | None:
+    """The agent whose tool call is executing, else ``None`` (set like
+    :func:`calling_run_context`): an MCP server's sampling request is answered by its model,
+    and its workspace is the server's default roots."""
+    return _CALLING_AGENT.get()
 
 
 class _Stop(Exception):
@@ -279,11 +278,11 @@ class _Run:
         reset = _CALLING_CONTEXT.set(self.caller.ctx)
         reset_approvals = CALLING_APPROVALS.set(self.approvals)
         reset_meter = current_meter().set(self.meter)  # an agent-as-tool spends from it
-        reset_model = _CALLING_MODEL.set(self.agent.model)
+        reset_model = _CALLING_AGENT.set(self.agent)
         try:
             return asyncio.get_running_loop().create_task(coro)
         finally:
-            _CALLING_MODEL.reset(reset_model)
+            _CALLING_AGENT.reset(reset_model)
             current_meter().reset(reset_meter)
             CALLING_APPROVALS.reset(reset_approvals)
             _CALLING_CONTEXT.reset(reset)
@@ -294,11 +293,11 @@ class _Run:
         reset = _CALLING_CONTEXT.set(self.caller.ctx)
         reset_approvals = CALLING_APPROVALS.set(self.approvals)
         reset_meter = current_meter().set(self.meter)  # an agent-as-tool spends from it
-        reset_model = _CALLING_MODEL.set(self.agent.model)
+        reset_model = _CALLING_AGENT.set(self.agent)
         try:  # gather wraps each call in a task now, copying the context with the variable
             gathered = asyncio.gather(*(self._call(c, sem) for c in calls))
         finally:
-            _CALLING_MODEL.reset(reset_model)
+            _CALLING_AGENT.reset(reset_model)
             current_meter().reset(reset_meter)
             CALLING_APPROVALS.reset(reset_approvals)
             _CALLING_CONTEXT.reset(reset)

@@ -19,12 +19,13 @@ capability at ``initialize``, so a handle declares only what it can answer:
   with content built from the requested schema's ``default`` values (a form with a required
   field that has no default is declined: an approval handler cannot fill it in);
   ``ApprovalDeny`` declines.
-* ``roots/list`` (when the handle has ``roots``): the directories as ``file://`` URIs.
+* ``roots/list`` (unless the handle's ``roots`` is ``None``): the directories of
+  :class:`~helikon.mcp._roots.Roots` as ``file://`` URIs (by default the calling agent's
+  workspace).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -34,7 +35,7 @@ import mcp_types as types
 from helikon.core.authorize import authorize
 from helikon.core.cancel import CancellationToken
 from helikon.core.context import RunContext
-from helikon.core.driver import calling_model, calling_run_context
+from helikon.core.driver import calling_agent, calling_run_context
 from helikon.core.items import AssistantMessage, SystemMessage, TextPart, UserMessage
 from helikon.core.model import Model, ModelRequest, ModelSettings
 from helikon.core.permissions import ApprovalAllow, PermissionAllow, PermissionDeny
@@ -43,8 +44,9 @@ from helikon.core.turn import TurnAccumulator
 from helikon.core.usage import Usage
 from helikon.core.usage_limits import UsageMeter, current_meter
 from helikon.errors import UsageLimitExceeded
+from helikon.mcp._roots import Roots, RootsSetting, root_uris
 
-__all__ = ["AGENT_MODEL", "Caller", "ServerRequests", "calling", "root_uris"]
+__all__ = ["AGENT_MODEL", "Caller", "ServerRequests", "calling"]
 
 AGENT_MODEL = "agent"
 """``sampling_model=AGENT_MODEL``: the calling agent's own model answers sampling."""
@@ -57,8 +59,15 @@ class Caller:
     """The run whose tool call is in flight on a handle: what server requests need of it."""
 
     run: RunContext[Any]
-    model: Model | None = None
+    agent: Any = None
+    """The calling agent (its ``model`` samples; its tools' sandboxes are the roots)."""
     meter: UsageMeter | None = None
+
+    @property
+    def model(self) -> Model | None:
+        """The calling agent's model."""
+        model = getattr(self.agent, "model", None)
+        return model if isinstance(model, Model) else None
 
 
 def calling() -> Caller | None:
@@ -66,19 +75,10 @@ def calling() -> Caller | None:
     run = calling_run_context()
     if run is None:
         return None
-    return Caller(run, calling_model(), current_meter().get())
+    return Caller(run, calling_agent(), current_meter().get())
 
 
 _REFUSED = -32600  # INVALID_REQUEST, what the package's own refusal uses
-
-
-def root_uris(roots: Sequence[str | Path]) -> list[types.Root]:
-    """Each directory as a ``file://`` root named after its last component."""
-    out = []
-    for root in roots:
-        path = Path(root).expanduser().resolve()
-        out.append(types.Root(uri=path.as_uri(), name=path.name or str(path)))  # type: ignore[arg-type]
-    return out
 
 
 def _text(content: Any) -> str:
@@ -94,12 +94,13 @@ class ServerRequests:
         prefix: str | None,
         *,
         sampling_model: SamplingModel,
-        roots: Sequence[str | Path] | None,
+        roots: RootsSetting,
+        default_root: Path | None = None,
     ) -> None:
         self.sampling_tool = f"{prefix or ''}mcp_sampling"
         self.elicitation_tool = f"{prefix or ''}mcp_elicitation"
         self.sampling_model = sampling_model
-        self.roots = list(roots) if roots is not None else None
+        self.roots = Roots(roots, default_root)
         self.sampling_usage = Usage()
         """Tokens the sampling model used for this handle's server, summed."""
         self.active: list[Caller] = []
@@ -110,7 +111,7 @@ class ServerRequests:
         out: dict[str, Any] = {"elicitation_callback": self._elicit}
         if self.sampling_model is not None:
             out["sampling_callback"] = self._sample
-        if self.roots is not None:
+        if self.roots.offered:
             out["list_roots_callback"] = self._list_roots
         return out
 
@@ -194,7 +195,7 @@ class ServerRequests:
     # ------------------------------------------------------------------ roots
 
     async def _list_roots(self, context: Any) -> types.ListRootsResult:
-        return types.ListRootsResult(roots=root_uris(self.roots or []))
+        return types.ListRootsResult(roots=root_uris(self.roots.current()))
 
 
 def _refused(reason: str) -> types.ErrorData:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from contextlib import AbstractContextManager
+from contextlib import AbstractAsyncContextManager
 from typing import TYPE_CHECKING, Any, Protocol
 
 import mcp_types as types
@@ -24,7 +24,7 @@ class ConnectionSource(Protocol):
         """The connection to call on (raises ``ToolOther`` when there is none)."""
         ...
 
-    def calls_from(self, caller: Caller | None) -> AbstractContextManager[None]:
+    def calls_from(self, caller: Caller | None) -> AbstractAsyncContextManager[None]:
         """Server requests during the block are answered for the calling run."""
         ...
 
@@ -171,12 +171,12 @@ class McpTool:
         run = calling()
         connection = await self._handle.live_connection(self.name)
         try:
-            with self._handle.calls_from(run):
+            async with self._handle.calls_from(run):
                 result = await connection.call(self.wire_name, self.name, args, ctx.cancel)
         except SessionExpired:  # not processed by the server: once more, on a new session
             fresh = await self._handle.live_connection(self.name)
             if fresh is connection:  # no reconnect (max_reconnects=0): the 404 stands
                 raise
-            with self._handle.calls_from(run):
+            async with self._handle.calls_from(run):
                 result = await fresh.call(self.wire_name, self.name, args, ctx.cancel)
         return map_result(self.name, result, self._max_chars)

@@ -5,9 +5,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
+import os
 import sys
 import weakref
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 from types import TracebackType
@@ -29,6 +30,7 @@ from helikon.mcp._context_tools import GetPromptTool, ReadResourceTool
 from helikon.mcp._lazy import SearchTools
 from helikon.mcp._naming import SEARCH_TOOLS, display_name
 from helikon.mcp._requests import AGENT_MODEL, Caller, ServerRequests
+from helikon.mcp._roots import WORKSPACE
 from helikon.mcp._stdio import DEFAULT_MAX_MESSAGE_BYTES, StdioState, open_stdio
 from helikon.mcp._tool import DEFAULT_MAX_RESULT_CHARS, McpTool
 from helikon.mcp._transport import HttpErrorLog, http_transport, stdio_transport
@@ -89,8 +91,14 @@ class McpServerHandle:
         max_reconnects: int = 3,
         reconnect_delay: float = 0.5,
         sampling_model: Model | Literal["agent"] | None = "agent",
-        roots: Sequence[str | Path] | None = None,
+        roots: Sequence[str | Path] | Literal["workspace"] | None = "workspace",
+        default_root: Path | None = None,
     ) -> None:
+        if isinstance(roots, str | Path) and roots != WORKSPACE:
+            raise ConfigError(
+                f"McpServerHandle(roots=...) must be a list of directories, 'workspace' (the "
+                f"calling agent's) or None (no roots), got {roots!r}; pass roots=[{roots!r}]"
+            )
         if sampling_model not in (None, AGENT_MODEL) and not callable(
             getattr(sampling_model, "invoke", None)
         ):
@@ -98,7 +106,9 @@ class McpServerHandle:
                 "McpServerHandle(sampling_model=...) must be a Model, 'agent' (the calling "
                 f"agent's model) or None (no sampling), got {sampling_model!r}"
             )
-        self._requests = ServerRequests(tool_prefix, sampling_model=sampling_model, roots=roots)
+        self._requests = ServerRequests(
+            tool_prefix, sampling_model=sampling_model, roots=roots, default_root=default_root
+        )
         self._make = make
         self._connection = make(self._list_changed, self._requests.callbacks())
         self.tool_prefix = tool_prefix
@@ -144,7 +154,7 @@ class McpServerHandle:
         max_reconnects: int = 3,
         reconnect_delay: float = 0.5,
         sampling_model: Model | Literal["agent"] | None = "agent",
-        roots: Sequence[str | Path] | None = None,
+        roots: Sequence[str | Path] | Literal["workspace"] | None = "workspace",
         on_progress: ProgressCallback | None = None,
     ) -> McpServerHandle:
         """A server started as a child process speaking MCP over stdin/stdout.
@@ -179,8 +189,12 @@ class McpServerHandle:
                 whose tool call is in flight (a request outside a run is refused), or a
                 :class:`~helikon.Model`; ``None``: sampling is not offered. Inside a run,
                 its usage is added to the run's and counted against its usage limits.
-            roots: directories declared as the client's roots (``roots/list``); change
-                them with :meth:`set_roots` (``None``: roots are not offered).
+            roots: the client's roots (``roots/list``): a list of directories (change
+                them with :meth:`set_roots`); ``"workspace"`` (default) the workspace of
+                the agent whose tool call is in flight (the root of each sandbox its tools
+                work in; the server is notified when it changes), this server's working
+                directory (``cwd``, else this process's) until such an agent has called;
+                ``None``: roots are not offered.
             on_progress: ``await on_progress(tool, progress, total, message)`` for each
                 progress notification the server sends while a tool call runs (the call
                 then carries a ``progressToken``); an exception it raises is logged.
@@ -230,6 +244,7 @@ class McpServerHandle:
             reconnect_delay=reconnect_delay,
             sampling_model=sampling_model,
             roots=roots,
+            default_root=Path(cwd if cwd is not None else os.getcwd()).resolve(),
         )
 
     @classmethod
@@ -247,7 +262,7 @@ class McpServerHandle:
         max_reconnects: int = 3,
         reconnect_delay: float = 0.5,
         sampling_model: Model | Literal["agent"] | None = "agent",
-        roots: Sequence[str | Path] | None = None,
+        roots: Sequence[str | Path] | Literal["workspace"] | None = "workspace",
         on_progress: ProgressCallback | None = None,
     ) -> McpServerHandle:
         """A server reached over streamable HTTP at ``url`` (e.g. ``http://host:8000/mcp``).
@@ -385,32 +400,38 @@ class McpServerHandle:
 
     @property
     def roots(self) -> list[str | Path] | None:
-        """The declared roots (``None``: roots are not offered)."""
-        return None if self._requests.roots is None else list(self._requests.roots)
+        """The roots ``roots/list`` answers now (``None``: roots are not offered)."""
+        roots = self._requests.roots
+        return roots.current() if roots.offered else None
 
     async def set_roots(self, roots: Sequence[str | Path]) -> None:
-        """Replace the declared roots and send ``notifications/roots/list_changed``.
+        """Replace the declared roots (the calling agent's workspace is no longer followed)
+        and send ``notifications/roots/list_changed``.
 
         Raises:
-            ConfigError: the handle was built without ``roots`` (the capability is
+            ConfigError: the handle was built with ``roots=None`` (the capability is
                 declared at connect, so it cannot be added later).
         """
-        if self._requests.roots is None:
+        if not self._requests.roots.offered:
             raise ConfigError(
-                "McpServerHandle.set_roots(...): the handle was built without roots=...; pass "
-                "roots=[] to the constructor to declare the capability"
+                "McpServerHandle.set_roots(...): the handle was built with roots=None; pass "
+                "roots=[] (or leave the default, 'workspace') to declare the capability"
             )
-        self._requests.roots = list(roots)
+        self._requests.roots.set(roots)
         await self._connection.send_roots_changed()
 
-    @contextlib.contextmanager
-    def calls_from(self, caller: Caller | None) -> Iterator[None]:
+    @contextlib.asynccontextmanager
+    async def calls_from(self, caller: Caller | None) -> AsyncIterator[None]:
         """While the block runs, server requests are decided under the calling run's
         permissions, sampled by its agent's model and counted in its usage (``caller``:
-        :func:`helikon.mcp._requests.calling` in the tool call, ``None`` outside a run)."""
+        :func:`helikon.mcp._requests.calling` in the tool call, ``None`` outside a run).
+        With ``roots="workspace"``, a caller whose agent has another workspace than the
+        server was told first gets ``notifications/roots/list_changed`` sent."""
         if caller is None:
             yield
             return
+        if self._requests.roots.follow(caller.agent):
+            await self._connection.send_roots_changed()
         self._requests.active.append(caller)
         try:
             yield
