@@ -9,6 +9,8 @@ a cProfile of the Host path and the tool layer). Two commands, each through:
   watchdog, the supervisor and its process-tree sweep; no containment);
 * **os**: ``await OsSandboxBackend.run(cmd)`` (Landlock + seccomp + the uid drop as root);
 * **os + private_mounts**: the same in a private mount namespace (root only);
+* **os + network**: the same with a ``NetworkPolicy`` (egress through the proxy: a private
+  network namespace per command where user namespaces or root allow it);
 * **bash tool (os)**: ``await BashTool(os).invoke(...)``, the tool layer on top;
 * **bwrap**: ``bwrap`` (Debian package ``bubblewrap``) with an equivalent policy: system
   directories read-only, the workspace read-write, a fresh ``/tmp``, no network namespace
@@ -41,6 +43,7 @@ from helikon.core.cancel import CancellationToken
 from helikon.core.context import ToolContext
 from helikon.errors import SandboxUnavailable
 from helikon.tools import BashTool, HostBackend, OsSandboxBackend, Sandbox
+from helikon.tools.egress import NetworkPolicy
 
 TARGET_RATIO = 1.30
 NOBODY = (65534, 65534)
@@ -144,6 +147,13 @@ def _variants(root: Path) -> dict[str, Runner]:
             out["os + private_mounts"] = _backend(
                 OsSandboxBackend(Sandbox.open(root), run_as=run_as, private_mounts=True)
             )
+        net = OsSandboxBackend(
+            Sandbox.open(root),
+            run_as=run_as,
+            network=NetworkPolicy(allow_domains=["example.invalid"]),
+        )
+        mechanism = net.egress.mechanism if net.egress is not None else "?"
+        out[f"os + network ({mechanism})"] = _backend(net)
         out["bash tool (os)"] = _tool(BashTool(os_b))
     except SandboxUnavailable as exc:
         print(f"os backend skipped: {exc}")
