@@ -378,6 +378,27 @@ class Connection:
 
     # ------------------------------------------------------------------ calls
 
+    async def _raced(
+        self, request: Awaitable[T], cancel: CancellationToken | None
+    ) -> asyncio.Future[T]:
+        """``request`` run until it ends, the server dies or ``cancel`` fires, whichever is
+        first; the task, done or (when it was still running) cancelled and given 2 s to end.
+        Every request to the server goes through here."""
+        task = asyncio.ensure_future(request)
+        watchers: list[asyncio.Future[Any]] = [asyncio.ensure_future(self._dead.wait())]
+        if cancel is not None:
+            watchers.append(asyncio.ensure_future(cancel.wait()))
+        try:
+            await asyncio.wait([task, *watchers], return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for w in watchers:
+                w.cancel()
+            if not task.done():
+                task.cancel()
+                with contextlib.suppress(BaseException):
+                    await asyncio.wait_for(task, 2.0)
+        return task
+
     async def request(
         self,
         what: str,
@@ -396,19 +417,7 @@ class Connection:
             raise McpServiceError(
                 f"MCP server {self.label}: {what} unavailable: {self._dead_reason}"
             )
-        task = asyncio.ensure_future(send(session))
-        watchers: list[asyncio.Future[Any]] = [asyncio.ensure_future(self._dead.wait())]
-        if cancel is not None:
-            watchers.append(asyncio.ensure_future(cancel.wait()))
-        try:
-            await asyncio.wait([task, *watchers], return_when=asyncio.FIRST_COMPLETED)
-        finally:
-            for w in watchers:
-                w.cancel()
-            if not task.done():
-                task.cancel()
-                with contextlib.suppress(BaseException):
-                    await asyncio.wait_for(task, 2.0)
+        task = await self._raced(send(session), cancel)
         if task.done() and not task.cancelled():
             exc = task.exception()
             if exc is None:
@@ -458,24 +467,15 @@ class Connection:
                 except Exception:  # a failing observer never fails the call
                     _log.warning("MCP on_progress callback raised", exc_info=True)
 
-        call = asyncio.ensure_future(
+        call = await self._raced(
             session.call_tool(
                 wire_name,
                 arguments,
                 read_timeout_seconds=self._call_timeout,
                 progress_callback=on_progress,
-            )
+            ),
+            cancel,
         )
-        watchers = [asyncio.ensure_future(cancel.wait()), asyncio.ensure_future(self._dead.wait())]
-        try:
-            await asyncio.wait([call, *watchers], return_when=asyncio.FIRST_COMPLETED)
-        finally:
-            for w in watchers:
-                w.cancel()
-            if not call.done():
-                call.cancel()
-                with contextlib.suppress(BaseException):
-                    await asyncio.wait_for(call, 2.0)
         if call.done() and not call.cancelled():
             exc = call.exception()
             if exc is None:

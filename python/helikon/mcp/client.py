@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import functools
 import os
 import sys
 import weakref
@@ -17,19 +16,25 @@ from typing import Any, Literal
 import httpx2
 import mcp_types as types
 from mcp.client._transport import TransportStreams
+from typing_extensions import Unpack
 
-from helikon.core.cancel import CancellationToken
-from helikon.core.items import AssistantMessage, ContentPart, UserMessage
 from helikon.core.model import Model
 from helikon.core.tool import Tool
 from helikon.core.usage import Usage
-from helikon.errors import ConfigError, McpError, McpOther, McpServiceError, ToolOther
-from helikon.mcp._catalog import prompt_items, resource_parts, resource_text
-from helikon.mcp._connection import Connection, ProgressCallback
+from helikon.errors import ConfigError, McpError, McpOther
+from helikon.mcp._connection import Connection
 from helikon.mcp._context_tools import GetPromptTool, ReadResourceTool
 from helikon.mcp._lazy import SearchTools
 from helikon.mcp._naming import SEARCH_TOOLS, display_name
+from helikon.mcp._options import (
+    DEFAULT_CONNECT_TIMEOUT,
+    HandleOptions,
+    checked_options,
+    stdio_label,
+)
+from helikon.mcp._reconnect import ConnectionFactory, Reconnecting
 from helikon.mcp._requests import AGENT_MODEL, Caller, ServerRequests
+from helikon.mcp._resources import ResourcesAndPrompts
 from helikon.mcp._roots import WORKSPACE
 from helikon.mcp._stdio import DEFAULT_MAX_MESSAGE_BYTES, StdioState, open_stdio
 from helikon.mcp._tool import DEFAULT_MAX_RESULT_CHARS, McpTool
@@ -37,14 +42,8 @@ from helikon.mcp._transport import HttpErrorLog, http_transport, stdio_transport
 
 __all__ = ["McpServerHandle"]
 
-_ConnectionFactory = Callable[[Callable[[str], None], dict[str, Any]], Connection]
-"""Builds a fresh, unstarted connection: list-change notifications go to the callback, the
-dict holds the ``ClientSession`` callbacks for server requests."""
 
-_MAX_BACKOFF = 8.0
-
-
-class McpServerHandle:
+class McpServerHandle(Reconnecting, ResourcesAndPrompts):
     """A connection to one MCP server whose tools an agent can call.
 
     Build one with :meth:`stdio` or :meth:`streamable_http`, then :meth:`connect` (or use
@@ -82,11 +81,11 @@ class McpServerHandle:
 
     def __init__(
         self,
-        make: _ConnectionFactory,
+        make: ConnectionFactory,
         *,
-        tool_prefix: str | None,
-        lazy: bool,
-        connect_timeout: float,
+        tool_prefix: str | None = None,
+        lazy: bool = False,
+        connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
         max_result_chars: int = DEFAULT_MAX_RESULT_CHARS,
         max_reconnects: int = 3,
         reconnect_delay: float = 0.5,
@@ -145,17 +144,8 @@ class McpServerHandle:
         args: Sequence[str] = (),
         env: Mapping[str, str] | None = None,
         cwd: str | Path | None = None,
-        tool_prefix: str | None = None,
-        lazy: bool = False,
-        connect_timeout: float = 30.0,
-        call_timeout: float | None = None,
         max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
-        max_result_chars: int = DEFAULT_MAX_RESULT_CHARS,
-        max_reconnects: int = 3,
-        reconnect_delay: float = 0.5,
-        sampling_model: Model | Literal["agent"] | None = "agent",
-        roots: Sequence[str | Path] | Literal["workspace"] | None = "workspace",
-        on_progress: ProgressCallback | None = None,
+        **options: Unpack[HandleOptions],
     ) -> McpServerHandle:
         """A server started as a child process speaking MCP over stdin/stdout.
 
@@ -202,7 +192,7 @@ class McpServerHandle:
         Raises:
             ConfigError: a bad argument (the message names it).
         """
-        _check_common(tool_prefix, connect_timeout, call_timeout)
+        handle_args = checked_options(options, max_message_bytes)
         if not isinstance(command, str) or not command:
             raise ConfigError("McpServerHandle.stdio(command=...) must be a non-empty string")
         if isinstance(args, str):
@@ -210,11 +200,9 @@ class McpServerHandle:
                 f"McpServerHandle.stdio(args=...) must be a list of strings, got the string "
                 f"{args!r}; pass args=[{args!r}]"
             )
-        _check_limits(max_message_bytes, max_result_chars)
-        _check_reconnect(max_reconnects, reconnect_delay)
         arg_list = [str(a) for a in args]
         env_map = dict(env) if env is not None else None
-        label = _stdio_label(command, arg_list)
+        label = stdio_label(command, arg_list)
 
         def make(on_list_changed: Callable[[str], None], callbacks: dict[str, Any]) -> Connection:
             state = StdioState(label, max_message_bytes)
@@ -228,22 +216,15 @@ class McpServerHandle:
                 label,
                 open_transport,
                 stdio=state,
-                call_timeout=call_timeout,
+                call_timeout=options.get("call_timeout"),
                 on_list_changed=on_list_changed,
                 session_callbacks=callbacks,
-                on_progress=on_progress,
+                on_progress=options.get("on_progress"),
             )
 
         return cls(
             make,
-            tool_prefix=tool_prefix,
-            lazy=lazy,
-            connect_timeout=connect_timeout,
-            max_result_chars=max_result_chars,
-            max_reconnects=max_reconnects,
-            reconnect_delay=reconnect_delay,
-            sampling_model=sampling_model,
-            roots=roots,
+            **handle_args,
             default_root=Path(cwd if cwd is not None else os.getcwd()).resolve(),
         )
 
@@ -254,16 +235,7 @@ class McpServerHandle:
         *,
         headers: Mapping[str, str] | None = None,
         auth: httpx2.Auth | None = None,
-        tool_prefix: str | None = None,
-        lazy: bool = False,
-        connect_timeout: float = 30.0,
-        call_timeout: float | None = None,
-        max_result_chars: int = DEFAULT_MAX_RESULT_CHARS,
-        max_reconnects: int = 3,
-        reconnect_delay: float = 0.5,
-        sampling_model: Model | Literal["agent"] | None = "agent",
-        roots: Sequence[str | Path] | Literal["workspace"] | None = "workspace",
-        on_progress: ProgressCallback | None = None,
+        **options: Unpack[HandleOptions],
     ) -> McpServerHandle:
         """A server reached over streamable HTTP at ``url`` (e.g. ``http://host:8000/mcp``).
 
@@ -283,9 +255,7 @@ class McpServerHandle:
         Raises:
             ConfigError: a bad argument (the message names it).
         """
-        _check_common(tool_prefix, connect_timeout, call_timeout)
-        _check_limits(DEFAULT_MAX_MESSAGE_BYTES, max_result_chars)
-        _check_reconnect(max_reconnects, reconnect_delay)
+        handle_args = checked_options(options, DEFAULT_MAX_MESSAGE_BYTES)
         if not isinstance(url, str) or not url.startswith(("http://", "https://")):
             raise ConfigError(
                 f"McpServerHandle.streamable_http(url=...) must be an http(s) URL, got {url!r}"
@@ -299,23 +269,13 @@ class McpServerHandle:
                 lambda: http_transport(url, header_map, log, auth),
                 stdio=None,
                 http_log=log,
-                call_timeout=call_timeout,
+                call_timeout=options.get("call_timeout"),
                 on_list_changed=on_list_changed,
                 session_callbacks=callbacks,
-                on_progress=on_progress,
+                on_progress=options.get("on_progress"),
             )
 
-        return cls(
-            make,
-            tool_prefix=tool_prefix,
-            lazy=lazy,
-            connect_timeout=connect_timeout,
-            max_result_chars=max_result_chars,
-            max_reconnects=max_reconnects,
-            reconnect_delay=reconnect_delay,
-            sampling_model=sampling_model,
-            roots=roots,
-        )
+        return cls(make, **handle_args)
 
     # ------------------------------------------------------------------ lifetime
 
@@ -438,51 +398,6 @@ class McpServerHandle:
         finally:
             self._requests.active.remove(caller)
 
-    # ------------------------------------------------------------------ reconnect
-
-    async def live_connection(self, display: str) -> Connection:
-        """The connection a call should use: the current one while it lives, else a new one
-        (see the class docstring on reconnecting).
-
-        Raises:
-            ToolOther: the handle was closed, or every reconnect try failed.
-        """
-        conn = self._connection
-        if conn.dead_reason is None or self._closed or self.max_reconnects == 0:
-            return conn
-        if self._lock is None:
-            self._lock = asyncio.Lock()
-        async with self._lock:
-            if self._connection is not conn:  # another call reconnected meanwhile
-                return self._connection
-            now = asyncio.get_running_loop().time()
-            if self._gave_up is not None and now < self._gave_up_at + self.retry_after:
-                raise ToolOther(f"MCP tool {display!r} unavailable: {self._gave_up}")
-            failures: list[str] = []
-            delay = self.reconnect_delay
-            for _ in range(self.max_reconnects):
-                await asyncio.sleep(delay)
-                if self._closed:
-                    return conn
-                fresh = self._make(self._list_changed, self._requests.callbacks())
-                try:
-                    remote = await fresh.start(self.connect_timeout)
-                except McpError as exc:
-                    failures.append(str(exc))
-                    await fresh.close()
-                    delay = min(delay * 2, _MAX_BACKOFF)
-                    continue
-                self._connection = fresh
-                self.reconnects += 1
-                self._apply(remote)
-                return fresh
-            self._gave_up = (
-                f"{conn.dead_reason}; reconnecting failed {len(failures)} times "
-                f"(last: {failures[-1]})"
-            )
-            self._gave_up_at = asyncio.get_running_loop().time()
-            raise ToolOther(f"MCP tool {display!r} unavailable: {self._gave_up}")
-
     async def __aenter__(self) -> McpServerHandle:
         return await self.connect()
 
@@ -523,151 +438,6 @@ class McpServerHandle:
                 "`async with handle`) before handle.tools()"
             )
         return list(self._tools)
-
-    # ------------------------------------------------------------------ resources, prompts
-
-    async def _conn(self, what: str) -> Connection:
-        if self._remote is None:
-            raise McpOther(f"MCP server {self._connection.label}: connect before {what}")
-        try:
-            return await self.live_connection(what)
-        except ToolOther as exc:
-            raise McpServiceError(f"MCP server {self._connection.label}: {exc}") from None
-
-    async def _pages(self, what: str, fetch: Callable[[Any, Any], Any], field: str) -> list[Any]:
-        conn = await self._conn(what)
-        items: list[Any] = []
-        cursor: str | None = None
-        for _ in range(1000):
-            params = types.PaginatedRequestParams(cursor=cursor) if cursor else None
-            page: Any = await conn.request(what, functools.partial(_fetch_page, fetch, params))
-            items.extend(getattr(page, field))
-            cursor = page.next_cursor
-            if not cursor:
-                return items
-        raise McpServiceError(f"MCP server {conn.label}: {what} did not end after 1000 pages")
-
-    async def list_resources(self) -> list[types.Resource]:
-        """Every page of ``resources/list`` (``mcp_types.Resource``: uri, name, ...).
-
-        Raises:
-            McpServiceError: the server failed (one without resources answers "method not
-                found") or is gone.
-            McpOther: :meth:`connect` has not run.
-        """
-        return await self._pages(
-            "resources/list", lambda s, p: s.list_resources(params=p), "resources"
-        )
-
-    async def list_resource_templates(self) -> list[types.ResourceTemplate]:
-        """Every page of ``resources/templates/list`` (RFC 6570 ``uri_template`` each).
-
-        Raises:
-            McpServiceError, McpOther: as for :meth:`list_resources`.
-        """
-        return await self._pages(
-            "resources/templates/list",
-            lambda s, p: s.list_resource_templates(params=p),
-            "resource_templates",
-        )
-
-    async def list_prompts(self) -> list[types.Prompt]:
-        """Every page of ``prompts/list`` (``mcp_types.Prompt``: name, arguments, ...).
-
-        Raises:
-            McpServiceError, McpOther: as for :meth:`list_resources`.
-        """
-        return await self._pages("prompts/list", lambda s, p: s.list_prompts(params=p), "prompts")
-
-    async def read_resource(
-        self, uri: str, *, cancel: CancellationToken | None = None
-    ) -> list[ContentPart]:
-        """``resources/read``: the resource's contents as content parts (text as
-        ``TextPart``, image/audio blobs as ``ImagePart``/``AudioPart``, other blobs as a
-        ``TextPart`` naming their type and size). Expand a template first with
-        :func:`helikon.mcp.expand_template`.
-
-        Raises:
-            McpServiceError: the server failed (unknown URI, ...), is gone, or ``cancel``
-                fired.
-            McpOther: :meth:`connect` has not run.
-        """
-        conn = await self._conn("resources/read")
-        result = await conn.request("resources/read", lambda s: s.read_resource(uri), cancel)
-        return resource_parts(result)
-
-    async def resource_message(self, uri: str) -> UserMessage:
-        """The resource as a user message to put in a run's input (attach it as context):
-        ``agent.run([await handle.resource_message(uri), UserMessage.text("...")])``.
-
-        Raises:
-            McpServiceError, McpOther: as for :meth:`read_resource`.
-        """
-        return UserMessage(content=await self.read_resource(uri))
-
-    async def get_prompt(
-        self,
-        name: str,
-        arguments: Mapping[str, str] | None = None,
-        *,
-        cancel: CancellationToken | None = None,
-    ) -> list[UserMessage | AssistantMessage]:
-        """``prompts/get``: the prompt's messages as items, to use as (part of) a run's
-        input.
-
-        Raises:
-            McpServiceError: the server failed (unknown prompt, missing argument, ...), is
-                gone, or ``cancel`` fired.
-            McpOther: :meth:`connect` has not run.
-        """
-        args = {str(k): str(v) for k, v in (arguments or {}).items()}
-        conn = await self._conn("prompts/get")
-        result = await conn.request(
-            "prompts/get", lambda s: s.get_prompt(name, arguments=args), cancel
-        )
-        return prompt_items(result)
-
-    async def context_tools(self) -> list[Tool]:
-        """``<prefix>read_resource`` and ``<prefix>get_prompt`` as agent tools, for what the
-        server offers (a server without resources, or without prompts, gets no such tool).
-        Their descriptions list the resources, templates and prompts the server has, and
-        follow ``notifications/resources/list_changed`` and ``prompts/list_changed``.
-
-        Raises:
-            McpServiceError, McpOther: as for :meth:`list_resources`.
-        """
-        caps = self._connection.capabilities
-        tools: list[Tool] = []
-        if caps is None or caps.resources is not None:
-            name = display_name(self.tool_prefix, "read_resource")
-            resources = await self.list_resources()
-            templates = await self.list_resource_templates()
-
-            async def read(uri: str, cancel: Any) -> str:
-                try:
-                    return resource_text(await self.read_resource(uri, cancel=cancel))
-                except McpError as exc:
-                    raise ToolOther(f"MCP tool {name!r} failed: {exc}") from None
-
-            read_tool = ReadResourceTool(name, read, resources, templates)
-            self._read_tool.add(read_tool)
-            tools.append(read_tool)
-        if caps is None or caps.prompts is not None:
-            prompt_tool = display_name(self.tool_prefix, "get_prompt")
-            prompts = await self.list_prompts()
-
-            async def get(
-                name: str, arguments: dict[str, str], cancel: Any
-            ) -> list[UserMessage | AssistantMessage]:
-                try:
-                    return await self.get_prompt(name, arguments, cancel=cancel)
-                except McpError as exc:
-                    raise ToolOther(f"MCP tool {prompt_tool!r} failed: {exc}") from None
-
-            get_tool = GetPromptTool(prompt_tool, get, prompts)
-            self._prompt_tool.add(get_tool)
-            tools.append(get_tool)
-        return tools
 
     def _apply(self, remote: list[types.Tool]) -> None:
         """Adopt a tool listing: keep tool objects by server name, add and drop the rest."""
@@ -710,52 +480,3 @@ class McpServerHandle:
 
     def __repr__(self) -> str:
         return f"McpServerHandle({self._connection.label!r}, tool_prefix={self.tool_prefix!r})"
-
-
-def _fetch_page(fetch: Callable[[Any, Any], Any], params: Any, session: Any) -> Any:
-    return fetch(session, params)
-
-
-def _stdio_label(command: str, args: list[str]) -> str:
-    """``'python server.py'``: the command's file name and its arguments, shortened."""
-    label = " ".join([Path(command).name, *args])
-    return repr(label if len(label) <= 60 else label[:57] + "...")
-
-
-def _check_common(prefix: Any, connect_timeout: Any, call_timeout: Any) -> None:
-    if prefix is not None and not isinstance(prefix, str):
-        raise ConfigError(f"McpServerHandle(tool_prefix=...) must be a str or None, got {prefix!r}")
-    if not isinstance(connect_timeout, int | float) or connect_timeout <= 0:
-        raise ConfigError(
-            f"McpServerHandle(connect_timeout=...) must be > 0 seconds, got {connect_timeout!r}"
-        )
-    if call_timeout is not None and (
-        not isinstance(call_timeout, int | float) or call_timeout <= 0
-    ):
-        raise ConfigError(
-            f"McpServerHandle(call_timeout=...) must be > 0 seconds or None, got {call_timeout!r}"
-        )
-
-
-def _check_limits(max_message_bytes: Any, max_result_chars: Any) -> None:
-    for name, value in (
-        ("max_message_bytes", max_message_bytes),
-        ("max_result_chars", max_result_chars),
-    ):
-        if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-            raise ConfigError(f"McpServerHandle({name}=...) must be a positive int, got {value!r}")
-
-
-def _check_reconnect(max_reconnects: Any, delay: Any) -> None:
-    if (
-        isinstance(max_reconnects, bool)
-        or not isinstance(max_reconnects, int)
-        or max_reconnects < 0
-    ):
-        raise ConfigError(
-            f"McpServerHandle(max_reconnects=...) must be an int >= 0, got {max_reconnects!r}"
-        )
-    if isinstance(delay, bool) or not isinstance(delay, int | float) or delay < 0:
-        raise ConfigError(
-            f"McpServerHandle(reconnect_delay=...) must be >= 0 seconds, got {delay!r}"
-        )
