@@ -19,9 +19,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import contextvars
 import json
-from collections.abc import AsyncGenerator, AsyncIterator, Coroutine
+from collections.abc import AsyncGenerator, AsyncIterator
 from dataclasses import replace
 from typing import Any
 
@@ -66,13 +65,14 @@ from helikon.core.live_tools import LiveTools
 from helikon.core.loop_core import core_for
 from helikon.core.loop_native import call_of, run_started
 from helikon.core.model_turn import ModelTurns
-from helikon.core.pause import CALLING_APPROVALS, Approvals, ItemTrail, ResumePlan, pause_state
+from helikon.core.pause import Approvals, ItemTrail, ResumePlan, pause_state
 from helikon.core.resume_config import config_fields
 from helikon.core.retries import judge_output
 from helikon.core.run_state import RunState
 from helikon.core.runnable import AgentInput, input_items
 from helikon.core.tool import Tool
 from helikon.core.tool_exec import CallOutcome, ToolCallRunner
+from helikon.core.tool_round import ToolRound, calling_agent, calling_run_context
 from helikon.core.turn import TurnAccumulator
 from helikon.core.usage import Usage
 from helikon.core.usage_limits import UsageMeter, current_meter
@@ -91,33 +91,6 @@ from helikon.errors import (
 from helikon.tracing import RunSpans
 
 __all__ = ["calling_agent", "calling_run_context", "resume_agent", "run_agent"]
-
-
-_CALLING_CONTEXT: contextvars.ContextVar[RunContext[Any] | None] = contextvars.ContextVar(
-    "helikon_calling_context", default=None
-)
-
-
-def calling_run_context() -> RunContext[Any] | None:
-    """The :class:`RunContext` of the run whose tool call is executing, else ``None``.
-
-    Set for the duration of each tool call's task (never leaked to the caller's context), so a
-    tool that starts a sub-run (``AgentAsTool``) can pass on what a :class:`ToolContext` does
-    not carry: the tracer and the permission configuration.
-    """
-    return _CALLING_CONTEXT.get()
-
-
-_CALLING_AGENT: contextvars.ContextVar[DrivenAgent | None] = contextvars.ContextVar(
-    "helikon_calling_agent", default=None
-)
-
-
-def calling_agent() -> DrivenAgent | None:
-    """The agent whose tool call is executing, else ``None`` (set like
-    :func:`calling_run_context`): an MCP server's sampling request is answered by its model,
-    and its workspace is the server's default roots."""
-    return _CALLING_AGENT.get()
 
 
 class _Stop(Exception):
@@ -215,12 +188,6 @@ class _Run:
 
     # ----------------------------------------------------------------- tools
 
-    async def _call(self, call: ToolCall, sem: asyncio.Semaphore | None) -> CallOutcome:
-        if sem is None:
-            return await self.caller.run(call)
-        async with sem:
-            return await self.caller.run(call)
-
     async def _follow_tool_sources(self) -> None:
         """Take the current tools of the agent's tool sources (an MCP server that added or
         removed tools): the next model turn offers them and calls reach them."""
@@ -230,86 +197,17 @@ class _Run:
     async def _run_tools(self, calls: list[ToolCall]) -> list[CallOutcome]:
         await self._await_input_guard()
         await self._follow_tool_sources()
-        if len(calls) == 1:
-            outcomes = [await self._run_one(calls[0])]
-        else:
-            outcomes = await self._run_many(calls)
+        outcomes = await ToolRound(
+            self.caller, self.token, self.approvals, self.meter, self.agent
+        ).run(calls, self.config.parallel_tool_call_limit)
+        if outcomes is None:
+            raise _Stop(self._cancel_error())
         side = self.meter.take_side()
         if side is not None:  # model calls made inside the tools (an MCP server's sampling)
             self.core.side_usage = self.core.side_usage + side
         error = self.core.invalid_args_error(calls, outcomes)
         if error is not None:
             raise _Stop(error)
-        return outcomes
-
-    async def _run_one(self, call: ToolCall) -> CallOutcome:
-        """One call in its own task, awaited through one future the token can also wake.
-
-        Cheaper than ``_run_many`` (no gather, no watcher task, no ``asyncio.wait``), and a
-        tool that swallows its cancellation cannot hold the run: on cancel or timeout the
-        tool's task is cancelled and left behind, as ``_run_many`` does.
-        """
-        token = self.token
-        if token.cancelled:
-            raise _Stop(self._cancel_error())
-        inner = self._spawn(self.caller.run(call))
-        waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-
-        def wake(_: object = None) -> None:
-            if not waiter.done():
-                waiter.set_result(None)
-
-        inner.add_done_callback(wake)
-        token.on_cancel(wake)
-        try:
-            await waiter
-        except asyncio.CancelledError:  # the driver's own task was cancelled
-            _abandon(inner)
-            raise
-        finally:
-            token.off_cancel(wake)
-        if token.cancelled:
-            _abandon(inner)
-            raise _Stop(self._cancel_error())
-        return inner.result()
-
-    def _spawn(self, coro: Coroutine[Any, Any, CallOutcome]) -> asyncio.Task[CallOutcome]:
-        """A task for one call, with :func:`calling_run_context` set inside it only."""
-        reset = _CALLING_CONTEXT.set(self.caller.ctx)
-        reset_approvals = CALLING_APPROVALS.set(self.approvals)
-        reset_meter = current_meter().set(self.meter)  # an agent-as-tool spends from it
-        reset_model = _CALLING_AGENT.set(self.agent)
-        try:
-            return asyncio.get_running_loop().create_task(coro)
-        finally:
-            _CALLING_AGENT.reset(reset_model)
-            current_meter().reset(reset_meter)
-            CALLING_APPROVALS.reset(reset_approvals)
-            _CALLING_CONTEXT.reset(reset)
-
-    async def _run_many(self, calls: list[ToolCall]) -> list[CallOutcome]:
-        limit = self.config.parallel_tool_call_limit
-        sem = asyncio.Semaphore(limit) if limit is not None and limit < len(calls) else None
-        reset = _CALLING_CONTEXT.set(self.caller.ctx)
-        reset_approvals = CALLING_APPROVALS.set(self.approvals)
-        reset_meter = current_meter().set(self.meter)  # an agent-as-tool spends from it
-        reset_model = _CALLING_AGENT.set(self.agent)
-        try:  # gather wraps each call in a task now, copying the context with the variable
-            gathered = asyncio.gather(*(self._call(c, sem) for c in calls))
-        finally:
-            _CALLING_AGENT.reset(reset_model)
-            current_meter().reset(reset_meter)
-            CALLING_APPROVALS.reset(reset_approvals)
-            _CALLING_CONTEXT.reset(reset)
-        waiter = asyncio.ensure_future(self.token.wait())
-        try:
-            done, _ = await asyncio.wait({gathered, waiter}, return_when=asyncio.FIRST_COMPLETED)
-        finally:
-            waiter.cancel()
-        if gathered not in done:
-            _abandon(gathered)
-            raise _Stop(self._cancel_error())
-        outcomes: list[CallOutcome] = gathered.result()
         return outcomes
 
     # ----------------------------------------------------------------- guardrails
@@ -576,17 +474,6 @@ class _Run:
         step = self.core.decided(conversation, plan.decisions)
         async for ev in self.drive(conversation, step):
             yield ev
-
-
-def _abandon(fut: asyncio.Future[Any]) -> None:
-    """Cancel a tool task left behind, and retrieve its outcome so asyncio does not log it."""
-    fut.cancel()
-    fut.add_done_callback(_retrieve)
-
-
-def _retrieve(fut: asyncio.Future[Any]) -> None:
-    if not fut.cancelled():
-        fut.exception()
 
 
 async def _with_instructions(

@@ -75,7 +75,6 @@ import logging
 import sqlite3
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager, suppress
-from functools import cache
 from os import PathLike, fspath
 from types import TracebackType
 from typing import Any, Literal, overload
@@ -95,6 +94,7 @@ from helikon.errors import (
     SessionUnavailable,
 )
 from helikon.sessions._codec import check_since, decode, encode_all
+from helikon.sessions._sqlite_schema import insert_sql, migrate_schema
 from helikon.sessions._sqlite_writer import LoopWriter
 from helikon.sessions.events import SequenceId, SessionEvent
 from helikon.sessions.projection import project
@@ -105,44 +105,11 @@ __all__ = ["SqlitePool", "SqliteSession"]
 
 log = logging.getLogger("helikon.sessions")
 
-_MIGRATIONS: list[tuple[int, str, list[str]]] = [
-    (
-        1,
-        "session_events",
-        [
-            "CREATE TABLE IF NOT EXISTS session_events ("
-            " session_id TEXT NOT NULL,"
-            " sequence INTEGER NOT NULL,"
-            " kind TEXT NOT NULL,"
-            " payload TEXT NOT NULL,"
-            " ts TEXT NOT NULL,"
-            " PRIMARY KEY (session_id, sequence)"
-            ") WITHOUT ROWID",
-        ],
-    ),
-]
-_LATEST = _MIGRATIONS[-1][0]
 
 # The largest batch appended with one statement (the session id plus 4 parameters per
 # event: 801 at most), below SQLite's parameter limit (999 before 3.32, 32766 since).
 _ONE_STATEMENT_MAX = 200
 _HAS_RETURNING = sqlite3.sqlite_version_info >= (3, 35, 0)
-
-
-@cache
-def _insert_sql(n: int) -> str:
-    # ?1 is the session id; the n (offset, kind, payload, ts) tuples follow as ?2, ?3, ...
-    # The next sequence is an uncorrelated scalar subquery: SQLite computes it once, under
-    # the write lock the statement took before reading (a joined derived table costs a
-    # materialization: about 5 us more per append).
-    values = ",".join(["(?,?,?,?)"] * n)
-    return (
-        "INSERT INTO session_events (session_id, sequence, kind, payload, ts)"
-        " SELECT ?1, (SELECT COALESCE(MAX(sequence), -1) + 1 FROM session_events"
-        " WHERE session_id = ?1) + v.column1, v.column2, v.column3, v.column4"
-        f" FROM (VALUES {values}) AS v"
-        " RETURNING sequence"
-    )
 
 
 def _error(exc: BaseException, doing: str) -> SessionError:
@@ -507,31 +474,7 @@ class SqliteSession:
         _check_pool("SqliteSession.migrate", pool)
         try:
             async with pool.acquire() as conn:
-                try:
-                    async with conn.execute("SELECT MAX(version) FROM helikon_migrations") as cur:
-                        row = await cur.fetchone()
-                    if row is not None and row[0] is not None and int(row[0]) >= _LATEST:
-                        return
-                except sqlite3.OperationalError:
-                    pass  # no migrations table yet
-                await conn.execute("BEGIN IMMEDIATE")
-                await conn.execute(
-                    "CREATE TABLE IF NOT EXISTS helikon_migrations ("
-                    " version INTEGER PRIMARY KEY, name TEXT NOT NULL,"
-                    " applied_at TEXT NOT NULL DEFAULT CURRENT_TIMESTAMP)"
-                )
-                async with conn.execute("SELECT version FROM helikon_migrations") as cur:
-                    done = {int(r[0]) for r in await cur.fetchall()}
-                for version, name, statements in _MIGRATIONS:
-                    if version in done:
-                        continue
-                    for sql in statements:
-                        await conn.execute(sql)
-                    await conn.execute(
-                        "INSERT INTO helikon_migrations (version, name) VALUES (?, ?)",
-                        (version, name),
-                    )
-                await conn.execute("COMMIT")
+                await migrate_schema(conn)
         except sqlite3.Error as exc:
             raise _error(exc, "migrate") from exc
 
@@ -578,7 +521,7 @@ class SqliteSession:
         if _HAS_RETURNING and len(rows) <= _ONE_STATEMENT_MAX:
             params = self._params(rows, kinds, stamps)
             try:
-                got = self._pool._write_here(_insert_sql(len(rows)), params, len(rows), size)
+                got = self._pool._write_here(insert_sql(len(rows)), params, len(rows), size)
             except sqlite3.Error as exc:
                 raise _error(exc, f"append to session {self._id!r}") from exc
             if got is not None:
@@ -611,7 +554,7 @@ class SqliteSession:
         try:
             async with self._pool.acquire() as conn:
                 await self._pool._settle()
-                got = list(await conn.execute_fetchall(_insert_sql(n), params))
+                got = list(await conn.execute_fetchall(insert_sql(n), params))
         except (sqlite3.Error, ValueError) as exc:
             raise _error(exc, f"append to session {self._id!r}") from exc
         self._pool._wrote(n, size)
@@ -623,7 +566,7 @@ class SqliteSession:
         await pool._slots.acquire()
         conn = pool._idle.pop()
         try:
-            got = list(await conn.execute_fetchall(_insert_sql(n), params))
+            got = list(await conn.execute_fetchall(insert_sql(n), params))
         except (sqlite3.Error, ValueError) as exc:
             raise _error(exc, f"append to session {self._id!r}") from exc
         finally:
