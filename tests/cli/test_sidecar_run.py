@@ -87,7 +87,7 @@ def test_no_run_table_keeps_the_defaults(tmp_path: Path) -> None:
             f"[agents.a]\n{MODEL}run = {{ timeout = 0 }}\n",
             "agents.a.run.timeout: must be a number of seconds > 0, got 0",
         ),
-        ('[session]\nbackend = "redis"\n', "session.backend: unknown backend 'redis'"),
+        ('[session]\nbackend = "redis"\n', "session.url: the redis backend needs its server"),
         ("[session]\n", "session.path: the sqlite backend needs the database file"),
         ('[session]\npath = "c.db"\nid = ""\n', "session.id: must be a non-empty string"),
         (

@@ -14,9 +14,19 @@ Format (paths are relative to the sidecar's directory)::
     run = { max_turns = 20 }       # this agent's own values over [run]
 
     [session]                      # remember the conversation between runs
-    backend = "sqlite"             # "sqlite" (a file) or "memory" (this process only)
+    backend = "sqlite"             # "sqlite" (a file), "redis", "postgres" or "memory"
     path = "chat.db"               # sqlite: the database file
     id = "default"                 # the conversation; helikon run --session ID overrides it
+
+    [session]                      # or in Redis (extra helikon[redis])
+    backend = "redis"
+    url = "redis://127.0.0.1:6379/0"   # rediss:// for TLS
+    prefix = "helikon"             # the key namespace (default "helikon")
+
+    [session]                      # or in PostgreSQL (extra helikon[postgres])
+    backend = "postgres"
+    url = "postgresql://app@127.0.0.1:5432/app"
+    schema = "public"              # the schema holding session_events (default "public")
 
 ``helikon run`` and ``helikon repl`` load the session's conversation before each run and
 record the run into it. Every problem raises :class:`~helikon.cli.sidecar_file.SidecarError`
@@ -25,11 +35,14 @@ naming the file, the key and the fix.
 
 from __future__ import annotations
 
+import importlib
+import re
 from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any, Literal
 
 from helikon.cli.sidecar_file import SidecarFile, unknown_keys
+from helikon.cli.sidecar_store import StoreSession
 from helikon.core.context import RunConfig
 from helikon.sessions import MemorySession, Session
 
@@ -42,8 +55,16 @@ _RUN_KEYS = (
     "max_agent_depth",
     "max_handoffs",
 )
-_SESSION_KEYS = ("backend", "path", "id")
-_BACKENDS = ("memory", "sqlite")
+_SESSION_KEYS = ("backend", "path", "id", "url", "prefix", "schema")
+_BACKENDS = ("memory", "sqlite", "redis", "postgres")
+_URL_SCHEMES = {"redis": ("redis://", "rediss://"), "postgres": ("postgresql://", "postgres://")}
+_URL_EXAMPLES = {
+    "redis": 'url = "redis://127.0.0.1:6379/0"',
+    "postgres": 'url = "postgresql://app@127.0.0.1:5432/app"',
+}
+_NAMESPACES = {"redis": ("prefix", "helikon"), "postgres": ("schema", "public")}
+_EXTRAS = {"sqlite": "aiosqlite", "redis": "redis", "postgres": "asyncpg"}
+_IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,62}$")
 
 
 def _whole(sc: SidecarFile, key: str, value: Any) -> int:
@@ -103,20 +124,29 @@ class SessionSettings:
     """The checked ``[session]`` table.
 
     Attributes:
-        backend: ``"sqlite"`` or ``"memory"``.
-        path: the SQLite database file (absolute; ``None`` for memory).
+        backend: ``"sqlite"``, ``"redis"``, ``"postgres"`` or ``"memory"``.
+        path: the SQLite database file (absolute; ``None`` for the others).
         id: the conversation's session id.
+        url: the Redis or PostgreSQL server (``None`` for the others).
+        namespace: Redis: the key prefix; PostgreSQL: the schema (``""`` for the others).
     """
 
-    backend: Literal["memory", "sqlite"]
+    backend: Literal["memory", "sqlite", "redis", "postgres"]
     path: Path | None
     id: str
+    url: str | None = None
+    namespace: str = ""
 
     def open(self, session_id: str | None = None) -> Session:
-        """The session for ``session_id`` (default: :attr:`id`); nothing to close."""
+        """The session for ``session_id`` (default: :attr:`id`); nothing to close (a Redis
+        or PostgreSQL session connects per operation, see
+        :class:`~helikon.cli.sidecar_store.StoreSession`)."""
         sid = session_id or self.id
         if self.backend == "memory":
             return MemorySession()
+        if self.backend in ("redis", "postgres"):
+            assert self.url is not None
+            return StoreSession(self.backend, self.url, sid, self.namespace)
         from helikon.sessions import SqliteSession  # the sqlite extra, when configured
 
         assert self.path is not None
@@ -141,14 +171,21 @@ def check_session_table(sc: SidecarFile, table: Any) -> SessionSettings | None:
     backend = table.get("backend", "sqlite")
     if backend not in _BACKENDS:
         raise sc.err(
-            "session.backend",
-            f"unknown backend {backend!r}",
-            f"use one of {list(_BACKENDS)} (Redis and PostgreSQL sessions: the Python API)",
+            "session.backend", f"unknown backend {backend!r}", f"use one of {list(_BACKENDS)}"
         )
     sid = table.get("id", "default")
     if not isinstance(sid, str) or not sid.strip():
         raise sc.err("session.id", f"must be a non-empty string, got {sid!r}", 'id = "default"')
     raw_path = table.get("path")
+    if backend in _URL_SCHEMES:
+        return _check_store(sc, table, backend, sid)
+    for key in ("url", *(name for name, _ in _NAMESPACES.values())):
+        if key in table:
+            raise sc.err(
+                f"session.{key}",
+                f"the {backend} backend takes no {key}",
+                f'drop {key}, or use backend = "redis" or "postgres"',
+            )
     if backend == "memory":
         if raw_path is not None:
             raise sc.err(
@@ -161,12 +198,52 @@ def check_session_table(sc: SidecarFile, table: Any) -> SessionSettings | None:
             "the sqlite backend needs the database file",
             'path = "chat.db" (relative to the sidecar)',
         )
+    _require_extra(sc, "sqlite")
+    return SessionSettings("sqlite", (sc.folder / raw_path).resolve(), sid)
+
+
+def _check_store(sc: SidecarFile, table: dict[str, Any], backend: str, sid: str) -> SessionSettings:
+    """A Redis or PostgreSQL ``[session]``: its ``url``, its namespace, its extra."""
+    if "path" in table:
+        raise sc.err(
+            "session.path", f"the {backend} backend keeps no file", "drop path (url names it)"
+        )
+    url = table.get("url")
+    if not isinstance(url, str) or not url.startswith(_URL_SCHEMES[backend]):
+        got = "no url" if url is None else f"url {url!r}"
+        raise sc.err(
+            "session.url",
+            f"the {backend} backend needs its server's URL "
+            f"({' or '.join(_URL_SCHEMES[backend])}), got {got}",
+            _URL_EXAMPLES[backend],
+        )
+    key, default = _NAMESPACES[backend]
+    other = next(name for name, _ in _NAMESPACES.values() if name != key)
+    if other in table:
+        raise sc.err(f"session.{other}", f"the {backend} backend takes no {other}", f"use {key}")
+    namespace = table.get(key, default)
+    valid = (
+        isinstance(namespace, str) and bool(_IDENT.match(namespace))
+        if backend == "postgres"
+        else isinstance(namespace, str) and bool(namespace.strip())
+    )
+    if not valid:
+        raise sc.err(
+            f"session.{key}",
+            f"must be {'an SQL identifier' if backend == 'postgres' else 'a non-empty string'}, "
+            f"got {namespace!r}",
+            f'{key} = "{default}"',
+        )
+    _require_extra(sc, backend)
+    return SessionSettings(backend, None, sid, url, namespace)  # type: ignore[arg-type]
+
+
+def _require_extra(sc: SidecarFile, backend: str) -> None:
     try:
-        import aiosqlite  # noqa: F401
+        importlib.import_module(_EXTRAS[backend])
     except ImportError:
         raise sc.err(
             "session.backend",
-            "the sqlite backend needs the sqlite extra",
-            "pip install 'helikon[sqlite]'",
+            f"the {backend} backend needs the {backend} extra",
+            f"pip install 'helikon[{backend}]'",
         ) from None
-    return SessionSettings("sqlite", (sc.folder / raw_path).resolve(), sid)
