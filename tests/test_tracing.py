@@ -189,3 +189,45 @@ async def test_refused_calls_have_an_execute_tool_span_marked_with_the_refusal(
     assert unknown.attributes["error.type"] == "UnknownTool"
     turn = next(s for s in spans.get_finished_spans() if s.name.startswith("agent.turn"))
     assert denied.parent.span_id == turn.context.span_id
+
+
+async def test_the_durable_model_activity_emits_the_chat_span_with_cache_tokens(
+    spans: InMemorySpanExporter,
+) -> None:
+    pytest.importorskip("temporalio")
+    from helikon.runtimes.temporal import WorkerPosture
+    from helikon.runtimes.temporal.activities import AgentActivities
+    from helikon.runtimes.temporal.payloads import ModelCall
+
+    model = MockModel([[Text("hi"), Usage(10, 2, cached_input=6)]])
+    agent = Agent(name="f", model=model)
+    acts = AgentActivities({"f": agent}, WorkerPosture(), None, {}, None)
+    user = [{"type": "user_message", "content": [{"type": "text", "text": "q"}]}]
+    reply = await acts.call_model(ModelCall(agent="f", messages=user, tools=[]))
+    assert reply.usage["cached_input_tokens"] == 6
+    chat = next(s for s in spans.get_finished_spans() if s.name == "chat mock")
+    assert chat.attributes["gen_ai.operation.name"] == "chat"
+    assert chat.attributes["gen_ai.usage.input_tokens"] == 10  # the whole prompt
+    assert chat.attributes["gen_ai.usage.output_tokens"] == 2
+    assert chat.attributes["gen_ai.usage.cache_read.input_tokens"] == 6
+    assert "gen_ai.usage.cache_creation.input_tokens" not in chat.attributes
+    assert chat.attributes["gen_ai.response.finish_reasons"] == ("stop",)
+
+
+async def test_a_failed_durable_model_call_marks_its_chat_span(
+    spans: InMemorySpanExporter,
+) -> None:
+    pytest.importorskip("temporalio")
+    from temporalio.exceptions import ApplicationError
+
+    from helikon.runtimes.temporal import WorkerPosture
+    from helikon.runtimes.temporal.activities import AgentActivities
+    from helikon.runtimes.temporal.payloads import ModelCall
+
+    agent = Agent(name="f", model=MockModel([[Fail("Unavailable", "down")]]))
+    acts = AgentActivities({"f": agent}, WorkerPosture(), None, {}, None)
+    user = [{"type": "user_message", "content": [{"type": "text", "text": "q"}]}]
+    with pytest.raises(ApplicationError):
+        await acts.call_model(ModelCall(agent="f", messages=user, tools=[]))
+    chat = next(s for s in spans.get_finished_spans() if s.name == "chat mock")
+    assert chat.attributes["error.type"] == "ModelUnavailable"

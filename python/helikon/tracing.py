@@ -77,6 +77,26 @@ def _enabled() -> bool:
     return not isinstance(_otel.get_tracer_provider(), _otel.ProxyTracerProvider)
 
 
+def _chat_attributes(provider: str, model: str) -> dict[str, Any]:
+    return {
+        "gen_ai.operation.name": "chat",
+        "gen_ai.provider.name": provider,
+        "gen_ai.request.model": model,
+    }
+
+
+def chat_span(provider: str, model: str) -> Any:
+    """Open a ``chat`` span under the current context (on the durable path: the model
+    activity's), or return ``None`` when tracing is off; end it with
+    :meth:`RunSpans.end_chat_turn`."""
+    if not _enabled():
+        return None
+    assert _otel is not None
+    return _otel.get_tracer(_SCOPE).start_span(
+        f"chat {model}", attributes=_chat_attributes(provider, model)
+    )
+
+
 class RunSpans:
     """The spans of one agent run (internal to the loop driver)."""
 
@@ -124,13 +144,24 @@ class RunSpans:
     def chat(self, provider: str, model: str) -> Any:
         """Open a ``chat`` span under the current turn."""
         return self._tracer.start_span(
-            f"chat {model}",
-            context=self._context(),
-            attributes={
-                "gen_ai.operation.name": "chat",
-                "gen_ai.provider.name": provider,
-                "gen_ai.request.model": model,
-            },
+            f"chat {model}", context=self._context(), attributes=_chat_attributes(provider, model)
+        )
+
+    @staticmethod
+    def end_chat_turn(span: Any, turn: Any, error: str | None) -> None:
+        """:meth:`end_chat` from a settled turn (a ``TurnAccumulator``: its usage, finish,
+        answering model and response id); ``error``: the failure's type name, if any."""
+        usage = turn.usage
+        RunSpans.end_chat(
+            span,
+            input_tokens=usage.input_tokens,
+            output_tokens=usage.output_tokens,
+            finish=turn.finish_raw or turn.finish.value,
+            error=error,
+            response_model=turn.model,
+            response_id=turn.response_id,
+            cache_read_tokens=usage.cached_input_tokens,
+            cache_write_tokens=usage.cache_write_input_tokens,
         )
 
     @staticmethod

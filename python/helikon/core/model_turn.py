@@ -140,14 +140,4 @@ class ModelTurns:
             if aclose is not None:
                 await aclose()
             if span is not None:
-                RunSpans.end_chat(
-                    span,
-                    input_tokens=acc.usage.input_tokens,
-                    output_tokens=acc.usage.output_tokens,
-                    finish=acc.finish_raw or acc.finish.value,
-                    error=error,
-                    response_model=acc.model,
-                    response_id=acc.response_id,
-                    cache_read_tokens=acc.usage.cached_input_tokens,
-                    cache_write_tokens=acc.usage.cache_write_input_tokens,
-                )
+                RunSpans.end_chat_turn(span, acc, error)

@@ -40,6 +40,7 @@ from helikon.runtimes.temporal.payloads import (
     ToolReply,
 )
 from helikon.runtimes.temporal.posture import CtxFactory, WorkerPosture
+from helikon.tracing import RunSpans, chat_span
 
 __all__ = ["AgentActivities"]
 
@@ -146,12 +147,15 @@ class AgentActivities:
         )
         token = CancellationToken()
         acc = TurnAccumulator()
+        span = chat_span(agent.model.provider, agent.model.model)
+        error: str | None = None
         async with self._heartbeats(token):
             stream = agent.model.invoke(request, token)
             try:
                 async for ev in stream:
                     acc.add(ev)
             except ModelError as exc:
+                error = type(exc).__name__
                 raise ApplicationError(
                     f"model error ({exc.kind}): {exc}",
                     {"kind": exc.kind, "usage": acc.usage.model_dump()},
@@ -162,6 +166,8 @@ class AgentActivities:
                 aclose = getattr(stream, "aclose", None)
                 if aclose is not None:
                     await aclose()
+                if span is not None:
+                    RunSpans.end_chat_turn(span, acc, error)
         items = acc.items(agent.name)
         validation = validate_output(agent.output_type, items) if req.validate else None
         return ModelReply(
