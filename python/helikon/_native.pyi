@@ -141,6 +141,13 @@ class Redactor:
         """JSON ``[{"kind", "start", "end"}]``: sorted, disjoint, char (code point) offsets."""
     def redact_json(self, json_text: str) -> str:
         """Redact a JSON document; returns JSON. Raises ConfigError when it does not parse."""
+    def redact_head(self, text: str, keep: int) -> str:
+        """``text`` redacted, then cut to at most ``keep`` chars at a safe boundary."""
+    def redact_tail(self, text: str, keep: int) -> str:
+        """``text`` redacted, then cut to its last ``keep`` chars at most, from a safe boundary."""
+
+#: Context (bytes) a capture keeps beyond each cut for the redaction of the cut.
+REDACT_CUT_GUARD: int
 
 def unusable_secret_reason(value: str) -> str | None:
     """Why the scanner ignores ``value`` as a known secret (``"shorter than 8 bytes"``,

@@ -56,10 +56,22 @@ from typing import Any, Final
 from helikon import _native
 from helikon.errors import ConfigError
 
-__all__ = ["DEFAULT_MASK", "Finding", "Redactor", "redact", "unusable_secret_reason"]
+__all__ = [
+    "CUT_GUARD",
+    "DEFAULT_MASK",
+    "Finding",
+    "Redactor",
+    "process_redactor",
+    "redact",
+    "unusable_secret_reason",
+]
 
 DEFAULT_MASK: Final = "***"
 """The spec's replacement marker."""
+
+CUT_GUARD: Final[int] = _native.REDACT_CUT_GUARD
+"""Context a capture keeps beyond each cut it shows (16 KiB): what :meth:`Redactor.redact_head`
+and :meth:`Redactor.redact_tail` need on the dropped side to know a secret at the cut."""
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
@@ -179,6 +191,50 @@ class Redactor:
         out.append(text[at:])
         return "".join(out)
 
+    def redact_head(self, text: str, keep: int) -> str:
+        """The start of a longer text, redacted *before* it is cut to ``keep`` characters.
+
+        A cut made before redaction leaks what straddles it (a token cut short no longer
+        matches its shape). ``text`` should run :data:`CUT_GUARD` bytes past ``keep``: that
+        context tells whether the characters before the cut belong to a secret. The result
+        is a prefix of ``self.redact(text)`` of at most ``keep`` characters, ending after a
+        newline when one is near the limit (else after a blank).
+
+        Args:
+            text: the first ``keep`` characters of the shown text and the context after.
+            keep: characters shown at most (>= 0).
+
+        Returns:
+            The redacted, cut text.
+
+        Example:
+            >>> Redactor(env={}).redact_head("ok\nAPI_KEY=abcdefghijklmnop more", 14)
+            'ok\n'
+        """
+        return self._native.redact_head(_clean(text), max(0, keep))
+
+    def redact_tail(self, text: str, keep: int) -> str:
+        """The end of a longer text, redacted *before* its start is cut away.
+
+        ``text`` should hold :data:`CUT_GUARD` bytes before the last ``keep`` characters:
+        a key in that context still marks the value shown after the cut. The result is a
+        suffix of ``self.redact(text)`` of at most ``keep`` characters, starting after a
+        newline when one is near the limit (else after a blank), and never inside a private
+        key block whose BEGIN line is not in ``text``.
+
+        Args:
+            text: context, then the last ``keep`` characters of the shown text.
+            keep: characters shown at most (>= 0).
+
+        Returns:
+            The redacted, cut text.
+
+        Example:
+            >>> Redactor(env={}).redact_tail("x API_KEY=abcdefghijklmnop\nrest\n", 12)
+            'rest\n'
+        """
+        return self._native.redact_tail(_clean(text), max(0, keep))
+
     def findings(self, text: str) -> list[Finding]:
         """The regions :meth:`redact` masks: sorted, disjoint, ``str`` indices.
 
@@ -229,6 +285,30 @@ class Redactor:
 
     def __repr__(self) -> str:
         return f"Redactor(mask={self.mask!r}, known_secrets={self.known_secret_count})"
+
+
+_process: tuple[tuple[tuple[str, str], ...], Redactor] | None = None
+
+
+def process_redactor() -> Redactor:
+    """A redactor of every pattern plus this process's secret-named environment values,
+    rebuilt only when the environment changed.
+
+    This is the redactor of the places that cut output before the agent loop sees it (the
+    Bash capture, WebFetch pages, MCP results, Read pages): they redact with it before the
+    cut, and the loop's own redactor (with the run's ``extra_secrets``) redacts the result.
+
+    Returns:
+        The shared :class:`Redactor`.
+    """
+    global _process
+    env = tuple(os.environ.items())
+    cached = _process
+    if cached is not None and cached[0] == env:
+        return cached[1]
+    built = Redactor(env=dict(env))
+    _process = (env, built)
+    return built
 
 
 def redact(text: str, extra_secrets: Iterable[str] = ()) -> str:

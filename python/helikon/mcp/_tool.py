@@ -12,6 +12,7 @@ from helikon.core.tool import ToolEffect, ToolOutput
 from helikon.errors import ToolOther
 from helikon.mcp._connection import SessionExpired
 from helikon.mcp._requests import Caller, calling
+from helikon.redaction import CUT_GUARD, process_redactor
 
 if TYPE_CHECKING:
     from helikon.mcp._connection import Connection
@@ -67,15 +68,21 @@ def _text_of(result: types.CallToolResult) -> str:
 def truncate(text: str, limit: int) -> str:
     r"""``text`` cut to ``limit`` characters plus a note naming the full length, or itself.
 
+    A cut text is redacted before the cut (the loop redacts the result again with the run's
+    own secrets), and the cut falls after a newline or blank near the limit when there is one.
+
     Example:
         >>> truncate("abcdef", 3)
         'abc\n[truncated: the MCP server returned 6 characters; the first 3 are shown]'
     """
     if len(text) <= limit:
         return text
+    # Redacted before the cut, with the text after it as context: a secret straddling the
+    # cut would otherwise keep a piece too short to be recognised (attack R9).
+    shown = process_redactor().redact_head(text[: limit + CUT_GUARD], limit)
     return (
-        f"{text[:limit]}\n[truncated: the MCP server returned {len(text)} characters; "
-        f"the first {limit} are shown]"
+        f"{shown}\n[truncated: the MCP server returned {len(text)} characters; "
+        f"the first {len(shown)} are shown]"
     )
 
 

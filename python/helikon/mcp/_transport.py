@@ -22,6 +22,8 @@ from mcp.client._transport import TransportStreams
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
+from helikon.redaction import CUT_GUARD, process_redactor
+
 __all__ = ["HttpErrorLog", "HttpFailure", "http_transport", "stdio_transport"]
 
 _BODY_LIMIT = 500
@@ -82,7 +84,8 @@ class HttpErrorLog:
             return
         try:
             raw = await response.aread()
-            body = raw[:_BODY_LIMIT].decode("utf-8", "replace").strip()
+            text = raw[: _BODY_LIMIT + CUT_GUARD].decode("utf-8", "replace")
+            body = process_redactor().redact_head(text, _BODY_LIMIT).strip()
         except httpx2.HTTPError:
             body = ""
         self._last[key] = HttpFailure(response.status_code, response.reason_phrase, body, ctype)

@@ -36,6 +36,7 @@ from typing import Any
 
 from helikon.core.cancel import CancellationToken
 from helikon.errors import ConfigError
+from helikon.redaction import CUT_GUARD, process_redactor
 from helikon.tools._shell import resolve_shell
 from helikon.tools.backend import ExecResult, ResourceLimits
 
@@ -58,15 +59,25 @@ _CHUNK = 65536
 
 
 class HeadTail:
-    """Bounded capture of one stream: the first ``cap // 2`` bytes and the last rest.
+    """Bounded capture of one stream: the first ``cap // 2`` bytes and the last rest shown.
+
+    A cut made before redaction leaks the secret at the cut (a key in the dropped middle
+    frees its value in the tail; a token straddling the cut keeps a piece too short to
+    match). So each side keeps :data:`helikon.redaction.CUT_GUARD` more bytes beyond its
+    cut, and a stream over the cap is redacted with that context (every pattern and this
+    process's secret-named environment values) before it is cut, at a line boundary where
+    one is near. A stream under the cap is returned as it is; the agent loop redacts it.
 
     Args:
-        cap: bytes kept at most (>= 1).
+        cap: bytes shown at most (>= 1).
+        guard: context bytes kept on the dropped side of each cut (default ``CUT_GUARD``).
     """
 
-    def __init__(self, cap: int) -> None:
-        self._head_cap = cap // 2
-        self._tail_cap = cap - cap // 2
+    def __init__(self, cap: int, guard: int = CUT_GUARD) -> None:
+        self._keep_head = cap // 2
+        self._keep_tail = cap - cap // 2
+        self._head_cap = self._keep_head + guard
+        self._tail_cap = self._keep_tail + guard
         self._head = bytearray()
         self._tail = bytearray()
         self.total = 0
@@ -85,19 +96,30 @@ class HeadTail:
 
     @property
     def truncated(self) -> bool:
-        """Whether bytes were dropped."""
-        return self.total > len(self._head) + len(self._tail)
+        """Whether the shown text is cut (more bytes than the cap were seen)."""
+        return self.total > self._keep_head + self._keep_tail
 
     def render(self) -> str:
-        """The kept text (invalid UTF-8 replaced), with the cut stated between head and tail."""
-        text = self._head.decode(errors="replace")
-        kept = len(self._head) + len(self._tail)
-        if self.total > kept:
-            text += (
-                f"\n[... output truncated: {self.total - kept} of {self.total} bytes omitted; "
-                f"kept the first {len(self._head)} and the last {len(self._tail)} bytes ...]\n"
-            )
-        return text + self._tail.decode(errors="replace")
+        """The kept text (invalid UTF-8 replaced); a cut stream is redacted, then cut, and
+        the cut is stated between head and tail."""
+        if not self.truncated:
+            return (self._head + self._tail).decode(errors="replace")
+        head_raw, tail_raw = bytes(self._head), bytes(self._tail)
+        if len(head_raw) + len(tail_raw) == self.total:  # nothing dropped: one text
+            whole = head_raw + tail_raw
+            head_raw, tail_raw = whole[: self._head_cap], whole[-self._tail_cap :]
+        # The limits in characters of the bytes shown (the scanner counts characters).
+        keep_head = len(head_raw[: self._keep_head].decode(errors="replace"))
+        keep_tail = len(tail_raw[-self._keep_tail :].decode(errors="replace"))
+        redactor = process_redactor()
+        head = redactor.redact_head(head_raw.decode(errors="replace"), keep_head)
+        tail = redactor.redact_tail(tail_raw.decode(errors="replace"), keep_tail)
+        shown = len(head.encode()) + len(tail.encode())
+        return (
+            f"{head}\n[... output truncated: {max(0, self.total - shown)} of {self.total} bytes "
+            f"omitted; kept the first {len(head.encode())} and the last {len(tail.encode())} "
+            f"bytes ...]\n{tail}"
+        )
 
 
 @dataclass(frozen=True)

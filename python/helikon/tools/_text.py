@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import re
 
+from helikon.redaction import process_redactor
+
 __all__ = ["BINARY_INVALID_RATIO", "binary_reason", "decode_text", "number_lines", "split_lines"]
 
 #: A file whose bytes are more than this share invalid UTF-8 counts as binary.
@@ -64,4 +66,43 @@ def number_lines(lines: list[str], first: int, max_line_chars: int) -> list[str]
             cut = len(line) - max_line_chars
             line = f"{line[:max_line_chars]}… [line cut: {cut} more characters]"
         out.append(f"{i:>6}\t{line}")
+    return out
+
+
+def redact_lines(text: str, lines: list[str], first: int, count: int) -> list[str]:
+    """``lines[first:first + count]`` (the lines of ``text``, see :func:`split_lines`) with
+    the secrets of the *whole* text masked line by line.
+
+    A page of a file (or a line cut short) is a cut: a private key or a YAML block whose
+    start is on an earlier page would not be known as a secret on this one (attack R9). The
+    secrets are found over the whole text (every pattern and the process's secret-named
+    environment values); each line keeps its place, a secret spanning lines is masked on
+    each of them.
+    """
+    redactor = process_redactor()
+    page = lines[first : first + count]
+    found = redactor.findings(text)
+    if not found:
+        return page
+    starts = []
+    at = 0
+    for line in lines[: first + count]:
+        starts.append(at)
+        at += len(line) + 1
+    out = []
+    k = 0
+    for i, line in enumerate(page, start=first):
+        lo, hi = starts[i], starts[i] + len(line)
+        while k < len(found) and found[k].end <= lo:
+            k += 1
+        pieces, pos, j = [], lo, k
+        while j < len(found) and found[j].start < hi:
+            s, e = max(found[j].start, lo), min(found[j].end, hi)
+            if s < e:
+                pieces.append(text[pos:s])
+                pieces.append(redactor.mask)
+                pos = e
+            j += 1
+        pieces.append(text[pos:hi])
+        out.append("".join(pieces))
     return out

@@ -13,7 +13,13 @@ from helikon.core.items import TextPart
 from helikon.core.tool import ToolEffect, ToolOutput
 from helikon.errors import ConfigError, ToolOther
 from helikon.tools._args import schema_of, validate_args
-from helikon.tools._text import binary_reason, decode_text, number_lines, split_lines
+from helikon.tools._text import (
+    binary_reason,
+    decode_text,
+    number_lines,
+    redact_lines,
+    split_lines,
+)
 from helikon.tools.sandbox import Sandbox
 
 __all__ = ["ReadTool"]
@@ -150,6 +156,13 @@ class ReadTool:
             raise ToolOther(f"{path}: offset {start} is past the end of the file ({total} lines)")
         count = min(limit or self.max_lines, self.max_lines)
         page = lines[start - 1 : start - 1 + count]
+        if (
+            start > 1
+            or start - 1 + count < total
+            or any(len(line) > self.max_line_chars for line in page)
+        ):
+            # A part of the file is shown: redacted with the whole file as context (R9).
+            page = redact_lines(text, lines, start - 1, count)
         numbered = number_lines(page, start, self.max_line_chars)
         out: list[str] = []
         size = 0

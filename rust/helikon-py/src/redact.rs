@@ -120,6 +120,21 @@ impl PyRedactor {
         })
     }
 
+    /// `text` (the start of a longer text, with context past the cut) redacted, then cut to
+    /// at most `keep` chars at a safe boundary (see `Redactor::redact_head`).
+    fn redact_head(&self, py: Python<'_>, text: &str, keep: usize) -> String {
+        let keep = char_bytes(text, keep);
+        py.detach(|| self.inner.redact_head(text, keep))
+    }
+
+    /// `text` (the end of a longer text, with context before the cut) redacted, then cut to
+    /// its last `keep` chars at most, from a safe boundary (see `Redactor::redact_tail`).
+    fn redact_tail(&self, py: Python<'_>, text: &str, keep: usize) -> String {
+        let from = text.chars().count().saturating_sub(keep);
+        let keep = text.len() - char_bytes(text, from);
+        py.detach(|| self.inner.redact_tail(text, keep))
+    }
+
     /// The redacted regions as JSON: `[{"kind": str, "start": int, "end": int}, ...]`,
     /// sorted, disjoint, char offsets.
     fn findings(&self, py: Python<'_>, text: &str) -> PyResult<String> {
@@ -163,6 +178,11 @@ impl PyRedactor {
     }
 }
 
+/// The byte length of the first `chars` characters of `text` (all of it when shorter).
+fn char_bytes(text: &str, chars: usize) -> usize {
+    text.char_indices().nth(chars).map_or(text.len(), |(i, _)| i)
+}
+
 /// Why the scanner would ignore `value` as a known secret, or `None` when it keeps it
 /// (never quotes the value).
 #[pyfunction]
@@ -173,5 +193,6 @@ fn unusable_secret_reason(value: &str) -> Option<&'static str> {
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyRedactor>()?;
     m.add_function(wrap_pyfunction!(unusable_secret_reason, m)?)?;
+    m.add("REDACT_CUT_GUARD", helikon_redact::CUT_GUARD)?;
     Ok(())
 }

@@ -113,6 +113,7 @@
 //! known secret survives; `fuzz/` holds a cargo-fuzz target for the same invariants.
 mod annotation;
 mod aws;
+mod capped;
 mod cliflags;
 mod code;
 mod context;
@@ -135,6 +136,7 @@ mod triggers;
 mod url;
 mod value;
 
+pub use capped::CUT_GUARD;
 pub use error::RedactError;
 pub use finding::{to_char_offsets, Finding, FindingKind};
 pub use known::{is_usable_secret, unusable_reason, COMMON_WORDS, MIN_SECRET_LEN};

@@ -43,6 +43,25 @@ impl PemMarkers {
         self.keyword.find(text.as_bytes()).is_some()
     }
 
+    /// Where a text cut at its start may begin to be shown: after the line of its first END
+    /// marker when no BEGIN marker comes before it (the text starts inside a block whose
+    /// BEGIN was cut off); `None` otherwise.
+    pub(crate) fn orphan_end(&self, text: &str) -> Option<usize> {
+        if !self.mentioned(text) {
+            return None;
+        }
+        let end = self.end.find(text)?;
+        if self
+            .begin
+            .find(text)
+            .is_some_and(|b| b.start() < end.start())
+        {
+            return None;
+        }
+        let rest = text.get(end.end()..).unwrap_or_default();
+        Some(end.end() + rest.find('\n').map_or(rest.len(), |i| i + 1))
+    }
+
     /// Append body spans to `out` and each block's range (BEGIN marker start to END marker
     /// end, or to the end of the text) to `blocks` (sorted, disjoint).
     pub(crate) fn scan(

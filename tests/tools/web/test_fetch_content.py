@@ -251,6 +251,34 @@ async def test_long_content_is_cut_and_can_be_continued(server: LocalServer) -> 
     assert "start_char=900 is past the end (500 characters)" in _text(past)
 
 
+@pytest.mark.parametrize(
+    ("secret", "value"),
+    [
+        ("API_KEY=Qw3rTy8UiOp1AsDfGhJk", "Qw3rTy8UiOp1AsDfGhJk"),
+        ("ghp_A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8", "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"),
+        ('"client_secret": "VeryLongClientSecretValue12345"', "VeryLongClientSecretValue12345"),
+    ],
+)
+async def test_a_secret_across_a_page_cut_never_shows_a_piece(
+    server: LocalServer, secret: str, value: str
+) -> None:
+    # Attack R9: the page was cut, then redacted: each page kept a piece of the secret.
+    tool = _tool(max_output_chars=200)
+    for k in (3, len(secret) // 2, len(secret) - 3):
+        body = "x" * (200 - k) + " " + secret + " " + "y" * 300
+        server.page(f"/s{k}", body, "text/plain")
+        seen = ""
+        start = 0
+        while True:
+            out = await tool.invoke(tool_ctx(), {"url": server.url(f"/s{k}"), "start_char": start})
+            seen += _text(out)
+            if out.value["end_char"] >= out.value["total_chars"]:
+                break
+            start = out.value["end_char"]
+        for i in range(len(value) - 7):
+            assert value[i : i + 8] not in seen, (k, value[i : i + 8])
+
+
 # ---------------------------------------------------------------------- arguments, config
 
 

@@ -35,6 +35,7 @@ from helikon.core.context import ToolContext
 from helikon.core.items import TextPart
 from helikon.core.tool import ToolEffect, ToolOutput
 from helikon.errors import ConfigError, InvalidArgs, ToolDenied, ToolOther
+from helikon.redaction import CUT_GUARD, process_redactor
 from helikon.tools._args import schema_of, validate_args
 from helikon.tools.web._cancel import until_cancelled
 from helikon.tools.web.extract import html_to_markdown
@@ -306,8 +307,17 @@ class WebFetchTool:
     def _render(
         self, page: FetchedPage, title: str | None, content: str, start: int, *, raw: bool
     ) -> tuple[str, dict[str, Any]]:
+        if start > 0 or len(content) > self.max_output_chars:
+            # Shown in pieces: redacted whole before it is cut (attack R9: a secret across a
+            # cut keeps a piece too short to be recognised), offsets count the redacted text.
+            content = process_redactor().redact(content)
         total = len(content)
         end = min(total, start + self.max_output_chars)
+        if end < total:  # the cut falls after a newline or blank near the limit
+            shown = process_redactor().redact_head(
+                content[start : end + CUT_GUARD], self.max_output_chars
+            )
+            end = start + max(1, len(shown))
         lines = [f"URL: {page.final_url}"]
         if page.redirects:
             lines.append(f"Redirected from: {' -> '.join(page.redirects)}")
