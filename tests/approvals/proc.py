@@ -1,7 +1,9 @@
 """A child process that pauses a run or resumes one (the cross-process approval tests).
 
 ``python -m tests.approvals.proc pause|resume|pause-pattern|resume-pattern`` with the
-environment (the ``-pattern`` modes run :func:`tests.approvals._support.pipeline`):
+environment (the ``-pattern`` modes run :func:`tests.approvals._support.pipeline`;
+``pause-bare`` pauses without a session, ``resume-bare`` resumes without one and
+``resume-ledger`` resumes with the backend's session as the ledger):
 
 * ``APPROVAL_BACKEND``: ``sqlite`` (``HELIKON_TEST_SQLITE_PATH``) or ``postgres``
   (``HELIKON_TEST_POSTGRES_DSN``, ``HELIKON_TEST_POSTGRES_SCHEMA``);
@@ -53,7 +55,12 @@ def _decision(value: Any) -> Any:
 
 
 async def main(mode: str) -> int:
-    session = await _session()
+    if mode == "pause-bare":
+        mode, session = "pause", None
+    elif mode == "resume-bare":
+        mode, session = "resume", None
+    else:
+        session = await _session()
     state_file = Path(os.environ["APPROVAL_STATE"])
     if mode == "pause-pattern":
         pipe = s.pipeline(

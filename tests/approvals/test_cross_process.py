@@ -122,3 +122,36 @@ def test_a_pattern_paused_in_one_process_resumes_inside_its_step_in_another(
     assert code == 3
     assert "already resumed" in out
     assert len(_ran(tmp_path)) == 2
+
+
+def test_a_run_paused_without_a_session_resumes_elsewhere_with_a_session_as_ledger(
+    backend_env: dict[str, str], tmp_path: Path
+) -> None:
+    code, _ = _run("pause-bare", backend_env, tmp_path)
+    assert code == 2
+    state = json.loads((tmp_path / "state.json").read_text())
+    assert state["session_id"] is None and state["session_position"] is None
+    assert state["conversation"][0]["content"][0]["text"] == "refund A7"
+    # another process without a session: refused, saying what to do; nothing ran
+    code, out = _run("resume-bare", backend_env, tmp_path, {"c2": "approve"})
+    assert code == 3
+    assert out.startswith(
+        f"refused: paused run {state['run_id']} was paused without a session in another "
+        "process, where its resume-once claim is kept; resuming it here without a session "
+        "could run the approved calls twice. Pass a session the resuming processes share as "
+        "the ledger (Runner.resume(..., session=SqliteSession('<id>', 'runs.db'))"
+    )
+    assert _ran(tmp_path) == [["lookup", "A7"]]
+    # with a shared session as the ledger it resumes from the state's own conversation
+    code, out = _run("resume-ledger", backend_env, tmp_path, {"c2": "approve"})
+    assert code == 0, out
+    done = json.loads(out)
+    assert done["output"] == "Refunded."
+    assert done["last"]["content"][0]["text"] == "refunded 40 on A7"
+    assert _ran(tmp_path) == [["lookup", "A7"], ["refund", {"order": "A7", "amount": 40}]]
+    # once: again through the ledger, or racing it, is refused
+    procs = [_spawn("resume-ledger", backend_env, tmp_path, {"c2": "approve"}) for _ in range(2)]
+    outs = [p.communicate(timeout=60)[0] for p in procs]
+    assert [p.returncode for p in procs] == [3, 3]
+    assert all("was already resumed" in o for o in outs)
+    assert [r[0] for r in _ran(tmp_path)].count("refund") == 1

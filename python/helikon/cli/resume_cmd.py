@@ -33,7 +33,7 @@ from helikon.core.agent import Agent
 from helikon.core.context import RunContext
 from helikon.core.decisions import Approve, Decision, Deny, Edit, check_decisions
 from helikon.core.events import AgentEvent, RunInterrupted
-from helikon.core.run_state import RunState
+from helikon.core.run_state import PROCESS_ID, RunState
 from helikon.errors import ConfigError, ResumeRefused, RunStateError
 from helikon.runtimes.runner import Runner
 from helikon.sessions.protocol import Session
@@ -261,6 +261,9 @@ def resume(
     except ResumeRefused as exc:
         fail(err, str(exc))
     _claim(err, state_file)
+    # STATE.claimed (created atomically) is the resume-once claim of a state file: this
+    # process holds it, as the process that paused holds the claim of a run without a session
+    state = state.model_copy(update={"paused_in": PROCESS_ID})
     ask = terminal_ask if interactive else None
     # a run paused under the sidecar's [session] finishes in that conversation
     session = (

@@ -17,6 +17,8 @@ A run that pauses for approval (``RunConfig(approval="defer")``) ends with a
 * ``usage`` — tokens spent so far; ``pending`` — the waiting calls with the arguments the
   model gave and the permission reason; ``remembered`` — per-tool answers kept for the run;
   ``nested`` — the states of agent-as-tool sub-runs that paused inside a call;
+* ``paused_in`` — a random id of the process that paused (a state paused without a session
+  resumes without one only there, where its resume-once claim is kept);
 * ``run_config`` — the :class:`~helikon.RunConfig` the run paused under (its fields), which a
   resume without ``run_config`` uses and a resume with a different one is refused against;
 * ``pattern`` / ``steps`` — for a multi-agent pattern (``SequentialAgent``, ``ParallelAgent``,
@@ -42,7 +44,10 @@ from helikon.core.items import Item
 from helikon.core.usage import Usage
 from helikon.errors import RunStateError
 
-__all__ = ["SCHEMA_VERSION", "PendingCall", "RunState", "config_fingerprint"]
+__all__ = ["PROCESS_ID", "SCHEMA_VERSION", "PendingCall", "RunState", "config_fingerprint"]
+
+PROCESS_ID = uuid.uuid4().hex
+"""A random id of this process (``RunState.paused_in``)."""
 
 SCHEMA_VERSION: Literal[1] = 1
 """The version :meth:`RunState.to_json` writes and the only one :meth:`RunState.from_json`
@@ -106,6 +111,10 @@ class RunState(BaseModel):
     nested: dict[str, RunState] = Field(default_factory=dict)
     """Per call id of an agent-as-tool call: the state of its sub-run, which paused inside
     it (its waiting calls are listed in ``pending`` too)."""
+    paused_in: str | None = Field(default_factory=lambda: PROCESS_ID)
+    """The :data:`PROCESS_ID` of the process that paused the run. Without a session, the
+    claim that makes a state resume once is kept in that process only, so a resume without
+    a session elsewhere is refused (see :func:`helikon.runtimes.resume.claim_resume`)."""
     run_config: dict[str, Any] | None = None
     """The fields of the ``RunConfig`` the paused run ran under (``usage_limits`` as an
     object); ``None`` when it is not known (a pattern run on its own config). See

@@ -13,7 +13,15 @@ even by two processes at the same moment:
 3. The log is read again: the first ``approvals_answered`` event for the run after the
    pause must be ours; a resume that lost the race runs nothing.
 
-Without a session (``Runner`` given none) the claim is kept in this process only.
+A run paused **without** a session has no log to claim in:
+
+* resumed with a session (any :class:`~helikon.sessions.Session` the resuming processes
+  share, e.g. ``SqliteSession(id, "runs.db")``), that session is the ledger: steps 2 and 3
+  above, with no position to check (the resumed run is then recorded there);
+* resumed without one, the claim is kept in this process, so only the process that paused
+  the run may resume it (``RunState.paused_in``); elsewhere the resume is refused, saying
+  to pass a session: two processes holding the same state could otherwise both run the
+  approved calls.
 """
 
 from __future__ import annotations
@@ -22,7 +30,7 @@ import uuid
 from collections.abc import Mapping
 
 from helikon.core.decisions import Approve, Decision, Deny
-from helikon.core.run_state import RunState
+from helikon.core.run_state import PROCESS_ID, RunState
 from helikon.errors import ResumeRefused
 from helikon.sessions import Session
 from helikon.sessions.events import ApprovalsAnswered, SequenceId
@@ -55,7 +63,9 @@ async def claim_resume(
             Nothing ran.
         SessionError: the session could not be read or written.
     """
-    if state.session_position is None:
+    if state.session_position is None and session is None:
+        if state.paused_in is not None and state.paused_in != PROCESS_ID:
+            raise ResumeRefused(_ELSEWHERE.format(run_id=state.run_id))
         if state.run_id in _CLAIMED_IN_PROCESS:
             raise ResumeRefused(_ALREADY.format(run_id=state.run_id))
         _CLAIMED_IN_PROCESS.add(state.run_id)
@@ -72,9 +82,11 @@ async def claim_resume(
         )
     position = state.session_position
     log = await session.events()
-    if any(_answers(e, state) for e in log[position:]):
+    if any(_answers(e, state) for e in log[position or 0 :]):
         raise ResumeRefused(_ALREADY.format(run_id=state.run_id))
-    if len(log) != position:
+    if position is None:  # paused without a session: this one is only the ledger
+        position = 0
+    elif len(log) != position:
         raise ResumeRefused(
             f"session {state.session_id or ''!r} changed since the run paused: its log held "
             f"{position} events then and {len(log)} now (another run used it); the paused "
@@ -95,6 +107,14 @@ async def claim_resume(
 def _answers(event: object, state: RunState) -> bool:
     return isinstance(event, ApprovalsAnswered) and event.run_id == state.run_id
 
+
+_ELSEWHERE = (
+    "paused run {run_id} was paused without a session in another process, where its "
+    "resume-once claim is kept; resuming it here without a session could run the approved "
+    "calls twice. Pass a session the resuming processes share as the ledger "
+    "(Runner.resume(..., session=SqliteSession('<id>', 'runs.db')), or Redis / PostgreSQL "
+    "sessions), or run with a session from the start (Runner.run(..., session=...))"
+)
 
 _ALREADY = (
     "paused run {run_id} was already resumed; a RunState resumes once (nothing ran again). "
