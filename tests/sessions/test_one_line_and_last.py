@@ -111,6 +111,7 @@ async def test_a_pool_without_kept_connections_holds_none_open(tmp_path: Path) -
 
 # -------------------------------------------------------------------- snapshot(last=n)
 
+
 @pytest.fixture(params=["memory", "compacting", "sqlite-one-line", "sqlite-pooled"])
 async def session(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Any]:
     kind = request.param
@@ -138,7 +139,9 @@ async def _check_last(session: Any) -> None:
     assert len(everything) == 4
     assert await session.snapshot(last=2) == everything[-2:]
     assert [i.type for i in await session.snapshot(last=3)] == [
-        "assistant_message", "user_message", "assistant_message"
+        "assistant_message",
+        "user_message",
+        "assistant_message",
     ]
     assert await session.snapshot(last=0) == []
     assert await session.snapshot(last=10) == everything

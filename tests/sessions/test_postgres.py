@@ -36,6 +36,7 @@ async def test_table_layout(postgres_pool: tuple[Any, str]) -> None:
         "kind": "text",
         "payload": "jsonb",
         "ts": "timestamp with time zone",
+        "hash": "bytea",
     }
     assert row["session_id"] == "s" and row["sequence"] == 0 and row["kind"] == "user_message"
     assert json.loads(row["payload"])["content"][0]["text"] == "hi"
@@ -51,7 +52,7 @@ async def test_concurrent_migrations_are_serialized(postgres_dsn: str) -> None:
         session = await PostgresSession.open(pool, "s", schema=schema)
         assert await session.append([user_message("x")]) == [0]
         async with pool.acquire() as conn:
-            assert await conn.fetchval(f'SELECT count(*) FROM "{schema}".helikon_migrations') == 1
+            assert await conn.fetchval(f'SELECT count(*) FROM "{schema}".helikon_migrations') == 2
     finally:
         async with pool.acquire() as conn:
             await conn.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')

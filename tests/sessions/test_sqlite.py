@@ -47,7 +47,7 @@ async def test_schema_and_migrations_are_idempotent(tmp_path: Path) -> None:
         row = db.execute("SELECT session_id, sequence, kind, ts FROM session_events").fetchone()
     finally:
         db.close()
-    assert versions == [(1,)]
+    assert versions == [(1,), (2,)]
     assert "PRIMARY KEY (session_id, sequence)" in table and "WITHOUT ROWID" in table
     assert row[:3] == ("a", 0, "user_message") and row[3].endswith("+00:00")
 

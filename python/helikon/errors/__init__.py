@@ -48,7 +48,8 @@ keeps working for callers who do not know helikon::
     ├── SessionError                                  a session read or write failed
     │   ├── SessionUnavailable(SessionError, ConnectionError)  the store cannot be reached
     │   ├── SessionBackendError                       the store answered with an error
-    │   └── SessionOther                              anything else (a corrupt stored row)
+    │   ├── SessionOther                              anything else (a corrupt stored row)
+    │   └── SessionTampered                           a log's hash chain does not verify
     ├── McpError                                      an MCP connection or server failed
     │   ├── McpConnectError(McpError, ConnectionError)  the initialize handshake failed
     │   ├── McpSpawnError(McpError, OSError)          the stdio server could not start
@@ -123,6 +124,7 @@ from helikon.errors.session import (
     SessionBackendError,
     SessionError,
     SessionOther,
+    SessionTampered,
     SessionUnavailable,
 )
 from helikon.errors.tool import InvalidArgs, ModelRetry, ToolDenied, ToolError, ToolOther
@@ -175,6 +177,7 @@ __all__ = [
     "SessionBackendError",
     "SessionError",
     "SessionOther",
+    "SessionTampered",
     "SessionUnavailable",
     "SubRunPaused",
     "ToolDenied",

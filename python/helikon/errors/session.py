@@ -7,7 +7,13 @@ from __future__ import annotations
 
 from helikon.errors.base import HelikonError
 
-__all__ = ["SessionBackendError", "SessionError", "SessionOther", "SessionUnavailable"]
+__all__ = [
+    "SessionBackendError",
+    "SessionError",
+    "SessionOther",
+    "SessionTampered",
+    "SessionUnavailable",
+]
 
 
 class SessionError(HelikonError):
@@ -35,3 +41,14 @@ class SessionOther(SessionError):
     """Any other session failure: an event that cannot be serialized, a corrupt stored row."""
 
     kind = "Other"
+
+
+class SessionTampered(SessionError):
+    """A session log's hash chain does not verify: a stored record was edited, removed or
+    reordered. ``sequence`` is the first record whose hash does not match."""
+
+    kind = "Tampered"
+
+    def __init__(self, message: str, *, sequence: int) -> None:
+        super().__init__(message)
+        self.sequence = sequence

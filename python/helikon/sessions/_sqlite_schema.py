@@ -30,6 +30,8 @@ MIGRATIONS: list[tuple[int, str, list[str]]] = [
             ") WITHOUT ROWID",
         ],
     ),
+    # the hash chain (helikon.sessions.chain): NULL in rows written before it
+    (2, "session_events_hash", ["ALTER TABLE session_events ADD COLUMN hash BLOB"]),
 ]
 LATEST = MIGRATIONS[-1][0]
 
@@ -71,14 +73,22 @@ async def migrate_schema(conn: aiosqlite.Connection) -> None:
 def insert_sql(n: int) -> str:
     """The statement appending ``n`` events in one go (``RETURNING`` their sequences)."""
     # ?1 is the session id; the n (offset, kind, payload, ts) tuples follow as ?2, ?3, ...
-    # The next sequence is an uncorrelated scalar subquery: SQLite computes it once, under
-    # the write lock the statement took before reading (a joined derived table costs a
-    # materialization: about 5 us more per append).
-    values = ",".join(["(?,?,?,?)"] * n)
+    # The next sequence and the last hash are read once, under the write lock the statement
+    # took before reading; a recursive CTE chains the batch's hashes with helikon_link (the
+    # Python function registered on every connection, see helikon.sessions.chain).
+    # numbered: the VALUES come before ?1 in the text, where plain ? would take 1, 2, ...
+    values = ",".join(f"(?{2 + 4 * i},?{3 + 4 * i},?{4 + 4 * i},?{5 + 4 * i})" for i in range(n))
     return (
-        "INSERT INTO session_events (session_id, sequence, kind, payload, ts)"
-        " SELECT ?1, (SELECT COALESCE(MAX(sequence), -1) + 1 FROM session_events"
-        " WHERE session_id = ?1) + v.column1, v.column2, v.column3, v.column4"
-        f" FROM (VALUES {values}) AS v"
+        f"WITH RECURSIVE v(i, kind, payload, ts) AS (VALUES {values}),"
+        " tail(first, h) AS (SELECT"
+        " (SELECT COALESCE(MAX(sequence), -1) + 1 FROM session_events WHERE session_id = ?1),"
+        " (SELECT hash FROM session_events WHERE session_id = ?1"
+        " ORDER BY sequence DESC LIMIT 1)),"
+        " c(i, h) AS (SELECT -1, h FROM tail UNION ALL"
+        " SELECT c.i + 1, helikon_link(c.h, tail.first + c.i + 1, v.payload)"
+        " FROM c, tail JOIN v ON v.i = c.i + 1)"
+        " INSERT INTO session_events (session_id, sequence, kind, payload, ts, hash)"
+        " SELECT ?1, tail.first + v.i, v.kind, v.payload, v.ts, c.h"
+        " FROM v JOIN c ON c.i = v.i, tail WHERE true"
         " RETURNING sequence"
     )

@@ -15,6 +15,8 @@ from collections.abc import Sequence
 from contextlib import suppress
 from typing import Any
 
+from helikon.sessions.chain import sql_link
+
 __all__ = ["LoopWriter"]
 
 log = logging.getLogger("helikon.sessions")
@@ -50,6 +52,7 @@ def _open_plain(path: str, busy_timeout: float, busy_ms: int) -> sqlite3.Connect
             return None
         conn.execute("PRAGMA synchronous = NORMAL")
         conn.execute("PRAGMA wal_autocheckpoint = 0")
+        conn.create_function("helikon_link", 3, sql_link, deterministic=True)
         conn.execute(f"PRAGMA busy_timeout = {busy_ms}")
     except BaseException:
         conn.close()

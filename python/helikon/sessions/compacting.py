@@ -24,7 +24,6 @@ __all__ = ["DEFAULT_COMPACTION_PROMPT", "CompactingSession"]
 log = logging.getLogger("helikon.sessions")
 
 
-
 def _check_inner(inner: object) -> None:
     """Reject an ``inner`` that is not a session, before anything is appended.
 

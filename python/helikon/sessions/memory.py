@@ -7,6 +7,7 @@ from collections.abc import Sequence
 
 from helikon.core.items import Item
 from helikon.sessions._codec import check_since, decode, encode_all
+from helikon.sessions.chain import link_all
 from helikon.sessions.events import SequenceId, SessionEvent
 from helikon.sessions.projection import project
 from helikon.sessions.tail import last_items
@@ -35,6 +36,7 @@ class MemorySession:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._rows: list[str] = []
+        self._hashes: list[bytes | None] = []
 
     def __len__(self) -> int:
         return len(self._rows)
@@ -48,6 +50,8 @@ class MemorySession:
         rows = encode_all(events)
         with self._lock:
             first = len(self._rows)
+            prev = self._hashes[-1] if self._hashes else None
+            self._hashes.extend(link_all(prev, first, rows))
             self._rows.extend(rows)
         return [SequenceId(first + i) for i in range(len(rows))]
 
@@ -61,6 +65,13 @@ class MemorySession:
         with self._lock:
             rows = self._rows[start:]
         return [decode(row, where=f"memory[{start + i}]") for i, row in enumerate(rows)]
+
+    async def chain_records(self) -> list[tuple[int, str, bytes | None]]:
+        """Every ``(sequence, payload, hash)``, for :func:`helikon.sessions.chain.verify`."""
+        with self._lock:
+            return [
+                (i, r, h) for i, (r, h) in enumerate(zip(self._rows, self._hashes, strict=True))
+            ]
 
     async def snapshot(self, last: int | None = None) -> list[Item]:
         """The projected conversation, or its ``last`` items (see

@@ -47,6 +47,7 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
 from helikon.core.items import Item
 from helikon.errors import ConfigError, SessionBackendError, SessionError, SessionUnavailable
 from helikon.sessions._codec import check_since, decode, encode_all
+from helikon.sessions.chain import link_all
 from helikon.sessions.events import SequenceId, SessionEvent
 from helikon.sessions.projection import project
 from helikon.sessions.shield import complete
@@ -73,6 +74,12 @@ def _migrations(schema: str) -> list[tuple[int, str, list[str]]]:
                 " ts TIMESTAMPTZ NOT NULL,"
                 " PRIMARY KEY (session_id, sequence))",
             ],
+        ),
+        # the hash chain (helikon.sessions.chain): NULL in rows written before it
+        (
+            2,
+            "session_events_hash",
+            [f"ALTER TABLE {s}.session_events ADD COLUMN IF NOT EXISTS hash BYTEA"],
         ),
     ]
 
@@ -253,23 +260,31 @@ class PostgresSession:
                 await conn.execute(
                     "SELECT pg_advisory_xact_lock(hashtextextended($1, 0))", self._id
                 )
-                first = int(
-                    await conn.fetchval(
-                        f"SELECT COALESCE(MAX(sequence), -1) + 1 FROM {self._table}"
-                        " WHERE session_id = $1",
-                        self._id,
-                    )
+                # the next sequence, the last hash, and each payload as jsonb will return
+                # it (the hash covers the stored text, which jsonb normalizes)
+                tail = await conn.fetchrow(
+                    f"SELECT (SELECT COALESCE(MAX(sequence), -1) + 1 FROM {self._table}"
+                    " WHERE session_id = $1) AS first,"
+                    f" (SELECT hash FROM {self._table} WHERE session_id = $1"
+                    " ORDER BY sequence DESC LIMIT 1) AS h,"
+                    " ARRAY(SELECT p::jsonb::text FROM unnest($2::text[]) WITH ORDINALITY"
+                    " AS u(p, o) ORDER BY o) AS texts",
+                    self._id,
+                    rows,
                 )
+                first = int(tail["first"])
+                hashes = link_all(tail["h"], first, tail["texts"])
                 await conn.execute(
-                    f"INSERT INTO {self._table} (session_id, sequence, kind, payload, ts)"
-                    " SELECT $1, $2 + o - 1, k, p::jsonb, t"
-                    " FROM unnest($3::text[], $4::text[], $5::timestamptz[])"
-                    " WITH ORDINALITY AS u(k, p, t, o)",
+                    f"INSERT INTO {self._table} (session_id, sequence, kind, payload, ts, hash)"
+                    " SELECT $1, $2 + o - 1, k, p::jsonb, t, h"
+                    " FROM unnest($3::text[], $4::text[], $5::timestamptz[], $6::bytea[])"
+                    " WITH ORDINALITY AS u(k, p, t, h, o)",
                     self._id,
                     first,
                     kinds,
                     rows,
                     stamps,
+                    hashes,
                 )
         except (asyncpg.PostgresError, asyncpg.InterfaceError, OSError, TimeoutError) as exc:
             raise _error(exc, f"append to session {self._id!r}") from exc
@@ -294,6 +309,23 @@ class PostgresSession:
         except (asyncpg.PostgresError, asyncpg.InterfaceError, OSError, TimeoutError) as exc:
             raise _error(exc, f"read session {self._id!r}") from exc
         return [decode(r["payload"], where=f"{self._id!r}#{r['sequence']}") for r in records]
+
+    async def chain_records(self) -> list[tuple[int, str, bytes | None]]:
+        """Every ``(sequence, payload text, hash)``, for :func:`helikon.sessions.chain.verify`.
+
+        Raises:
+            SessionError: the read failed.
+        """
+        try:
+            async with self._pool.acquire() as conn:
+                records = await conn.fetch(
+                    f"SELECT sequence, payload::text AS payload, hash FROM {self._table}"
+                    " WHERE session_id = $1 ORDER BY sequence",
+                    self._id,
+                )
+        except (asyncpg.PostgresError, asyncpg.InterfaceError, OSError, TimeoutError) as exc:
+            raise _error(exc, f"read session {self._id!r}") from exc
+        return [(int(r["sequence"]), r["payload"], r["hash"]) for r in records]
 
     async def snapshot(self, last: int | None = None) -> list[Item]:
         """The projected conversation, or its ``last`` items (see

@@ -8,7 +8,10 @@ entry id is ``{seq}-1``, so ``events(since=n)`` is a range read starting after `
 An append runs one Lua script, which Redis executes atomically: it reserves the next
 sequence numbers from the per-session counter ``{prefix}:session:{id}:seq`` with
 ``INCRBY`` and issues one ``XADD`` per event, so concurrent writers never share or skip a
-number. The script refuses to write when the counter is behind the stream (e.g. the
+number. Each entry also carries ``hash`` (hex; :mod:`helikon.sessions.chain`), computed
+before the script from the counter and the last entry's hash; the script writes only if
+neither changed since (a concurrent append won), else the append reads them again. The
+script refuses to write when the counter is behind the stream (e.g. the
 counter key was evicted), instead of reusing numbers. The backend never trims the stream:
 run the keyspace under ``maxmemory-policy noeviction`` and bound growth with
 :class:`~helikon.sessions.CompactingSession`.
@@ -40,6 +43,7 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
 from helikon.core.items import Item
 from helikon.errors import ConfigError, SessionBackendError, SessionError, SessionUnavailable
 from helikon.sessions._codec import check_since, decode, encode_all, ts_nanos
+from helikon.sessions.chain import link_all
 from helikon.sessions.events import SequenceId, SessionEvent
 from helikon.sessions.projection import project
 from helikon.sessions.shield import complete
@@ -51,21 +55,33 @@ _APPEND = """
 local n = tonumber(ARGV[1])
 local current = tonumber(redis.call('GET', KEYS[1]) or '0')
 local last = redis.call('XREVRANGE', KEYS[2], '+', '-', 'COUNT', 1)
+local top_hash = ''
 if last[1] then
   local top = tonumber(string.match(last[1][1], '^(%d+)-'))
   if top >= current then
     return redis.error_reply('HELIKON sequence counter ' .. KEYS[1] ..
       ' is behind its stream (was the key evicted?)')
   end
+  local fields = last[1][2]
+  for i = 1, #fields, 2 do
+    if fields[i] == 'hash' then top_hash = fields[i + 1] end
+  end
+end
+if current ~= tonumber(ARGV[2]) or top_hash ~= ARGV[3] then
+  return -1
 end
 local first = redis.call('INCRBY', KEYS[1], n) - n
 for i = 0, n - 1 do
   redis.call('XADD', KEYS[2], (first + i) .. '-1',
-    'seq', first + i, 'kind', ARGV[2 + 3 * i], 'payload', ARGV[3 + 3 * i],
-    'ts', ARGV[4 + 3 * i])
+    'seq', first + i, 'kind', ARGV[4 + 4 * i], 'payload', ARGV[5 + 4 * i],
+    'ts', ARGV[6 + 4 * i], 'hash', ARGV[7 + 4 * i])
 end
 return first
 """
+# An append computes its hashes (helikon.sessions.chain) from the counter and the last
+# entry's hash read just before; the script writes only if both are still what was read
+# (else it returns -1 and the append reads again), so the chain has no forks.
+_ATTEMPTS = 64
 
 _PAGE = 512
 
@@ -154,17 +170,40 @@ class RedisSession:
         rows = encode_all(events)
         if not rows:
             return []
-        args: list[Any] = [len(rows)]
-        for event, row in zip(events, rows, strict=True):
-            args.extend((event.type, row, ts_nanos(event.ts)))
-        return await complete(self._append(args, len(rows)))
+        fields: list[tuple[str, int]] = [(e.type, ts_nanos(e.ts)) for e in events]
+        return await complete(self._append(rows, fields))
 
-    async def _append(self, args: list[Any], n: int) -> list[SequenceId]:
+    async def _tail(self) -> tuple[int, str]:
+        """The counter and the last entry's hash (hex, ``""`` for none)."""
+        async with self._client.pipeline(transaction=True) as pipe:
+            pipe.get(self.seq_key)
+            pipe.xrevrange(self.events_key, "+", "-", count=1)
+            counter, last = await pipe.execute()
+        top = ""
+        if last:
+            got = last[0][1] or {}
+            value = got.get(b"hash", got.get("hash"))
+            top = _text(value) if value is not None else ""
+        return int(_text(counter)) if counter is not None else 0, top
+
+    async def _append(self, rows: list[str], fields: list[tuple[str, int]]) -> list[SequenceId]:
+        n = len(rows)
         try:
-            first = int(await self._script(keys=[self.seq_key, self.events_key], args=args))
+            for _ in range(_ATTEMPTS):
+                expected, top = await self._tail()
+                hashes = link_all(bytes.fromhex(top) if top else None, expected, rows)
+                args: list[Any] = [n, expected, top]
+                for (kind, ts), row, h in zip(fields, rows, hashes, strict=True):
+                    args.extend((kind, row, ts, h.hex() if h is not None else ""))
+                first = int(await self._script(keys=[self.seq_key, self.events_key], args=args))
+                if first >= 0:
+                    return [SequenceId(first + i) for i in range(n)]
         except (redis_errors.RedisError, OSError) as exc:
             raise _error(exc, f"append to {self.events_key!r}") from exc
-        return [SequenceId(first + i) for i in range(n)]
+        raise SessionBackendError(
+            f"redis: append to {self.events_key!r}: {_ATTEMPTS} concurrent appends won in a "
+            "row; nothing was written"
+        )
 
     async def events(self, since: SequenceId | None = None) -> list[SessionEvent]:
         """The events after ``since`` (exclusive), or all, in order (read in pages).
@@ -188,6 +227,29 @@ class RedisSession:
                         f"redis: entry {_text(entry_id)} of {self.events_key!r} has no payload"
                     )
                 out.append(decode(payload, where=f"{self.events_key}#{_text(entry_id)}"))
+            if len(page) < _PAGE:
+                return out
+            start = "(" + _text(page[-1][0])
+
+    async def chain_records(self) -> list[tuple[int, str, bytes | None]]:
+        """Every ``(sequence, payload, hash)``, for :func:`helikon.sessions.chain.verify`.
+
+        Raises:
+            SessionError: the read failed.
+        """
+        out: list[tuple[int, str, bytes | None]] = []
+        start = "0-0"
+        while True:
+            try:
+                page = await self._client.xrange(self.events_key, start, "+", count=_PAGE)
+            except (redis_errors.RedisError, OSError) as exc:
+                raise _error(exc, f"read {self.events_key!r}") from exc
+            page = page or []
+            for entry_id, fields in page:
+                got = {_text(k): _text(v) for k, v in (fields or {}).items()}
+                digest = got.get("hash") or ""
+                seq = int(_text(entry_id).split("-")[0])
+                out.append((seq, got.get("payload", ""), bytes.fromhex(digest) if digest else None))
             if len(page) < _PAGE:
                 return out
             start = "(" + _text(page[-1][0])

@@ -96,6 +96,7 @@ from helikon.errors import (
 from helikon.sessions._codec import check_since, decode, encode_all
 from helikon.sessions._sqlite_schema import insert_sql, migrate_schema
 from helikon.sessions._sqlite_writer import LoopWriter
+from helikon.sessions.chain import link_all, sql_link
 from helikon.sessions.events import SequenceId, SessionEvent
 from helikon.sessions.projection import project
 from helikon.sessions.shield import complete
@@ -254,6 +255,7 @@ class SqlitePool:
         except (sqlite3.Error, OSError) as exc:
             raise _error(exc, f"open {self.path!r}") from exc
         try:
+            await conn.create_function("helikon_link", 3, sql_link, deterministic=True)
             await conn.execute("PRAGMA journal_mode = WAL")
             await conn.execute(f"PRAGMA synchronous = {self.synchronous}")
             await conn.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout * 1000)}")
@@ -582,16 +584,20 @@ class SqliteSession:
                 await self._pool._settle()
                 await conn.execute("BEGIN IMMEDIATE")
                 async with conn.execute(
-                    "SELECT COALESCE(MAX(sequence), -1) + 1 FROM session_events"
-                    " WHERE session_id = ?",
+                    "SELECT sequence, hash FROM session_events"
+                    " WHERE session_id = ? ORDER BY sequence DESC LIMIT 1",
                     (self._id,),
                 ) as cur:
                     row = await cur.fetchone()
-                first = int(row[0]) if row is not None else 0
+                first = int(row[0]) + 1 if row is not None else 0
+                hashes = link_all(row[1] if row is not None else None, first, rows)
                 await conn.executemany(
-                    "INSERT INTO session_events (session_id, sequence, kind, payload, ts)"
-                    " VALUES (?, ?, ?, ?, ?)",
-                    [(self._id, first + i, kinds[i], rows[i], stamps[i]) for i in range(len(rows))],
+                    "INSERT INTO session_events (session_id, sequence, kind, payload, ts, hash)"
+                    " VALUES (?, ?, ?, ?, ?, ?)",
+                    [
+                        (self._id, first + i, kinds[i], rows[i], stamps[i], hashes[i])
+                        for i in range(len(rows))
+                    ],
                 )
                 await conn.execute("COMMIT")
         except (sqlite3.Error, ValueError) as exc:
@@ -619,6 +625,26 @@ class SqliteSession:
         except (sqlite3.Error, ValueError) as exc:
             raise _error(exc, f"read session {self._id!r}") from exc
         return [decode(payload, where=f"{self._id!r}#{seq}") for seq, payload in rows]
+
+    async def chain_records(self) -> list[tuple[int, str, bytes | None]]:
+        """Every ``(sequence, payload, hash)`` as stored, for
+        :func:`helikon.sessions.chain.verify`.
+
+        Raises:
+            SessionError: the read failed.
+        """
+        if self._needs_migrate:
+            await self._ready()
+        try:
+            async with self._pool.acquire() as conn:
+                rows = await conn.execute_fetchall(
+                    "SELECT sequence, payload, hash FROM session_events"
+                    " WHERE session_id = ? ORDER BY sequence",
+                    (self._id,),
+                )
+        except (sqlite3.Error, ValueError) as exc:
+            raise _error(exc, f"read session {self._id!r}") from exc
+        return [(int(seq), str(payload), h) for seq, payload, h in rows]
 
     async def snapshot(self, last: int | None = None) -> list[Item]:
         """The projected conversation, or its ``last`` items (see
