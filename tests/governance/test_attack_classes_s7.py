@@ -18,12 +18,13 @@ side runs the same classes from ``tests/data/bash_adversarial.json`` (ids ``s7-*
 from __future__ import annotations
 
 import asyncio
+import json
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from helikon import AllowRule, DenyRule, PermissionMode, RunContext
+from helikon import AllowRule, DenyRule, PermissionMode, RunContext, _native
 from helikon.errors import ToolDenied
 from helikon.permissions import explain
 from helikon.shell import analyze
@@ -303,3 +304,124 @@ def test_m11_text_not_evaluated_as_arithmetic_stays_data() -> None:
     ]:
         assert "rm" not in analyze(command).programs, command
         assert _explain(_deny_rm(), command).decision == "allow", command
+
+
+# ------------------------------------------------------------------ G2, G4, G6: guards
+
+
+def _guard(command: str) -> Any:
+    return _explain(RunContext.ephemeral(), command)
+
+
+G2_ASK = [
+    ("rm -rf $(pwd)/../../..", "climbs above a directory not known statically"),
+    ("rm -rf `pwd`/..", "climbs above a directory not known statically"),
+    ("rm -rf ../../../", "climbs above a directory not known statically"),
+    ("rm -r ../..", "climbs above a directory not known statically"),
+    ("rm -fr ./a/../../..", "climbs above a directory not known statically"),
+    ("rm -rf ~user/../..", "climbs above a directory not known statically"),
+    ('rm -rf "$PWD/../.."', ""),
+    ("cd ..; cd ..; rm -rf *", "in a directory not known statically"),
+    ("rm -rf ~root", ""),
+]
+
+
+@pytest.mark.parametrize(("command", "why"), G2_ASK)
+def test_g2_recursive_remove_climbing_out_asks(command: str, why: str) -> None:
+    e = _guard(command)
+    assert (e.decision, e.stage, e.rule) == ("ask", "guard", "rm_recursive_root_or_home")
+    assert e.reason == "destructive command: recursive force-remove of / or ~"
+    if why:
+        native = _native_check(command)
+        assert why in native["explain"], native["explain"]
+
+
+def _native_check(command: str) -> dict[str, Any]:
+    """The native policy's verdict under the built-in guards alone (its explain names the
+    target the guard saw)."""
+    result: dict[str, Any] = json.loads(_native.CommandPolicy("{}").check(command))
+    return result
+
+
+def test_g2_paths_inside_the_workspace_and_other_homes_pass() -> None:
+    for command in ["rm -rf build", "rm -rf ./build/../dist", "rm -rf a/b/../c", "rm -rf ~user"]:
+        assert _guard(command).decision == "allow", command
+
+
+G4_ASK = [
+    "perl -pi -e 's/a/b/' /etc/x",
+    "perl -i.bak -pe 's/a/b/' /etc/hosts",
+    "ruby -i -pe 'x' /etc/x",
+    "sed -i.bak -e 's/a/b/' /etc/x",
+    "patch -d /etc -p1 < p.diff",
+    "patch /etc/x < p.diff",
+    "git clone --depth 1 url /etc/x",
+    "git -C /etc commit -am x",
+    "git --work-tree /etc add .",
+    "git diff --output=/etc/x",
+    "git format-patch -o /etc HEAD~1",
+    "cpio -idvD/etc < a.cpio",
+    "cpio -p /etc < list",
+    "tar -C /etc -x -f a.tar",
+    "unzip a.zip -d /etc",
+    "scp -P 22 host:x /etc/y",
+    "rsync -a x/ /etc/",
+    "sqlite3 /etc/db 'create table t(x)'",
+    "install -D -m 644 x /etc/y/z",
+    "cp -t /etc x",
+    "dd if=x of=/etc/x",
+    "echo x | tee -a /etc/x",
+    "curl --output-dir /etc -O url",
+    "wget -P /etc url",
+]
+
+
+@pytest.mark.parametrize("command", G4_ASK)
+def test_g4_writers_into_system_paths_ask(command: str) -> None:
+    e = _guard(command)
+    assert (e.decision, e.stage, e.rule) == ("ask", "guard", "protected_path_write"), e
+    assert "(target `/etc" in _native_check(command)["explain"]
+
+
+def test_g4_the_same_writers_inside_the_workspace_pass() -> None:
+    for command in [
+        "perl -pi -e 's/a/b/' src/x.c",
+        "perl -ne 'print' /etc/hosts",
+        "git clone url vendor/x",
+        "git -C /etc log -1",
+        "scp x host:/etc/",
+        "sqlite3 data.db .tables",
+    ]:
+        assert _guard(command).decision == "allow", command
+
+
+G6_ASK = [
+    ("ln -s /etc x; echo hi > x/passwd", "protected_path_write", "/etc/passwd"),
+    ("ln -s / r && rm -rf r/", "rm_recursive_root_or_home", "/"),
+    ("ln -s ~ h; rm -rf h/", "rm_recursive_root_or_home", "~"),
+    ("cp -s /etc/passwd y; echo > y", "protected_path_write", "/etc/passwd"),
+    ("mkdir -p a && ln -s /etc a/b && tee a/b/x", "protected_path_write", "/etc/x"),
+    ("ln /etc/passwd h; echo x > h", "protected_path_write", "/etc/passwd"),
+    ("cp -l /etc/shadow s && truncate -s 0 s", "protected_path_write", "/etc/shadow"),
+    ("ln -s .git g; echo x > g/config", "protected_dotpath_write", ".git/config"),
+    ('ln -s "$D" r; rm -rf r/', "rm_recursive_root_or_home", "/"),
+    ("cd /tmp && ln -s /etc e && echo x > e/hosts", "protected_path_write", "/etc/hosts"),
+]
+
+
+@pytest.mark.parametrize(("command", "rule", "target"), G6_ASK)
+def test_g6_writes_through_a_link_made_in_the_same_command(
+    command: str, rule: str, target: str
+) -> None:
+    e = _guard(command)
+    assert (e.decision, e.stage, e.rule) == ("ask", "guard", rule)
+    assert f"(target `{target}`)" in _native_check(command)["explain"]
+
+
+def test_g6_links_inside_the_workspace_and_earlier_writes_pass() -> None:
+    for command in [
+        "ln -s build b; rm -rf b/",
+        "ln -s /tmp/a x; echo hi > x/y",
+        "echo hi > x/passwd; ln -s /etc x",
+    ]:
+        assert _guard(command).decision == "allow", command

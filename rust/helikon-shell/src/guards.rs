@@ -143,6 +143,13 @@ pub fn rm_root_or_home(cmd: &Command) -> Option<String> {
     if let Some(t) = targets.iter().find(|t| whole_expansion(t)) {
         return Some(format!("{t} (a target not known statically)"));
     }
+    // A target climbing (`..`) from a base not known statically (`$(pwd)/../..`,
+    // `~user/..`) or above the start directory (`../../..`) may be `/` or `~` (attack G2).
+    if let Some(t) = targets.iter().find(|t| climbs_out(t, cmd.cwd.as_deref())) {
+        return Some(format!(
+            "{t} (climbs above a directory not known statically)"
+        ));
+    }
     // Relative targets in the directory an earlier `cd` moved to (`cd / && rm -rf .`).
     if let Some(dir) = cmd.cwd.as_deref() {
         for t in &targets {
@@ -165,6 +172,28 @@ pub fn rm_root_or_home(cmd: &Command) -> Option<String> {
         );
     }
     None
+}
+
+/// Does `t` climb with `..` from a base not known statically: an expansion (`$(pwd)/..`,
+/// `` `pwd`/.. ``, `"$D/.."`), another user's home (`~user/..`), or, relative, above the
+/// start directory (`..`, `../../..`, `a/../..`) when no `cd` moved the command to a known
+/// directory?
+fn climbs_out(t: &str, cwd: Option<&str>) -> bool {
+    let Some(first_up) = t.split('/').position(|c| c == "..") else {
+        return false;
+    };
+    let base: Vec<&str> = t.split('/').take(first_up).collect();
+    if base.iter().any(|c| c.contains(['$', '`'])) {
+        return true;
+    }
+    if t.starts_with('~') {
+        return true;
+    }
+    if t.starts_with('/') {
+        return false;
+    }
+    let known_dir = cwd.is_some_and(|d| d != crate::cwd::UNKNOWN);
+    !known_dir && clean_path(t).starts_with("..")
 }
 
 /// A target that removes everything in the current directory (`.`, `*`, `./*`, `.*`).
@@ -416,8 +445,8 @@ pub fn write_targets(cmd: &Command, removals: bool) -> Vec<String> {
             &["-o", "--output"],
         )),
         "curl" => add(opt(
-            &operands(args, "oHdXuAeEFrTwxy", &["--output"]).1,
-            &["-o", "--output"],
+            &operands(args, "oHdXuAeEFrTwxy", &["--output", "--output-dir"]).1,
+            &["-o", "--output", "--output-dir"],
         )),
         "wget" => add(opt(
             &operands(args, "OPoa", &["--output-document", "--directory-prefix"]).1,
@@ -444,5 +473,6 @@ pub fn write_targets(cmd: &Command, removals: bool) -> Vec<String> {
         }
         _ => {}
     }
+    out.extend(crate::writers::extra_targets(cmd));
     out
 }

@@ -71,6 +71,7 @@ mod inline;
 mod lex_word;
 mod lexer;
 mod limits;
+mod links;
 mod model;
 mod packed;
 mod paths;
@@ -83,6 +84,7 @@ mod subscripts;
 mod track;
 mod word;
 mod wrappers;
+mod writers;
 
 pub use allow::AllowPattern;
 pub use analyze::{analyze, analyze_packed, analyze_packed_with, analyze_with};

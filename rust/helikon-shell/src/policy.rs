@@ -447,8 +447,19 @@ impl CommandPolicy {
             ));
         }
         let mut rm_hit = vec![false; a.commands.len()];
+        // Links made by earlier commands (attack G6): targets are seen through them.
+        let mut links = crate::links::Links::default();
+        let mut targets: Vec<(String, Option<&Command>, u32)> = Vec::new();
         for (i, c) in a.commands.iter().enumerate() {
-            if let Some(t) = guards::rm_root_or_home(c) {
+            // Only `rm` is checked by argument; other commands by their write targets.
+            let through = if c.program.eq_ignore_ascii_case("rm") {
+                links.rewrite(c)
+            } else {
+                None
+            };
+            let rm = guards::rm_root_or_home(c)
+                .or_else(|| through.as_ref().and_then(guards::rm_root_or_home));
+            if let Some(t) = rm {
                 rm_hit[i] = true;
                 if !matches.iter().any(|m| m.rule == guards::RM_ROOT_OR_HOME) {
                     let reason = guards::prompt(guards::RM_ROOT_OR_HOME).to_string();
@@ -464,20 +475,24 @@ impl CommandPolicy {
                     matches.push(m);
                 }
             }
-        }
-        let mut targets: Vec<(String, Option<&Command>, u32)> = Vec::new();
-        for (i, c) in a.commands.iter().enumerate() {
             for t in guards::write_targets(c, !rm_hit[i]) {
+                if let Some(seen) = links.through(&t) {
+                    targets.push((seen, Some(c), c.line));
+                }
                 // A relative target in the directory an earlier `cd` moved to.
                 let t = crate::cwd::resolve(c.cwd.as_deref(), &t).unwrap_or(t);
                 targets.push((t, Some(c), c.line));
             }
+            links.record(c);
         }
         for r in a
             .redirections
             .iter()
             .filter(|r| matches!(r.op, "out" | "append" | "read_write"))
         {
+            if let Some(seen) = links.through(&r.target) {
+                targets.push((seen, None, r.line));
+            }
             targets.push((r.target.clone(), None, r.line));
         }
         for (rule, test) in [
