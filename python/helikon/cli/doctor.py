@@ -107,16 +107,29 @@ def core() -> list[Check]:
         package = version("helikon")
         reqs = requires("helikon") or []
     except PackageNotFoundError:
-        return [_check("helikon", False, "not installed (no package metadata)",
-                       "pip install helikon (in a checkout: pip install .)")]
+        return [
+            _check(
+                "helikon",
+                False,
+                "not installed (no package metadata)",
+                "pip install helikon (in a checkout: pip install .)",
+            )
+        ]
     checks = [_check("helikon", True, package)]
     native = _native_version()
     if native is None:
-        checks.append(_check("native module", False, "helikon._native cannot be imported",
-                             fix_reinstall))
+        checks.append(
+            _check("native module", False, "helikon._native cannot be imported", fix_reinstall)
+        )
     elif native != package:
-        checks.append(_check("native module", False,
-                             f"version {native}, but the package is {package}", fix_reinstall))
+        checks.append(
+            _check(
+                "native module",
+                False,
+                f"version {native}, but the package is {package}",
+                fix_reinstall,
+            )
+        )
     else:
         checks.append(_check("native module", True, native))
     for requirement in reqs:
@@ -124,8 +137,14 @@ def core() -> list[Check]:
             continue
         name = _requirement_name(requirement)
         ok = _installed(name)
-        checks.append(_check(name, ok, "installed" if ok else "missing",
-                             f"pip install '{requirement.partition(';')[0].strip()}'"))
+        checks.append(
+            _check(
+                name,
+                ok,
+                "installed" if ok else "missing",
+                f"pip install '{requirement.partition(';')[0].strip()}'",
+            )
+        )
     return checks
 
 

@@ -39,6 +39,7 @@ from helikon.cli.repl import repl
 from helikon.cli.replay_cmd import replay
 from helikon.cli.resume_cmd import resume, run_with_approvals, terminal_ask
 from helikon.cli.sidecar import Sidecar
+from helikon.cli.verify_cmd import verify_logs
 from helikon.core.agent import Agent
 from helikon.errors import ConfigError
 from helikon.sessions.protocol import Session
@@ -60,6 +61,7 @@ app.add_typer(policy_app, name="policy")
 app.command("repl")(repl)
 app.command("resume")(resume)
 app.command("replay")(replay)
+app.command("verify")(verify_logs)
 app.command("doctor")(doctor)
 
 
@@ -145,8 +147,7 @@ def run(
         str | None,
         typer.Option(
             "--session",
-            help="The conversation to continue (the sidecar's [session] store; default: its "
-            "id).",
+            help="The conversation to continue (the sidecar's [session] store; default: its id).",
         ),
     ] = None,
 ) -> None:
@@ -176,7 +177,7 @@ def run(
             'Fix: add [session] with backend = "sqlite" and path = "chat.db"',
         )
     if session_id is not None and not session_id.strip():
-        fail(err, '--session: the session id is empty. Fix: --session NAME, e.g. --session work')
+        fail(err, "--session: the session id is empty. Fix: --session NAME, e.g. --session work")
     try:
         built = sidecar.build(agent, model_override=model)
     except ConfigError as exc:

@@ -13,14 +13,18 @@ from __future__ import annotations
 
 import re
 import sqlite3
+from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import parse_qsl, urlencode, urlparse, urlunparse
 
 from helikon.errors import ConfigError, SessionError, SessionUnavailable
 from helikon.sessions.events import SessionEvent
 
-__all__ = ["URL_FIX", "read_sessions"]
+__all__ = ["URL_FIX", "read_sessions", "read_stores"]
+
+T = TypeVar("T")
+Reader = Callable[[Any], Awaitable[Any]]
 
 URL_FIX = (
     "use sqlite:///ABSOLUTE/PATH.db, redis://HOST:PORT/DB[?prefix=P] or "
@@ -59,7 +63,12 @@ def _sqlite_ids(path: Path) -> list[str]:
     return [str(r[0]) for r in rows]
 
 
-async def _sqlite(url: str, parsed: Any) -> dict[str, list[SessionEvent]]:
+async def _events(session: Any) -> list[SessionEvent]:
+    events: list[SessionEvent] = await session.events()
+    return events
+
+
+async def _sqlite(url: str, parsed: Any, read: Reader) -> dict[str, Any]:
     if parsed.netloc or not parsed.path:
         raise ConfigError(f"--sessions {url!r}: no file path. Fix: {URL_FIX}")
     path = Path(parsed.path)
@@ -68,10 +77,10 @@ async def _sqlite(url: str, parsed: Any) -> dict[str, list[SessionEvent]]:
     ids = _pick(url, str(path), _sqlite_ids(path), parsed.fragment)
     from helikon.sessions.sqlite import SqliteSession
 
-    return {sid: await SqliteSession(sid, path).events() for sid in ids}
+    return {sid: await read(SqliteSession(sid, path)) for sid in ids}
 
 
-async def _redis(url: str, parsed: Any) -> dict[str, list[SessionEvent]]:
+async def _redis(url: str, parsed: Any, read: Reader) -> dict[str, Any]:
     import redis.asyncio as aioredis
     from redis import exceptions as redis_errors
 
@@ -94,12 +103,12 @@ async def _redis(url: str, parsed: Any) -> dict[str, list[SessionEvent]]:
             }
         )
         ids = _pick(url, f"redis prefix {prefix!r}", names, parsed.fragment)
-        return {sid: await RedisSession(client, sid, prefix=prefix).events() for sid in ids}
+        return {sid: await read(RedisSession(client, sid, prefix=prefix)) for sid in ids}
     finally:
         await client.aclose()
 
 
-async def _postgres(url: str, parsed: Any) -> dict[str, list[SessionEvent]]:
+async def _postgres(url: str, parsed: Any, read: Reader) -> dict[str, Any]:
     import asyncpg  # type: ignore[import-untyped, import-not-found, unused-ignore]
 
     from helikon.sessions.postgres import PostgresSession
@@ -129,7 +138,7 @@ async def _postgres(url: str, parsed: Any) -> dict[str, list[SessionEvent]]:
         names = [str(r["session_id"]) for r in rows]
         ids = _pick(url, f"schema {schema!r}", names, parsed.fragment)
         return {
-            sid: await PostgresSession.open_without_migrate(pool, sid, schema=schema).events()
+            sid: await read(PostgresSession.open_without_migrate(pool, sid, schema=schema))
             for sid in ids
         }
     finally:
@@ -145,13 +154,23 @@ async def read_sessions(url: str) -> dict[str, list[SessionEvent]]:
             lists the ones it does).
         SessionError: the store cannot be reached or a stored event does not parse.
     """
+    return await read_stores(url, _events)
+
+
+async def read_stores(url: str, read: Callable[[Any], Awaitable[T]]) -> dict[str, T]:
+    """``read(session)`` for each session ``url`` names, by session id (as
+    :func:`read_sessions`, which reads the events; ``helikon verify`` reads the hash chain).
+
+    Raises:
+        ConfigError, SessionError: as :func:`read_sessions`.
+    """
     parsed = urlparse(url)
     if parsed.scheme == "sqlite":
-        return await _sqlite(url, parsed)
+        return await _sqlite(url, parsed, read)
     if parsed.scheme in ("redis", "rediss"):
-        return await _redis(url, parsed)
+        return await _redis(url, parsed, read)
     if parsed.scheme in ("postgresql", "postgres"):
-        return await _postgres(url, parsed)
+        return await _postgres(url, parsed, read)
     raise ConfigError(
         f"--sessions {url!r}: the {parsed.scheme or 'missing'} scheme is not supported. "
         f"Fix: {URL_FIX}"
