@@ -80,6 +80,7 @@ async def run_with_approvals(
     while True:
         last: list[AgentEvent] = []
         ctx = context() if context is not None else None
+        stream: AsyncIterator[AgentEvent]
         if state is None:
             stream = runner.run_streamed(
                 agent, input or "", ctx=ctx, run_config=config, session=session

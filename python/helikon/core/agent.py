@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import AsyncIterator, Callable, Iterable, Sequence
-from typing import Any, Generic, Never, overload
+from typing import TYPE_CHECKING, Any, Generic, Never, overload
 
 from typing_extensions import TypeVar
 
@@ -31,7 +31,7 @@ from helikon.core.retries import (
     resolve_output_mode,
 )
 from helikon.core.runnable import AgentInput, check_run_args, collect_run, run_blocking
-from helikon.core.spellings import refuse_other_spellings
+from helikon.core.spellings import peer_attribute, refuse_other_spellings
 from helikon.core.tool import FunctionTool, Tool, ToolEffect
 from helikon.errors import AgentOther, ConfigError, RunError
 
@@ -266,6 +266,12 @@ class Agent(Generic[CtxT, OutT]):
 
     def __repr__(self) -> str:
         return f"Agent(name={self.name!r}, model={getattr(self.model, 'model', '?')!r})"
+
+    if not TYPE_CHECKING:
+
+        def __getattr__(self, name: str) -> Any:
+            # another SDK's spelling (agent.as_tool, agent.tool_plain, ...) names helikon's
+            raise peer_attribute("Agent", name, self)
 
     # ------------------------------------------------------------------ internals
 

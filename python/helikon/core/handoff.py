@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Never
 
 __all__ = ["TRANSFER_SCHEMA", "Handoff", "HandoffSpec", "handoff", "handoff_tool_name", "slug"]
 
@@ -82,12 +82,16 @@ def handoff(
     tool_description: str | None = None,
     on_handoff: Callable[[Any], Any] | None = None,
     input_filter: Callable[[list[Any]], list[Any]] | None = None,
+    **unexpected: Never,
 ) -> Handoff:
     """A handoff to ``agent`` with options (see :class:`Handoff`).
 
     Raises:
         ConfigError: ``tool_name`` is not ``[A-Za-z0-9_-]{1,64}``, or ``on_handoff`` /
-            ``input_filter`` is not callable.
+            ``input_filter`` is not callable; the OpenAI Agents SDK's
+            ``tool_name_override=`` / ``tool_description_override=`` (the message gives
+            ``tool_name=`` / ``tool_description=``) or ``input_type=`` (not supported).
+        TypeError: any other unknown keyword.
 
     Example:
         >>> from helikon import Agent
@@ -98,6 +102,10 @@ def handoff(
     """
     from helikon.errors import ConfigError
 
+    for name in unexpected:
+        if name in _PEER_KEYWORDS:
+            raise ConfigError(f"handoff({name}=...): {_PEER_KEYWORDS[name]}")
+        raise TypeError(f"handoff() got an unexpected keyword argument {name!r}")
     if tool_name is not None and (
         not isinstance(tool_name, str) or not re.fullmatch(r"[A-Za-z0-9_-]{1,64}", tool_name)
     ):
@@ -109,3 +117,15 @@ def handoff(
         if fn is not None and not callable(fn):
             raise ConfigError(f"handoff({name}=...): got {type(fn).__name__}, not a function")
     return Handoff(agent, tool_name, tool_description, on_handoff, input_filter)
+
+
+_PEER_KEYWORDS = {
+    "tool_name_override": "helikon spells it tool_name=: handoff(agent, tool_name=...)",
+    "tool_description_override": (
+        "helikon spells it tool_description=: handoff(agent, tool_description=...)"
+    ),
+    "input_type": (
+        "helikon's transfer tool takes no arguments and on_handoff gets the run context "
+        "only; put what the target needs in the conversation (or the run context)"
+    ),
+}

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from typing import Any, Generic, TypeVar, get_origin
+from typing import TYPE_CHECKING, Any, Generic, TypeVar, get_origin
 
 from pydantic import TypeAdapter, ValidationError
 
@@ -23,6 +23,7 @@ from helikon.core.events import (
 from helikon.core.items import AssistantMessage, Item, ToolCall, ToolResult, text_of
 from helikon.core.output import answer_json
 from helikon.core.run_state import RunState
+from helikon.core.spellings import peer_attribute
 from helikon.core.usage import Usage
 from helikon.errors import (
     AgentError,
@@ -130,6 +131,17 @@ class RunResult(Generic[T]):
         if name is None:
             return start
         return _find_agent(start, name) or start
+
+    @property
+    def output(self) -> T:
+        """``final_output`` under Pydantic AI's name: the same value (one object, two names,
+        so ported code reads unchanged)."""
+        return self.final_output
+
+    if not TYPE_CHECKING:
+
+        def __getattr__(self, name: str) -> Any:
+            raise peer_attribute("RunResult", name, self)
 
     def final_output_as(self, type_: type[U]) -> U:
         """``final_output``, checked to be a ``type_`` (for type checkers and at run time).

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, NoReturn
+
 from pydantic import BaseModel, ConfigDict
+
+from helikon.errors import PeerSpellingError
 
 __all__ = ["Usage"]
 
@@ -37,6 +41,14 @@ class Usage(BaseModel):
     total_tokens: int = 0
     cache_write_input_tokens: int = 0
     requests: int = 0
+
+    if not TYPE_CHECKING:
+
+        def __call__(self, *args: object, **kwargs: object) -> NoReturn:
+            raise PeerSpellingError(
+                "result.usage is helikon's Usage itself, not a method (Pydantic AI's "
+                "result.usage()): write result.usage, e.g. result.usage.total_tokens"
+            )
 
     def __add__(self, other: Usage) -> Usage:
         return Usage(

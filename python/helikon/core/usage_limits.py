@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import contextvars
 from dataclasses import dataclass
+from typing import Never
 
 from helikon.core.usage import Usage
 from helikon.errors import ConfigError, UsageLimitExceeded
@@ -27,7 +28,7 @@ from helikon.errors import ConfigError, UsageLimitExceeded
 __all__ = ["UsageLimits", "UsageMeter", "current_meter"]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, init=False)
 class UsageLimits:
     """Budgets for one run and its sub-agents; ``None`` = no limit on that count.
 
@@ -38,17 +39,39 @@ class UsageLimits:
         output_tokens_limit: ``Usage.output_tokens`` summed (reasoning included).
 
     Raises:
-        ConfigError: a limit is not an int >= 0 (the message names the field).
+        ConfigError: a limit is not an int >= 0 (the message names the field); Pydantic AI's
+            ``tool_calls_limit=`` (helikon does not count tool calls: the message says what
+            bounds the loop instead) or its older ``request_tokens_limit=`` /
+            ``response_tokens_limit=`` (the message gives helikon's name).
+        TypeError: any other unknown keyword.
 
     Example:
         >>> UsageLimits(request_limit=3).request_limit
         3
     """
 
-    request_limit: int | None = None
-    total_tokens_limit: int | None = None
-    input_tokens_limit: int | None = None
-    output_tokens_limit: int | None = None
+    request_limit: int | None
+    total_tokens_limit: int | None
+    input_tokens_limit: int | None
+    output_tokens_limit: int | None
+
+    def __init__(
+        self,
+        request_limit: int | None = None,
+        total_tokens_limit: int | None = None,
+        input_tokens_limit: int | None = None,
+        output_tokens_limit: int | None = None,
+        **unexpected: Never,
+    ) -> None:
+        for name in unexpected:
+            if name in _PEER_FIELDS:
+                raise ConfigError(f"UsageLimits({name}=...): {_PEER_FIELDS[name]}")
+            raise TypeError(f"UsageLimits() got an unexpected keyword argument {name!r}")
+        object.__setattr__(self, "request_limit", request_limit)
+        object.__setattr__(self, "total_tokens_limit", total_tokens_limit)
+        object.__setattr__(self, "input_tokens_limit", input_tokens_limit)
+        object.__setattr__(self, "output_tokens_limit", output_tokens_limit)
+        self.__post_init__()
 
     def __post_init__(self) -> None:
         for name in ("request_limit", *_TOKEN_FIELDS):
@@ -83,6 +106,15 @@ class UsageLimits:
 
 
 _TOKEN_FIELDS = ("total_tokens_limit", "input_tokens_limit", "output_tokens_limit")
+
+_PEER_FIELDS = {
+    "tool_calls_limit": (
+        "helikon's UsageLimits counts model requests and tokens, not tool calls; bound the "
+        "loop with UsageLimits(request_limit=N) or RunConfig(max_turns=N)"
+    ),
+    "request_tokens_limit": "helikon spells it input_tokens_limit=",
+    "response_tokens_limit": "helikon spells it output_tokens_limit=",
+}
 
 
 class UsageMeter:

@@ -6,6 +6,7 @@ keeps working for callers who do not know helikon::
 
     HelikonError
     ├── ConfigError(HelikonError, ValueError)        bad constructor / sidecar input
+    │   └── PeerSpellingError(ConfigError, AttributeError)  another SDK's spelling
     ├── SchemaError(HelikonError, ValueError)        a JSON Schema cannot be normalized
     ├── ModelError                                    a provider call failed
     │   ├── ModelUnavailable                          5xx / overloaded
@@ -89,7 +90,7 @@ from helikon.errors.agent import (
     ToolRetriesExceeded,
     UsageLimitExceeded,
 )
-from helikon.errors.base import ConfigError, HelikonError, SchemaError
+from helikon.errors.base import ConfigError, HelikonError, PeerSpellingError, SchemaError
 from helikon.errors.evals import DatasetError, EvalError, TraceSinkError
 from helikon.errors.mcp import (
     McpBindError,
@@ -163,6 +164,7 @@ __all__ = [
     "OutputGuardrailTripwire",
     "OutputRetriesExceeded",
     "OutputTypeError",
+    "PeerSpellingError",
     "RateLimited",
     "Refused",
     "ResumeRefused",

@@ -5,7 +5,7 @@ Part of the one tree of :mod:`helikon.errors` (import from there).
 
 from __future__ import annotations
 
-__all__ = ["ConfigError", "HelikonError", "SchemaError"]
+__all__ = ["ConfigError", "HelikonError", "PeerSpellingError", "SchemaError"]
 
 
 class HelikonError(Exception):
@@ -17,6 +17,13 @@ class ConfigError(HelikonError, ValueError):
 
     The message names the field (or file and key) and how to fix it.
     """
+
+
+class PeerSpellingError(ConfigError, AttributeError):
+    """Another SDK's spelling of an attribute or method helikon spells differently
+    (``result.usage()``, ``agent.as_tool(...)``, ``stream_events()``): the message gives
+    helikon's. An ``AttributeError`` too, so ``hasattr`` and ``getattr(obj, name, default)``
+    keep working."""
 
 
 class SchemaError(HelikonError, ValueError):

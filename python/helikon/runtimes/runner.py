@@ -31,6 +31,7 @@ from helikon.core.agent import Agent
 from helikon.core.compaction import Compaction
 from helikon.core.context import RunConfig, RunContext
 from helikon.core.decisions import Decision
+from helikon.core.event_stream import EventStream
 from helikon.core.events import AgentEvent, RunCompleted, RunFailed, RunInterrupted
 from helikon.core.pause import ItemTrail
 from helikon.core.result import RunResult, RunResultStreaming
@@ -132,7 +133,7 @@ class Runner:
         return asyncio.run(self.run(agent, input, session=session, ctx=ctx, run_config=run_config))
 
     @either_call
-    async def run_streamed(
+    def run_streamed(
         self,
         /,
         agent: Agent | Runnable,
@@ -142,7 +143,7 @@ class Runner:
         ctx: RunContext[Any] | None = None,
         run_config: RunConfig | None = None,
         **unexpected: Never,
-    ) -> AsyncIterator[AgentEvent]:
+    ) -> EventStream:
         """Run, yielding every event; the session is written before the terminal event.
 
         To stop early, close the stream: leave an ``async with contextlib.aclosing(...)``
@@ -156,10 +157,31 @@ class Runner:
             >>> #     async for event in st:
             >>> #         if event.type == "token_delta": break   # recorded on leaving the block
 
+        Returns:
+            An :class:`~helikon.core.event_stream.EventStream`: the events themselves
+            (``async for e in stream``; the OpenAI Agents SDK's ``stream_events()`` is
+            answered with that spelling).
+
         Raises:
             SessionError: the session could not be read (raised at the first iteration).
             ConfigError: as :meth:`run` (raised at the first iteration).
         """
+        return EventStream(
+            self._run_streamed(
+                agent, input, session=session, ctx=ctx, run_config=run_config, **unexpected
+            )
+        )
+
+    async def _run_streamed(
+        self,
+        agent: Agent | Runnable,
+        input: AgentInput,
+        *,
+        session: Session | None,
+        ctx: RunContext[Any] | None,
+        run_config: RunConfig | None,
+        **unexpected: Never,
+    ) -> AsyncGenerator[AgentEvent, None]:
         refuse_other_spellings("Runner.run_streamed", unexpected, _RUN_KWARGS)
         _check_args("Runner.run_streamed", session, ctx, run_config)
         durable = session is not None
