@@ -221,6 +221,31 @@ def schema_gemini(schema_json: str, *, for_function: bool = False) -> str:
 # --- sandbox ---
 
 @final
+class RunningCommand:
+    """A command started by :meth:`SandboxPolicy.start`.
+
+    Dropped without :meth:`finish`, it kills the supervisor (the shell dies with it) and
+    waits for it.
+    """
+
+    @property
+    def pidfd(self) -> int | None:
+        """A descriptor that turns readable when the command and every process it started
+        are gone (valid until :meth:`finish`; ``None`` on kernels before 5.3)."""
+    @property
+    def supervisor_pid(self) -> int | None:
+        """The supervisor's pid: its children are the command's processes (a cancel kills
+        them and their process groups)."""
+    def finish(self) -> str:
+        """The outcome JSON, as :meth:`SandboxPolicy.run` returns it (waits if the command is
+        not done yet). Releases the GIL.
+
+        Raises:
+            helikon.errors.ToolOther: called a second time, or the child could not be
+                confined (the message names the setup step).
+        """
+
+@final
 class SandboxPolicy:
     """A built execution sandbox for the Bash tool (compile once, run many).
 
@@ -268,6 +293,23 @@ class SandboxPolicy:
     @property
     def label(self) -> str:
         """``"os-sandbox (landlock+seccomp)"`` or ``"host (no containment)"``."""
+    def start(
+        self,
+        command: str,
+        timeout_s: float,
+        env: dict[str, str] | None = None,
+        egress_tag: int = 0,
+    ) -> RunningCommand:
+        """Start ``command`` as :meth:`run` does and return at once: the command runs under
+        its supervisor while the caller goes on; :attr:`RunningCommand.pidfd` turns readable
+        when it is done and :meth:`RunningCommand.finish` then returns the outcome JSON.
+        Releases the GIL.
+
+        Raises:
+            helikon.errors.ConfigError: a bad timeout, environment variable or a NUL in the
+                command.
+            helikon.errors.ToolOther: the supervisor could not be started.
+        """
     def run(
         self,
         command: str,

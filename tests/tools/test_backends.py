@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import os
 import secrets
 import subprocess
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -276,6 +278,30 @@ async def test_cancel_touches_only_its_own_call(make: Factory, ws: dict[str, Pat
     )
     assert mine.cancelled is True
     assert other.exit_code == 0 and other.stdout == "survived\n"
+
+
+class _NoThreads(concurrent.futures.ThreadPoolExecutor):
+    """A default executor that refuses work: a call that needs a worker thread fails."""
+
+    def submit(self, fn: Callable[..., object], /, *args: object, **kw: object) -> Any:
+        raise AssertionError(f"a worker thread was asked to run {fn!r}")
+
+
+@pytest.mark.parametrize(
+    "make", [pytest.param(_host, id="host"), pytest.param(_os, id="os", marks=needs_os_sandbox)]
+)
+async def test_a_native_call_waits_on_the_loop_without_a_worker_thread(
+    make: Factory, ws: dict[str, Path]
+) -> None:
+    # The event loop watches the supervisor's pidfd; the native call never blocks a thread.
+    asyncio.get_running_loop().set_default_executor(_NoThreads())
+    b = make(ws["root"])
+    r, s = await asyncio.gather(b.run("sleep 0.2; echo one"), b.run("echo two; exit 4"))
+    assert (r.exit_code, r.stdout, s.exit_code, s.stdout) == (0, "one\n", 4, "two\n")
+    tok = CancellationToken()
+    asyncio.get_running_loop().call_later(0.2, tok.cancel)
+    c = await b.run("echo started; sleep 30", timeout=60, cancel=tok)
+    assert (c.cancelled, c.stdout, c.signal) == (True, "started\n", 9)
 
 
 @pytest.mark.parametrize("make", BACKENDS)

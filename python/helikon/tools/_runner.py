@@ -1,8 +1,15 @@
 """Running a native :class:`~helikon._native.SandboxPolicy` from asyncio, with cancellation.
 
-The native ``run()`` blocks until the command and every process it started are gone, so it
-runs in a worker thread (the loop's default executor). It has no cancel entry point; cancelling
-works from the outside instead:
+The native ``start()`` starts the command's supervisor and returns at once; the event loop
+watches the supervisor's pidfd (``loop.add_reader``), which turns readable when the command
+and every process it started are gone, and ``finish()`` then returns the outcome without
+blocking. No worker thread is involved. Cancelling kills the supervisor's children (the
+shell, and descendants already re-parented to it) with their process groups; the supervisor
+then sweeps what is left and exits, which the pidfd reports.
+
+Without a pidfd (kernels before 5.3) or with a native module that has no ``start()``, the
+blocking ``run()`` runs in a worker thread (the loop's default executor) and a cancel works
+from the outside:
 
 * the native call forks a *supervisor* from the worker thread; the supervisor forks the
   shell, which leads its own process group;
@@ -136,6 +143,100 @@ def _cancelled_result(started: float, note: str | None) -> ExecResult:
     )
 
 
+def _kill_supervised(supervisor: int) -> None:
+    """SIGKILL the children of one supervisor (the shell and re-parented descendants), with
+    their process groups."""
+    for child in _children(supervisor, supervisor) or []:
+        with contextlib.suppress(OSError):
+            os.killpg(child, signal.SIGKILL)
+        with contextlib.suppress(OSError):
+            os.kill(child, signal.SIGKILL)
+
+
+async def _finish_later(handle: Any, done: asyncio.Future[None], pidfd: int) -> None:
+    """Reap a cancelled command's supervisor once it has exited (keeps killing meanwhile)."""
+    loop = asyncio.get_running_loop()
+    try:
+        while not done.done():
+            if handle.supervisor_pid is not None:
+                _kill_supervised(handle.supervisor_pid)
+            await asyncio.wait({done}, timeout=KILL_PASS_INTERVAL_S * 10)
+    finally:
+        loop.remove_reader(pidfd)
+        with contextlib.suppress(Exception):
+            handle.finish()
+
+
+async def _run_started(
+    policy: SandboxPolicy,
+    command: str,
+    timeout: float,
+    cancel: CancellationToken | None,
+    env: dict[str, str] | None,
+    egress_tag: int,
+    started: float,
+) -> ExecResult | None:
+    """The pidfd path; ``None`` when it is not available here (then the caller uses the
+    worker thread)."""
+    start = getattr(policy, "start", None)
+    if start is None:
+        return None
+    handle = start(command, timeout, env, egress_tag)
+    pidfd = handle.pidfd
+    if pidfd is None:
+        loop = asyncio.get_running_loop()
+        text = await loop.run_in_executor(None, handle.finish)
+        return ExecResult.from_native(text)
+    loop = asyncio.get_running_loop()
+    done: asyncio.Future[None] = loop.create_future()
+    loop.add_reader(pidfd, _resolve, done)
+    waiter: asyncio.Future[None] | None = None
+    on_cancel = None
+    if cancel is not None:
+        waiter = loop.create_future()
+
+        def on_cancel(_reason: str, waiter: asyncio.Future[None] = waiter) -> None:
+            loop.call_soon_threadsafe(_resolve, waiter)
+
+        cancel.on_cancel(on_cancel)
+    waited: set[asyncio.Future[Any]] = {done} if waiter is None else {done, waiter}
+    try:
+        await asyncio.wait(waited, return_when=asyncio.FIRST_COMPLETED)
+    except asyncio.CancelledError:
+        # The caller's task was cancelled: kill now, reap in the background.
+        if handle.supervisor_pid is not None:
+            _kill_supervised(handle.supervisor_pid)
+        task = loop.create_task(_finish_later(handle, done, pidfd))
+        _background.add(task)
+        task.add_done_callback(_background.discard)
+        raise
+    finally:
+        if cancel is not None and on_cancel is not None:
+            cancel.off_cancel(on_cancel)
+        if waiter is not None:
+            waiter.cancel()
+    if done.done():
+        loop.remove_reader(pidfd)
+        return ExecResult.from_native(handle.finish())
+    # Cancelled through the token: kill until the supervisor has swept and exited.
+    deadline = time.monotonic() + CANCEL_CONFIRM_S
+    while not done.done() and time.monotonic() < deadline:
+        if handle.supervisor_pid is not None:
+            _kill_supervised(handle.supervisor_pid)
+        await asyncio.wait({done}, timeout=KILL_PASS_INTERVAL_S)
+    if done.done():
+        loop.remove_reader(pidfd)
+        return dataclasses.replace(ExecResult.from_native(handle.finish()), cancelled=True)
+    task = loop.create_task(_finish_later(handle, done, pidfd))
+    _background.add(task)
+    task.add_done_callback(_background.discard)
+    return _cancelled_result(
+        started,
+        f"the command's processes were signalled but had not all ended after "
+        f"{CANCEL_CONFIRM_S:g}s; the supervisor keeps sweeping until its timeout",
+    )
+
+
 async def run_policy(
     policy: SandboxPolicy,
     command: str,
@@ -151,6 +252,9 @@ async def run_policy(
     started = time.monotonic()
     if cancel is not None and cancel.cancelled:
         return _cancelled_result(started, "cancelled before the command started")
+    result = await _run_started(policy, command, timeout, cancel, env, egress_tag, started)
+    if result is not None:
+        return result
     call = _Call()
     loop = asyncio.get_running_loop()
     # The executor future directly (no coroutine, no Task, no context copy) and a plain

@@ -8,7 +8,9 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use helikon_sandbox::{probe, ConfinedDir, SandboxPolicy as Core};
+use std::sync::{Arc, Mutex};
+
+use helikon_sandbox::{probe, ConfinedDir, PendingRun, SandboxPolicy as Core};
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 
@@ -24,7 +26,53 @@ fn to_json<T: serde::Serialize>(py: Python<'_>, value: &T) -> PyResult<String> {
 /// A built execution sandbox (see `helikon._native.pyi` for the documented API).
 #[pyclass(frozen, name = "SandboxPolicy", module = "helikon._native")]
 pub struct PySandboxPolicy {
-    inner: Core,
+    inner: Arc<Core>,
+}
+
+fn timeout_of(py: Python<'_>, timeout_s: f64) -> PyResult<Duration> {
+    if !timeout_s.is_finite() || timeout_s <= 0.0 {
+        return Err(raise(
+            py,
+            Class::Config,
+            "timeout_s must be a positive number of seconds".to_string(),
+        ));
+    }
+    Duration::try_from_secs_f64(timeout_s)
+        .map_err(|_| raise(py, Class::Config, "timeout_s is out of range".to_string()))
+}
+
+/// A command started by `SandboxPolicy.start` (see `helikon._native.pyi`).
+#[pyclass(frozen, name = "RunningCommand", module = "helikon._native")]
+pub struct PyRunningCommand {
+    inner: Mutex<PendingRun>,
+    pidfd: Option<i32>,
+    supervisor: Option<i32>,
+}
+
+#[pymethods]
+impl PyRunningCommand {
+    /// A descriptor that turns readable when the command is done (valid until `finish`),
+    /// or `None` on kernels without pidfds.
+    #[getter]
+    fn pidfd(&self) -> Option<i32> {
+        self.pidfd
+    }
+
+    /// The supervisor's pid: its children are the command's processes.
+    #[getter]
+    fn supervisor_pid(&self) -> Option<i32> {
+        self.supervisor
+    }
+
+    /// The outcome JSON, as `SandboxPolicy.run` returns it (waits if not done yet).
+    fn finish(&self, py: Python<'_>) -> PyResult<String> {
+        let out = py.detach(|| match self.inner.lock() {
+            Ok(mut run) => run.finish(),
+            Err(poisoned) => poisoned.into_inner().finish(),
+        });
+        let out = out.map_err(|e| from_sandbox(py, e))?;
+        to_json(py, &out)
+    }
 }
 
 #[pymethods]
@@ -34,8 +82,33 @@ impl PySandboxPolicy {
     fn new(py: Python<'_>, config_json: &str) -> PyResult<Self> {
         let text = config_json.to_string();
         py.detach(move || Core::from_json(&text))
-            .map(|inner| Self { inner })
+            .map(|inner| Self {
+                inner: Arc::new(inner),
+            })
             .map_err(|e| from_sandbox(py, e))
+    }
+
+    /// Start `command` like `run` and return at once: a `RunningCommand` whose `pidfd` turns
+    /// readable when it is done; its `finish()` returns the outcome JSON.
+    #[pyo3(signature = (command, timeout_s, env = None, egress_tag = 0))]
+    fn start(
+        &self,
+        py: Python<'_>,
+        command: &str,
+        timeout_s: f64,
+        env: Option<BTreeMap<String, String>>,
+        egress_tag: u64,
+    ) -> PyResult<PyRunningCommand> {
+        use std::os::fd::AsRawFd;
+        let timeout = timeout_of(py, timeout_s)?;
+        let extra = env.unwrap_or_default();
+        let run = py.detach(|| self.inner.start_tagged(command, timeout, &extra, egress_tag));
+        let run = run.map_err(|e| from_sandbox(py, e))?;
+        Ok(PyRunningCommand {
+            pidfd: run.pidfd().map(|fd| fd.as_raw_fd()),
+            supervisor: run.supervisor_pid(),
+            inner: Mutex::new(run),
+        })
     }
 
     /// Run `command` with `<shell> -c` in the root; returns the outcome JSON. `env` adds
@@ -50,15 +123,7 @@ impl PySandboxPolicy {
         env: Option<BTreeMap<String, String>>,
         egress_tag: u64,
     ) -> PyResult<String> {
-        if !timeout_s.is_finite() || timeout_s <= 0.0 {
-            return Err(raise(
-                py,
-                Class::Config,
-                "timeout_s must be a positive number of seconds".to_string(),
-            ));
-        }
-        let timeout = Duration::try_from_secs_f64(timeout_s)
-            .map_err(|_| raise(py, Class::Config, "timeout_s is out of range".to_string()))?;
+        let timeout = timeout_of(py, timeout_s)?;
         let extra = env.unwrap_or_default();
         let out = py.detach(|| self.inner.run_tagged(command, timeout, &extra, egress_tag));
         let out = out.map_err(|e| from_sandbox(py, e))?;
@@ -228,6 +293,7 @@ fn sandbox_capabilities(py: Python<'_>) -> PyResult<String> {
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PySandboxPolicy>()?;
+    m.add_class::<PyRunningCommand>()?;
     m.add_class::<PyConfinedDir>()?;
     m.add_function(wrap_pyfunction!(sandbox_probe, m)?)?;
     m.add_function(wrap_pyfunction!(sandbox_capabilities, m)?)?;

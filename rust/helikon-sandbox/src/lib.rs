@@ -46,7 +46,9 @@
 //! # Process model and `unsafe`
 //!
 //! All `unsafe` lives in the private `sys` module. The calling thread creates a supervisor
-//! with `clone(CLONE_VM | CLONE_VFORK)` and sleeps until it exits; the supervisor (a
+//! with `clone(CLONE_VM)` and either waits for it ([`SandboxPolicy::run`]) or returns a
+//! [`PendingRun`] whose pidfd an event loop watches ([`SandboxPolicy::start_tagged`]); the
+//! supervisor (a
 //! `PR_SET_CHILD_SUBREAPER` that never execs) creates the child the same way, `posix_spawn`
 //! style, so no call copies the host's address space. Everything they use (argv, envp, the
 //! Landlock ruleset, the seccomp program, rlimit values, the output buffers) is prepared
@@ -86,9 +88,10 @@
 //!   them. `/proc` is not granted by default (`ps` does not work).
 //! * If the host process dies mid-call the supervisor and the shell die with it
 //!   (`PR_SET_PDEATHSIG`), but grandchildren may be re-parented to init.
-//! * The calling thread sleeps uninterruptibly (a vfork wait) until the supervisor is done;
+//! * [`SandboxPolicy::run`] blocks the calling thread until the supervisor is done;
 //!   cancelling works from outside by killing the supervisor's children (the Python layer
-//!   does this), and the supervisor's own deadline always ends the wait.
+//!   does this, with [`PendingRun::supervisor_pid`]), and the supervisor's own deadline
+//!   always ends the wait.
 //! * While a call with a uid drop is between `clone` and `execve`, the host's memory is
 //!   marked non-dumpable (the kernel does this on the child's uid change, for the shared
 //!   address space); the previous flag is restored when no such call is in flight.
@@ -158,6 +161,6 @@ pub use egress::{EgressConfig, EgressMechanism};
 pub use error::{Result, SandboxError};
 pub use guarantees::{Isolation, SandboxGuarantees, HOST_LABEL, OS_SANDBOX_LABEL};
 pub use outcome::{KilledReason, RunOutcome};
-pub use policy::{SandboxPolicy, MAX_TIMEOUT};
+pub use policy::{PendingRun, SandboxPolicy, MAX_TIMEOUT};
 pub use probe::{Enforcement, KernelFeatures};
 pub use timing::TIMING_ENV;

@@ -4,6 +4,7 @@ use std::ffi::CString;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
 
 use libc::c_int;
@@ -25,7 +26,7 @@ use crate::seccomp_rules::{self, FilterOptions, SocketPolicy};
 use crate::spawn::{self, Prepared};
 use crate::sys::{self, BpfProgram, ChildAction, Report};
 use crate::timing::Steps;
-use crate::tmpdir::SlotPool;
+use crate::tmpdir::{Slot, SlotPool};
 use crate::workspace_rules::WorkspaceRules;
 
 /// The guarantees' note when `private_mounts` runs in an unprivileged user namespace.
@@ -370,20 +371,37 @@ impl SandboxPolicy {
         extra: &BTreeMap<String, String>,
         egress_tag: u64,
     ) -> Result<RunOutcome> {
-        for (k, v) in extra {
-            if k.is_empty() || k.contains('=') || k.contains('\0') || v.contains('\0') {
-                return Err(SandboxError::Config(format!(
-                    "environment variable {k:?}: a name must be non-empty without '=' or NUL, \
-                     and a value without NUL"
-                )));
-            }
-        }
+        check_extra(extra)?;
         let (outcome, report) =
             self.run_action(ChildAction::Exec, command, timeout, extra, egress_tag)?;
         if report.setup_step != 0 {
             return Err(setup_error(&report));
         }
         Ok(outcome)
+    }
+
+    /// [`SandboxPolicy::run_tagged`] without waiting: starts the command and returns a
+    /// [`PendingRun`] whose [`PendingRun::pidfd`] turns readable when the command is done
+    /// (its process tree swept, its output read); [`PendingRun::finish`] then returns the
+    /// outcome at once. An event loop waits on the pidfd instead of blocking a thread.
+    ///
+    /// # Errors
+    /// As [`SandboxPolicy::run_tagged`] (a setup failure of the child is reported by
+    /// [`PendingRun::finish`]).
+    pub fn start_tagged(
+        self: &Arc<Self>,
+        command: &str,
+        timeout: Duration,
+        extra: &BTreeMap<String, String>,
+        egress_tag: u64,
+    ) -> Result<PendingRun> {
+        check_extra(extra)?;
+        let (slot, started, steps) =
+            self.start_action(ChildAction::Exec, command, timeout, extra, egress_tag)?;
+        Ok(PendingRun {
+            policy: Arc::clone(self),
+            parts: Some((slot, started, steps)),
+        })
     }
 
     fn run_action(
@@ -394,6 +412,36 @@ impl SandboxPolicy {
         extra: &BTreeMap<String, String>,
         egress_tag: u64,
     ) -> Result<(RunOutcome, Report)> {
+        let (slot, started, steps) =
+            self.start_action(action, command, timeout, extra, egress_tag)?;
+        self.finish_action(slot, started, steps)
+    }
+
+    /// Wait for a started command and put its temp-dir slot back.
+    fn finish_action(
+        &self,
+        slot: Slot,
+        started: spawn::Started,
+        mut steps: Steps,
+    ) -> Result<(RunOutcome, Report)> {
+        let result = spawn::complete(started, &mut steps);
+        // A slot is reused only if every process of the call is known to be gone.
+        let reusable = matches!(&result, Ok((_, report)) if !report.sweep_incomplete);
+        self.slots.put_back(slot, reusable);
+        steps.mark("cleanup");
+        steps.finish();
+        result
+    }
+
+    /// Prepare and start one command; returns once its supervisor runs.
+    fn start_action(
+        &self,
+        action: ChildAction,
+        command: &str,
+        timeout: Duration,
+        extra: &BTreeMap<String, String>,
+        egress_tag: u64,
+    ) -> Result<(Slot, spawn::Started, Steps)> {
         if timeout.is_zero() || timeout > MAX_TIMEOUT {
             return Err(SandboxError::Config(format!(
                 "timeout must be between 0 and {} seconds",
@@ -449,7 +497,7 @@ impl SandboxPolicy {
             None => None,
         };
         steps.mark("mounts");
-        let result = spawn::execute(Prepared {
+        let prepared = Prepared {
             shell: &self.shell,
             command,
             env,
@@ -473,19 +521,16 @@ impl SandboxPolicy {
             output_cap: self.cfg.output_cap_bytes,
             memory_bytes: self.cfg.limits.memory_bytes,
             mounts,
-            steps: &mut steps,
-        });
-        // A slot is reused only if every process of the call is known to be gone (or none
-        // was started: a configuration error is found before the supervisor runs).
-        let reusable = match &result {
-            Ok((_, report)) => !report.sweep_incomplete,
-            Err(SandboxError::Config(_)) => true,
-            Err(_) => false,
         };
-        self.slots.put_back(slot, reusable);
-        steps.mark("cleanup");
-        steps.finish();
-        result
+        match spawn::start(prepared, &mut steps) {
+            Ok(started) => Ok((slot, started, steps)),
+            Err(e) => {
+                // Reused after a configuration error (found before the supervisor runs).
+                self.slots
+                    .put_back(slot, matches!(e, SandboxError::Config(_)));
+                Err(e)
+            }
+        }
     }
 
     /// The private mount namespace's plan for one run (the temp dir differs per slot).
@@ -565,6 +610,73 @@ impl SandboxPolicy {
             }
         }
         Ok(())
+    }
+}
+
+fn check_extra(extra: &BTreeMap<String, String>) -> Result<()> {
+    for (k, v) in extra {
+        if k.is_empty() || k.contains('=') || k.contains('\0') || v.contains('\0') {
+            return Err(SandboxError::Config(format!(
+                "environment variable {k:?}: a name must be non-empty without '=' or NUL, and \
+                 a value without NUL"
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// A command started by [`SandboxPolicy::start_tagged`].
+///
+/// Dropped without [`PendingRun::finish`], it kills the supervisor (the shell dies with it;
+/// processes the command detached may outlive it) and waits for it.
+pub struct PendingRun {
+    policy: Arc<SandboxPolicy>,
+    parts: Option<(Slot, spawn::Started, Steps)>,
+}
+
+impl std::fmt::Debug for PendingRun {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PendingRun")
+            .field("supervisor", &self.supervisor_pid())
+            .finish_non_exhaustive()
+    }
+}
+
+impl PendingRun {
+    /// The supervisor's pid: its children are the command's processes (what a cancel
+    /// kills), or `None` once finished.
+    pub fn supervisor_pid(&self) -> Option<i32> {
+        self.parts.as_ref().map(|(_, s, _)| s.supervisor_pid())
+    }
+
+    /// A descriptor that turns readable when the command is done (`None` on kernels
+    /// before 5.3, or once finished).
+    pub fn pidfd(&self) -> Option<BorrowedFd<'_>> {
+        self.parts.as_ref().and_then(|(_, s, _)| s.pidfd())
+    }
+
+    /// The outcome (waits if the command is not done yet).
+    ///
+    /// # Errors
+    /// As [`SandboxPolicy::run_tagged`]; [`SandboxError::Spawn`] when called twice.
+    pub fn finish(&mut self) -> Result<RunOutcome> {
+        let Some((slot, started, steps)) = self.parts.take() else {
+            return Err(SandboxError::Spawn("this run was already finished".into()));
+        };
+        let (outcome, report) = self.policy.finish_action(slot, started, steps)?;
+        if report.setup_step != 0 {
+            return Err(setup_error(&report));
+        }
+        Ok(outcome)
+    }
+}
+
+impl Drop for PendingRun {
+    fn drop(&mut self) {
+        if let Some((slot, started, _steps)) = self.parts.take() {
+            drop(started); // kills and reaps the supervisor first: C may use the slot
+            self.policy.slots.put_back(slot, false);
+        }
     }
 }
 

@@ -1,9 +1,10 @@
 //! One command run: pipes, the supervised run, the outcome.
 //!
-//! The calling thread prepares the launch block and then sleeps while the supervisor (see
-//! `sys`) runs the command: it owns the deadline, reads both pipes into the bounded captures,
-//! kills the process group and sweeps every descendant, reads the pipes to EOF (bounded) and
-//! leaves its report; only then does this thread resume and render the outcome.
+//! The calling thread prepares the launch block and starts the supervisor (see `sys`), which
+//! runs the command: it owns the deadline, reads both pipes into the bounded captures, kills
+//! the process group and sweeps every descendant, reads the pipes to EOF (bounded) and leaves
+//! its report. [`complete`] reaps it (at once when its pidfd is readable) and renders the
+//! outcome.
 use std::ffi::{CStr, CString};
 use std::os::fd::{AsRawFd, BorrowedFd, OwnedFd};
 use std::time::{Duration, Instant};
@@ -16,7 +17,7 @@ use crate::sys::{self, BpfProgram, ChildAction, Launch, Report};
 use crate::timing::Steps;
 
 /// Everything one run needs, prepared by the policy.
-pub(crate) struct Prepared<'a, 's> {
+pub(crate) struct Prepared<'a> {
     pub shell: &'a CStr,
     pub command: &'a str,
     pub env: Vec<CString>,
@@ -40,7 +41,25 @@ pub(crate) struct Prepared<'a, 's> {
     pub output_cap: usize,
     pub memory_bytes: Option<u64>,
     pub mounts: Option<crate::mount_plan::MountPlan>,
-    pub steps: &'s mut Steps,
+}
+
+/// A command whose supervisor is running.
+pub(crate) struct Started {
+    running: sys::Running,
+    started: Instant,
+    memory_bytes: Option<u64>,
+}
+
+impl Started {
+    /// The supervisor's pid (its children are the command's processes).
+    pub(crate) fn supervisor_pid(&self) -> libc::pid_t {
+        self.running.supervisor_pid()
+    }
+
+    /// Readable once the supervisor has exited (`None` on kernels before 5.3).
+    pub(crate) fn pidfd(&self) -> Option<BorrowedFd<'_>> {
+        self.running.pidfd()
+    }
 }
 
 /// Upper bound for the supervisor's final sweep.
@@ -58,8 +77,8 @@ pub(crate) fn above_stdio(fd: OwnedFd) -> Result<OwnedFd> {
     rustix::io::fcntl_dupfd_cloexec(&fd, 3).map_err(|e| SandboxError::io("dup", e.into()))
 }
 
-/// Run one prepared command to completion.
-pub(crate) fn execute(p: Prepared<'_, '_>) -> Result<(RunOutcome, Report)> {
+/// Start one prepared command; returns once its supervisor runs.
+pub(crate) fn start(p: Prepared<'_>, steps: &mut Steps) -> Result<Started> {
     let command = CString::new(p.command)
         .map_err(|_| SandboxError::Config("the command contains a NUL byte".into()))?;
     let mut launch = Box::new(Launch::new(
@@ -95,7 +114,7 @@ pub(crate) fn execute(p: Prepared<'_, '_>) -> Result<(RunOutcome, Report)> {
         launch.memory_limit_pages = bytes.div_ceil(sys::page_size()).max(1);
         launch.memory_poll_ms = MEMORY_POLL_MS;
     }
-    launch.timing = p.steps.on();
+    launch.timing = steps.on();
     let mut keep = vec![p.devnull.as_raw_fd(), p.cwd.as_raw_fd()];
     keep.extend(landlock_raw);
     keep.extend(bridge_raw);
@@ -104,16 +123,28 @@ pub(crate) fn execute(p: Prepared<'_, '_>) -> Result<(RunOutcome, Report)> {
     for (slot, fd) in launch.keep.iter_mut().zip(keep) {
         *slot = fd;
     }
-    p.steps.mark("prepare");
+    steps.mark("prepare");
     let started = Instant::now();
-    // This thread sleeps until the supervisor has run the command, swept the process tree
-    // and read the output.
-    let finished =
-        sys::run_supervised(launch).map_err(|e| SandboxError::Spawn(format!("supervisor: {e}")))?;
-    let duration = started.elapsed();
-    p.steps.mark("run");
+    let running = sys::start_supervised(launch)
+        .map_err(|e| SandboxError::Spawn(format!("supervisor: {e}")))?;
+    Ok(Started {
+        running,
+        started,
+        memory_bytes: p.memory_bytes,
+    })
+}
+
+/// Wait for a started command's supervisor (at once when its pidfd is readable): the
+/// command ran, its process tree was swept and its output read; render the outcome.
+pub(crate) fn complete(s: Started, steps: &mut Steps) -> Result<(RunOutcome, Report)> {
+    let finished = s
+        .running
+        .finish()
+        .map_err(|e| SandboxError::Spawn(format!("supervisor: {e}")))?;
+    let duration = s.started.elapsed();
+    steps.mark("run");
     for (name, us) in &finished.intervals {
-        p.steps.record(name, *us);
+        steps.record(name, *us);
     }
     let (words, out, err) = finished.launch.into_results();
     let Some(report) = Report::from_words(&words) else {
@@ -129,7 +160,7 @@ pub(crate) fn execute(p: Prepared<'_, '_>) -> Result<(RunOutcome, Report)> {
         );
     }
     let killed_reason = if report.killed_for_memory {
-        stderr.push_str(&memory_note(p.memory_bytes.unwrap_or(0)));
+        stderr.push_str(&memory_note(s.memory_bytes.unwrap_or(0)));
         Some(KilledReason::Memory)
     } else if report.timed_out {
         Some(KilledReason::Timeout)

@@ -3,7 +3,7 @@
 use std::cell::{RefCell, UnsafeCell};
 use std::ffi::CString;
 use std::io;
-use std::os::fd::RawFd;
+use std::os::fd::{AsFd, BorrowedFd, FromRawFd, OwnedFd, RawFd};
 use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, Ordering};
 use std::sync::Mutex;
 
@@ -369,8 +369,8 @@ fn dumpable_leave() {
 // ------------------------------------------------------------------ running
 
 extern "C" fn supervisor_entry(arg: *mut c_void) -> c_int {
-    // SAFETY: `arg` is the `Launch` owned by `run_supervised`'s caller frame, which is
-    // suspended (CLONE_VFORK) until S exits.
+    // SAFETY: `arg` is the `Launch` owned by the `Running` that `start_supervised` returns,
+    // which keeps it in place until S has been reaped (or leaks it).
     let launch = unsafe { &*(arg as *const Launch) };
     supervisor::run(launch)
 }
@@ -383,13 +383,105 @@ pub(crate) struct Finished {
     pub intervals: Vec<(&'static str, u64)>,
 }
 
-/// Run the supervisor for `launch` to completion: this thread is suspended (CLONE_VFORK)
-/// until S exits, so the block stays put and nothing else touches it meanwhile.
+/// A supervisor that is running: S's pid and pidfd, and what S and C use until S exits (the
+/// launch block and the stacks, owned here so they stay put).
+pub(crate) struct Running {
+    pid: pid_t,
+    pidfd: Option<OwnedFd>,
+    launch: Option<Box<Launch>>,
+    stacks: Option<Stacks>,
+    dumpable: bool,
+}
+
+// SAFETY: a `Running` owns its launch block (whose pointers point into strings the same box
+// owns) and its stack mapping; nothing in it is tied to the thread that created S. S can be
+// reaped from any thread of this process (`__WALL`, same thread group), and the stacks go
+// back to the spare slot of whichever thread finishes.
+unsafe impl Send for Running {}
+
+impl Running {
+    /// S's pid (for a cancel: its children are the command).
+    pub(crate) fn supervisor_pid(&self) -> pid_t {
+        self.pid
+    }
+
+    /// A descriptor that turns readable when S has exited (`None` on kernels before 5.3).
+    pub(crate) fn pidfd(&self) -> Option<BorrowedFd<'_>> {
+        self.pidfd.as_ref().map(|fd| fd.as_fd())
+    }
+
+    /// Wait for S to exit (at once when [`Running::pidfd`] is readable) and take its results.
+    ///
+    /// # Errors
+    /// When S was killed before C was known to have reached `execve` (then the block and
+    /// the stacks are leaked, since C may still be reading them).
+    pub(crate) fn finish(mut self) -> io::Result<Finished> {
+        let mut status: c_int = 0;
+        // Reaped, or (ECHILD) someone else reaped it with __WALL: gone either way.
+        while raw::wait4(self.pid, &mut status, libc::__WALL) == Err(libc::EINTR) {}
+        let (Some(launch), Some(stacks)) = (self.launch.take(), self.stacks.take()) else {
+            return Err(io::Error::other(
+                "the supervisor's results were already taken",
+            ));
+        };
+        if !launch.released.load(Ordering::SeqCst) {
+            // S ended before it saw C reach execve (C stuck before exec, or S killed): C may
+            // still be running on its stack and reading the block. Leak both; keep the host
+            // non-dumpable.
+            std::mem::forget(stacks);
+            std::mem::forget(launch);
+            self.dumpable = false;
+            return Err(io::Error::other(
+                "the command never started (the child did not reach execve in time, or the \
+                 supervisor was killed)",
+            ));
+        }
+        return_stacks(stacks);
+        if self.dumpable {
+            self.dumpable = false;
+            dumpable_leave();
+        }
+        let intervals = if launch.timing {
+            launch.intervals()
+        } else {
+            Vec::new()
+        };
+        Ok(Finished { launch, intervals })
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        if self.launch.is_none() {
+            return;
+        }
+        // Never finished (the caller went away): end S (its death signal takes C along, and
+        // the command's group is S's to kill, which it no longer can), then reap it.
+        let _ = raw::kill(self.pid, libc::SIGKILL);
+        let mut status: c_int = 0;
+        while raw::wait4(self.pid, &mut status, libc::__WALL) == Err(libc::EINTR) {}
+        // C may be between clone and execve on its stack: leak rather than free.
+        if let (Some(launch), Some(stacks)) = (self.launch.take(), self.stacks.take()) {
+            if launch.released.load(Ordering::SeqCst) {
+                return_stacks(stacks);
+                if self.dumpable {
+                    dumpable_leave();
+                }
+            } else {
+                std::mem::forget(stacks);
+                std::mem::forget(launch);
+            }
+        }
+    }
+}
+
+/// Start the supervisor for `launch` and return at once: S runs on its own stack in this
+/// address space (like a thread that is a separate process) until it exits; the block and
+/// the stacks stay put in the returned [`Running`] meanwhile.
 ///
 /// # Errors
-/// When S cannot be created, or it was killed before C was known to have reached `execve`
-/// (then the block and the stacks are leaked, since C may still be reading them).
-pub(crate) fn run_supervised(mut launch: Box<Launch>) -> io::Result<Finished> {
+/// When the block is malformed or S cannot be created.
+pub(crate) fn start_supervised(mut launch: Box<Launch>) -> io::Result<Running> {
     if launch.argv.last().is_some_and(|p| !p.is_null())
         || launch.envp.last().is_some_and(|p| !p.is_null())
         || launch.argv.len() < 2
@@ -409,8 +501,8 @@ pub(crate) fn run_supervised(mut launch: Box<Launch>) -> io::Result<Finished> {
         dumpable_enter();
     }
     // Pin this thread (and so S, which inherits the mask) to the CPU it runs on: the new
-    // process is then queued where this thread is about to sleep, instead of wherever fork
-    // balancing puts it (on a busy machine, behind another process's time slice).
+    // process is then queued where this thread runs, instead of wherever fork balancing
+    // puts it (on a busy machine, behind another process's time slice).
     let mut mask: raw::CpuMask = [0; 16];
     if let (Ok(len), Some(cpu)) = (raw::sched_getaffinity(&mut mask), raw::getcpu()) {
         let mut one: raw::CpuMask = [0; 16];
@@ -425,21 +517,17 @@ pub(crate) fn run_supervised(mut launch: Box<Launch>) -> io::Result<Finished> {
     launch.mark(Mark::Clone);
     let arg = &*launch as *const Launch as *mut c_void;
     // SAFETY: every signal is blocked in this thread around clone, so S starts with all of
-    // them blocked (no host handler may run on S's stack); the mask is restored after S
-    // exited. CLONE_VM|CLONE_VFORK: S shares this address space and this thread sleeps until
-    // S exits; S gets its own descriptor table, fs context, signal dispositions and limits.
-    // Exit signal 0: only a __WALL wait (below) can reap it.
+    // them blocked (no host handler may run on S's stack); the mask is restored right
+    // after. CLONE_VM: S shares this address space, on its own stack inside `stacks`, which
+    // `Running` keeps (with the block) until S has been reaped. S gets its own descriptor
+    // table, fs context, signal dispositions and limits. Exit signal 0: only a __WALL wait
+    // (ours) can reap it.
     let pid = unsafe {
         let mut all: libc::sigset_t = std::mem::zeroed();
         let mut old: libc::sigset_t = std::mem::zeroed();
         libc::sigfillset(&mut all);
         libc::pthread_sigmask(libc::SIG_SETMASK, &all, &mut old);
-        let pid = libc::clone(
-            supervisor_entry,
-            s_top as *mut c_void,
-            libc::CLONE_VM | libc::CLONE_VFORK,
-            arg,
-        );
+        let pid = libc::clone(supervisor_entry, s_top as *mut c_void, libc::CLONE_VM, arg);
         libc::pthread_sigmask(libc::SIG_SETMASK, &old, std::ptr::null_mut());
         pid
     };
@@ -454,30 +542,19 @@ pub(crate) fn run_supervised(mut launch: Box<Launch>) -> io::Result<Finished> {
         }
         return Err(e);
     }
-    let mut status: c_int = 0;
-    // Reaped, or (ECHILD) someone else reaped it with __WALL: gone either way.
-    while raw::wait4(pid, &mut status, libc::__WALL) == Err(libc::EINTR) {}
-    if !launch.released.load(Ordering::SeqCst) {
-        // S ended before it saw C reach execve (C stuck before exec, or S killed): C may still
-        // be running on its stack and reading the block. Leak both; keep the host
-        // non-dumpable.
-        std::mem::forget(stacks);
-        std::mem::forget(launch);
-        return Err(io::Error::other(
-            "the command never started (the child did not reach execve in time, or the \
-             supervisor was killed)",
-        ));
-    }
-    return_stacks(stacks);
-    if dumpable {
-        dumpable_leave();
-    }
-    let intervals = if launch.timing {
-        launch.intervals()
-    } else {
-        Vec::new()
-    };
-    Ok(Finished { launch, intervals })
+    // S cannot be reaped (and its pid reused) by anyone but us, so this is S.
+    let pidfd = raw::pidfd_open(pid).ok().and_then(|fd| {
+        let fd = c_int::try_from(fd).ok()?;
+        // SAFETY: pidfd_open returned a new descriptor that nothing else owns.
+        Some(unsafe { OwnedFd::from_raw_fd(fd) })
+    });
+    Ok(Running {
+        pid,
+        pidfd,
+        launch: Some(launch),
+        stacks: Some(stacks),
+        dumpable,
+    })
 }
 
 impl Launch {

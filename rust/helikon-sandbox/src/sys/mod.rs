@@ -4,9 +4,9 @@
 //! # The process shape
 //!
 //! ```text
-//! host thread ──clone(CLONE_VM|CLONE_VFORK)──> supervisor S ──clone(CLONE_VM)──> child C
-//!   sleeps until S exits,         subreaper; owns the pipes;     setsid, dup3, rlimits,
-//!   then reaps S (__WALL) and     waits C with the deadline,     uid drop, no_new_privs,
+//! host thread ──clone(CLONE_VM)──> supervisor S ──clone(CLONE_VM)──> child C
+//!   waits on S's pidfd (or in     subreaper; owns the pipes;     setsid, dup3, rlimits,
+//!   wait4), then reaps S (__WALL) waits C with the deadline,     uid drop, no_new_privs,
 //!   reads its report and the      reading the output; kills      Landlock, seccomp, then
 //!   captured output               C's group, sweeps, drains      execve /bin/sh -c CMD
 //! ```
@@ -16,8 +16,9 @@
 //! dispositions, limits and credentials), and C borrows it on a second stack until `execve`
 //! replaces it, as `posix_spawn` does. Forking a Python-sized process twice per call (page
 //! tables, then copy-on-write faults in the host while S lived) was most of a call's cost.
-//! The calling thread sleeps (CLONE_VFORK) until S exits, so the launch block stays put and
-//! one wake-up ends the call. Both are pinned to the caller's CPU while they start (they
+//! The launch block and the stacks stay put in the [`Running`] value until S has been
+//! reaped; an event loop can wait for S's pidfd instead of a thread sleeping in `wait4`, so
+//! one wake-up of the loop ends the call. Both are pinned to the caller's CPU while they start (they
 //! then run at once where the sleeping parent was, instead of queueing behind another
 //! process on a busy machine) and restore the caller's CPU mask right after. The host
 //! process itself is never restricted and never becomes a subreaper; S's exit signal is 0,
@@ -293,4 +294,4 @@ pub(crate) fn getegid() -> u32 {
     unsafe { libc::getegid() }
 }
 
-pub(crate) use launch::{run_supervised, Launch};
+pub(crate) use launch::{start_supervised, Launch, Running};
