@@ -32,7 +32,7 @@ from helikon.core.retries import (
 )
 from helikon.core.runnable import AgentInput, check_run_args, collect_run, run_blocking
 from helikon.core.spellings import peer_attribute, refuse_other_spellings
-from helikon.core.tool import FunctionTool, Tool, ToolEffect
+from helikon.core.tool import FunctionTool, NeedsApproval, Tool, ToolEffect
 from helikon.errors import AgentOther, ConfigError, RunError
 
 __all__ = ["Agent", "Instructions"]
@@ -406,6 +406,8 @@ class Agent(Generic[CtxT, OutT]):
         name: str | None = None,
         description: str | None = None,
         effect: ToolEffect | str = ToolEffect.SIDE_EFFECT,
+        retries: int | None = None,
+        needs_approval: NeedsApproval = False,
     ) -> Callable[[Callable[..., Any]], FunctionTool]: ...
 
     def tool(
@@ -416,10 +418,13 @@ class Agent(Generic[CtxT, OutT]):
         name: str | None = None,
         description: str | None = None,
         effect: ToolEffect | str = ToolEffect.SIDE_EFFECT,
+        retries: int | None = None,
+        needs_approval: NeedsApproval = False,
     ) -> FunctionTool | Callable[[Callable[..., Any]], FunctionTool]:
         """Decorator: make ``fn`` a tool (as :func:`helikon.tool`) and add it to this agent.
 
-        Bare ``@agent.tool`` or ``@agent.tool(name=..., effect=...)``. A first parameter
+        Bare ``@agent.tool`` or ``@agent.tool(name=..., effect=..., retries=...,
+        needs_approval=...)`` (the options of :func:`helikon.tool`). A first parameter
         ``ctx: ToolContext[Deps]`` receives the tool context; without one the tool takes only
         its arguments. Returns the :class:`FunctionTool` (calling it calls ``fn``).
 
@@ -438,7 +443,14 @@ class Agent(Generic[CtxT, OutT]):
         """
 
         def add(f: Callable[..., Any]) -> FunctionTool:
-            made = FunctionTool(f, name=name, description=description, effect=effect)
+            made = FunctionTool(
+                f,
+                name=name,
+                description=description,
+                effect=effect,
+                retries=retries,
+                needs_approval=needs_approval,
+            )
             if any(t.name == made.name for t in self.tools):
                 raise ConfigError(
                     f"@agent.tool: agent {self.name!r} already has a tool named {made.name!r}; "

@@ -9,6 +9,7 @@ guards see every write target.
 
 from __future__ import annotations
 
+import inspect
 import json
 import logging
 from collections.abc import Callable
@@ -388,8 +389,14 @@ async def authorize(
     answer: AskAnswer | None = None,
     unanalysed_shell: str | None = None,
     trace: DecisionTrace | None = None,
+    needs_approval: Any = False,
 ) -> PermissionDecision | Deferred:
     """Decide one call: Allow, Deny (with the reason), ReplaceArgs, or Deferred.
+
+    ``needs_approval`` (the tool's ``@tool(needs_approval=...)``: ``True`` or a function
+    ``(ctx, args) -> bool``, sync or async) asks like an ask guard, after the guards and
+    before the allow rules (stage ``tool``, rule ``needs_approval``); a function that raises
+    denies the call.
 
     Ask guards and AskUser go first to ``answer`` (when given; a non-``None`` answer
     decides), then to the approval handler (``on_ask`` is told first, so the driver can
@@ -426,6 +433,18 @@ async def authorize(
         outcome = await _ask(ctx, tool, prompt, args, on_ask, answer, t)
         if isinstance(outcome, PermissionDeny | Deferred):
             return outcome
+    if needs_approval is not False:
+        asks = await _tool_asks(ctx, tool, args, needs_approval)
+        if isinstance(asks, PermissionDeny):
+            t.at("tool", "needs_approval")
+            t.decided_by = "policy"
+            return asks
+        if asks:
+            t.at("tool", "needs_approval")
+            prompt = f"tool {tool} needs approval"
+            outcome = await _ask(ctx, tool, prompt, args, on_ask, answer, t)
+            if isinstance(outcome, PermissionDeny | Deferred):
+                return outcome
     for allow_rule in p.allow_rules:
         if allow_rule.kind != "bash_command" and _rule_matches(allow_rule, tool, args, allow=True):
             _settled(t, "allow_rule", _rule_name(allow_rule))
@@ -461,6 +480,33 @@ async def authorize(
     if isinstance(d, PermissionDeny):
         return d
     return PermissionDeny(f"policy returned an unknown decision {d!r}")
+
+
+async def _tool_asks(
+    ctx: RunContext[Any], tool: str, args: Any, needs_approval: Any
+) -> bool | PermissionDeny:
+    """Whether the tool's ``needs_approval`` asks for this call (a deny when its function
+    raised or returned something other than a bool: fail closed)."""
+    if needs_approval is True:
+        return True
+    if not callable(needs_approval):
+        return bool(needs_approval)
+    try:
+        verdict = needs_approval(ctx, args)
+        if inspect.isawaitable(verdict):
+            verdict = await verdict
+    except Exception as exc:  # fail closed: a check that cannot decide denies the call
+        _log.warning("needs_approval of %s raised", tool, exc_info=True)
+        name = getattr(needs_approval, "__qualname__", type(needs_approval).__name__)
+        return PermissionDeny(
+            f"needs_approval {name} of tool {tool} raised {type(exc).__name__}: {exc}"
+        )
+    if not isinstance(verdict, bool):
+        return PermissionDeny(
+            f"needs_approval of tool {tool} returned {type(verdict).__name__} "
+            f"{verdict!r}; it must return True (ask) or False"
+        )
+    return verdict
 
 
 async def _ask(

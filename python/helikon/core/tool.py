@@ -42,7 +42,11 @@ from helikon.core.docstrings import parse_docstring
 from helikon.core.items import ContentPart, TextPart
 from helikon.errors import ConfigError, InvalidArgs, ModelRetry, ToolError, ToolOther
 
-__all__ = ["FunctionTool", "Tool", "ToolEffect", "ToolOutput", "tool"]
+__all__ = ["FunctionTool", "NeedsApproval", "Tool", "ToolEffect", "ToolOutput", "tool"]
+
+NeedsApproval = bool | Callable[[Any, Any], "bool | Awaitable[bool]"]
+"""``@tool(needs_approval=...)``: ``True``/``False``, or ``(ctx, args) -> bool`` (sync or
+async) deciding per call."""
 
 
 class ToolEffect(enum.StrEnum):
@@ -246,9 +250,17 @@ class FunctionTool:
         description: str | None = None,
         effect: ToolEffect | str = ToolEffect.SIDE_EFFECT,
         retries: int | None = None,
+        needs_approval: NeedsApproval = False,
     ) -> None:
         if not callable(fn):
             raise ConfigError(f"@tool needs a function, got {type(fn).__name__}")
+        if not isinstance(needs_approval, bool) and not callable(needs_approval):
+            raise ConfigError(
+                f"@tool(needs_approval={needs_approval!r}) must be True, False or a function "
+                "(ctx, args) -> bool (sync or async)"
+            )
+        #: whether (or a function deciding whether) each call asks a person first
+        self.needs_approval: NeedsApproval = needs_approval
         if retries is not None and (
             isinstance(retries, bool) or not isinstance(retries, int) or retries < 0
         ):
@@ -381,6 +393,7 @@ def tool(
     description: str | None = None,
     effect: ToolEffect | str = ToolEffect.SIDE_EFFECT,
     retries: int | None = None,
+    needs_approval: NeedsApproval = False,
 ) -> Callable[[Callable[..., Any]], FunctionTool]: ...
 
 
@@ -392,6 +405,7 @@ def tool(
     description: str | None = None,
     effect: ToolEffect | str = ToolEffect.SIDE_EFFECT,
     retries: int | None = None,
+    needs_approval: NeedsApproval = False,
 ) -> FunctionTool | Callable[[Callable[..., Any]], FunctionTool]:
     """Make a tool from a function (bare ``@tool`` or ``@tool(name=..., effect=...)``).
 
@@ -404,6 +418,13 @@ def tool(
         retries: rounds of :class:`~helikon.ModelRetry` (raised by the function) or invalid
             arguments the model gets before the run fails with ``ToolRetriesExceeded``;
             ``None`` (default) takes the agent's ``retries`` (default 1).
+        needs_approval: ``True`` to ask a person before every call, or a function
+            ``(ctx, args) -> bool`` (sync or async; ``ctx`` the :class:`~helikon.RunContext`,
+            ``args`` the call's arguments as the model gave them) deciding per call. The ask
+            goes through the permission pipeline like an ask guard (after deny rules and
+            guards, before allow rules): the approval handler answers it, or with
+            ``RunConfig(approval="defer")`` the run pauses. A function that raises denies
+            the call (fail closed).
 
     Returns:
         A :class:`FunctionTool`.
@@ -424,10 +445,17 @@ def tool(
         >>> budget_status.parameters["properties"]["category"]["description"]
         'Spending category, e.g. "Dining".'
     """
+    options: dict[str, Any] = {
+        "name": name,
+        "description": description,
+        "effect": effect,
+        "retries": retries,
+        "needs_approval": needs_approval,
+    }
     if fn is not None:
-        return FunctionTool(fn, name=name, description=description, effect=effect, retries=retries)
+        return FunctionTool(fn, **options)
 
     def wrap(f: Callable[..., Any]) -> FunctionTool:
-        return FunctionTool(f, name=name, description=description, effect=effect, retries=retries)
+        return FunctionTool(f, **options)
 
     return wrap

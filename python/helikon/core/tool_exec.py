@@ -218,6 +218,7 @@ class ToolCallRunner:
             answer=self._answer_for(call_id),
             unanalysed_shell=unanalysed_shell_of(tool),
             trace=trace,
+            needs_approval=getattr(tool, "needs_approval", False),
         )
         if isinstance(decision, Deferred):
             events.append(ApprovalRequested(call_id=call_id, tool=name, args=call.args))
