@@ -1,7 +1,8 @@
 """A resumed run's result carries the conversation on like an uninterrupted run's.
 
-A refund approval pauses in one process (a child), is resumed in this one (with a SQLite
-session, and without one), and a second turn is built from ``to_input_list()`` the way the
+A refund approval pauses in one process (a child) and is resumed in this one with a SQLite
+session (without a session, paused and resumed here from its JSON: a session-less pause
+resumes only in its own process), and a second turn is built from ``to_input_list()`` the way the
 quickstart shows: it must see the user's first message, the handoff, the tool call and its
 result. ``last_agent``, ``new_items``, ``final_output`` and ``usage`` match the same
 conversation run without a pause.
@@ -72,6 +73,15 @@ CONVERSATION = [
 USAGE = Usage(input_tokens=60, output_tokens=9, total_tokens=69, requests=3)
 
 
+async def _pause_here() -> RunState:
+    triage, _ = r.agents(r.TRIAGE, r.BEFORE_PAUSE)
+    with pytest.raises(RunInterruptedError) as paused:
+        await Runner.run(
+            triage, "Please refund order A7.", ctx=r.ctx(), run_config=RunConfig(approval="defer")
+        )
+    return RunState.from_json(paused.value.state.to_json())
+
+
 async def _uninterrupted() -> Any:
     triage, _ = r.agents(r.TRIAGE, [*r.BEFORE_PAUSE, *r.AFTER_PAUSE])
     return await Runner.run(triage, "Please refund order A7.", ctx=r.ctx(ask=False))
@@ -95,7 +105,10 @@ async def test_resumed_result_is_the_uninterrupted_one(
 ) -> None:
     db = tmp_path / "chats.db" if with_session else None
     sid = f"s-{uuid.uuid4().hex[:8]}" if with_session else None
-    state = _pause_in_child(tmp_path, db, sid)
+    if with_session:
+        state = _pause_in_child(tmp_path, db, sid)
+    else:  # a session-less pause resumes in its own process only (its resume-once claim)
+        state = await _pause_here()
     assert [p.call_id for p in state.pending] == ["c1"]
 
     triage, refunds = r.agents([], r.AFTER_PAUSE)  # this process plays the rest
