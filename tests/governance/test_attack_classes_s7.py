@@ -425,3 +425,24 @@ def test_g6_links_inside_the_workspace_and_earlier_writes_pass() -> None:
         "echo hi > x/passwd; ln -s /etc x",
     ]:
         assert _guard(command).decision == "allow", command
+
+
+M11_PARAM = [
+    "echo \"${x:-'$(rm x)'}\"",
+    "echo \"${x:+'`rm x`'}\"",
+    "echo \"${a['$(rm x)']}\"",
+    "echo ${a['a[$(rm x)]']}",
+]
+
+
+@pytest.mark.parametrize("command", M11_PARAM)
+def test_m11_quoted_text_inside_a_parameter_expansion_runs(command: str, tmp_path: Path) -> None:
+    assert "rm" in analyze(command).programs
+    assert _explain(_deny_rm(), command).decision == "deny"
+    assert "refused by rule deny_list" in _refused_by_tool(tmp_path, command)
+
+
+def test_m11_single_quoted_default_outside_double_quotes_is_data() -> None:
+    for command in ["echo ${x:-'$(rm x)'}", "echo ${x:='`rm x`'}"]:
+        assert "rm" not in analyze(command).programs, command
+        assert _explain(_deny_rm(), command).decision == "allow", command

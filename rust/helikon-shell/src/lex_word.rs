@@ -335,7 +335,7 @@ impl Lexer<'_> {
             }
             Some(b'{') => {
                 self.advance(2);
-                let nested = self.brace_param(start);
+                let nested = self.brace_param(start, quoted);
                 Some(Part::Param {
                     raw: self.raw(start),
                     quoted,
@@ -414,8 +414,11 @@ impl Lexer<'_> {
         }
     }
 
-    /// `${…}`: find the closing brace, lexing substitutions and quotes inside it.
-    fn brace_param(&mut self, start: usize) -> Vec<Script> {
+    /// `${…}`: find the closing brace, lexing substitutions and quotes inside it. Inside
+    /// double quotes (`quoted`) a single quote is a literal character, so `"${x:-'$(cmd)'}"`
+    /// runs `cmd`; an array subscript is arithmetic, which expands `$(…)` even in single
+    /// quotes (`${a['$(cmd)']}`): in both the quoted text is lexed for substitutions.
+    fn brace_param(&mut self, start: usize, quoted: bool) -> Vec<Script> {
         if self.depth + 1 > self.limits.max_depth {
             let reason = self.limits.too_deep();
             self.issue(&reason, start, self.line);
@@ -424,6 +427,7 @@ impl Lexer<'_> {
         }
         self.depth += 1;
         let mut parts = Vec::new();
+        let mut subscript = 0usize;
         loop {
             match self.peek(0) {
                 None => {
@@ -435,6 +439,17 @@ impl Lexer<'_> {
                     break;
                 }
                 Some(b'\\') => self.advance(2),
+                Some(b'[') => {
+                    subscript += 1;
+                    self.bump();
+                }
+                Some(b']') => {
+                    subscript = subscript.saturating_sub(1);
+                    self.bump();
+                }
+                Some(b'\'') if quoted || subscript > 0 => {
+                    self.bump();
+                }
                 Some(b'\'') => {
                     self.advance(1);
                     while !matches!(self.peek(0), None | Some(b'\'')) {
