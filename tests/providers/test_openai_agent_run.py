@@ -88,3 +88,45 @@ async def test_each_turns_events_name_the_answering_model_and_response() -> None
         "gpt-4o-mini-2024-07-18",
         "chatcmpl-Dx0Xq5Xx9rHB2ehcHZCRDsnuymUXc",
     )
+
+
+async def test_run_completed_and_the_session_records_name_the_answering_model() -> None:
+    """RunCompleted names the last turn's model and response; the session keeps each turn's
+    (recorded traffic, through Runner with a session)."""
+    from helikon import Runner
+    from helikon.sessions import MemorySession
+    from helikon.sessions.events import event_to_json
+
+    session = MemorySession()
+    with ReplayServer(CASSETTE) as server:
+        model = OpenAIModel.chat(
+            "gpt-4o-mini", api_key="test-key", base_url=server.base_url + "/v1"
+        )
+        try:
+            result = await Runner.run(
+                Agent(name="capitals", model=model, tools=[get_capital]),
+                "What is the capital of the UK? Use the tool, then answer.",
+                session=session,
+            )
+        finally:
+            await model.aclose()
+    done = result.events[-1]
+    assert done.type == "run_completed"
+    assert (done.model, done.response_id) == (
+        "gpt-4o-mini-2024-07-18",
+        "chatcmpl-Dx0Xq5Xx9rHB2ehcHZCRDsnuymUXc",
+    )
+    recorded = [
+        (e.type, getattr(e, "model", None), getattr(e, "response_id", None))
+        for e in await session.events()
+    ]
+    assert recorded == [
+        ("user_message", None, None),
+        ("tool_called", "gpt-4o-mini-2024-07-18", "chatcmpl-Dx0XpqH8w09uBXwq1zFGYdETjtnEl"),
+        ("permission_decided", None, None),
+        ("tool_returned", None, None),
+        ("assistant_message", "gpt-4o-mini-2024-07-18", "chatcmpl-Dx0Xq5Xx9rHB2ehcHZCRDsnuymUXc"),
+    ]
+    stored = event_to_json((await session.events())[-1])
+    assert '"model":"gpt-4o-mini-2024-07-18"' in stored
+    assert '"response_id":"chatcmpl-Dx0Xq5Xx9rHB2ehcHZCRDsnuymUXc"' in stored

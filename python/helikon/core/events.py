@@ -270,10 +270,17 @@ class RunInterrupted(_Event):
 
 
 class RunCompleted(_Event):
-    """Terminal success; ``usage`` is the run's total."""
+    """Terminal success; ``usage`` is the run's total.
+
+    ``model`` / ``response_id``: the model that answered the run's last model turn and the
+    provider's id of that response, as for :class:`MessageOutput` (``None`` when the provider
+    named none, or for a pattern's run).
+    """
 
     type: Literal["run_completed"] = "run_completed"
     usage: Usage
+    model: str | None = None
+    response_id: str | None = None
 
 
 class RunFailed(_Event):

@@ -170,7 +170,7 @@ def event_of(
     """The event a native step reference stands for (see ``LoopRun`` in ``_native.pyi``).
 
     ``answered`` is the model and response id of the turn ``items`` came from; the events of
-    those items carry them.
+    those items carry them, and ``RunCompleted`` those of the last turn.
     """
     tag, value = ref
     if tag == "turn_started":
@@ -188,5 +188,5 @@ def event_of(
             return MessageOutput(item=message)
         return MessageOutput(item=message, model=answered[0], response_id=answered[1])
     if tag == "run_completed":
-        return RunCompleted(usage=usage_of(value))
+        return RunCompleted(usage=usage_of(value), model=answered[0], response_id=answered[1])
     return event_adapter.validate_json(value)

@@ -94,22 +94,28 @@ class UserMessageEvent(_Event):
 
 
 class AssistantMessageEvent(_Event):
-    """An agent answered; ``agent`` names it."""
+    """An agent answered; ``agent`` names it, ``model`` / ``response_id`` the model that
+    answered and the provider's id of the response, when the provider named them."""
 
     type: Literal["assistant_message"] = "assistant_message"
     content: list[ContentPart]
     agent: str | None = None
     provider_data: dict[str, Any] | None = None
+    model: str | None = None
+    response_id: str | None = None
 
 
 class ToolCalled(_Event):
-    """The model asked for a tool call."""
+    """The model asked for a tool call; ``model`` / ``response_id``: the response it came
+    from, as for :class:`AssistantMessageEvent`."""
 
     type: Literal["tool_called"] = "tool_called"
     call_id: str
     name: str
     args: Any = Field(default_factory=dict)
     provider_data: dict[str, Any] | None = None
+    model: str | None = None
+    response_id: str | None = None
 
 
 class ToolReturned(_Event):

@@ -88,16 +88,16 @@ class SessionRecorder:
             elif isinstance(item, AssistantMessage):
                 self._add(self._assistant(item))
             elif isinstance(item, ToolCall):
-                self._add(_called(item))
+                self._add(_called(item, None, None))
             elif isinstance(item, ToolResult):
                 self._add(_returned(item))
 
     def observe(self, event: AgentEvent) -> None:
         """Fold one agent event in."""
         if isinstance(event, MessageOutput):
-            self._add(self._assistant(event.item))
+            self._add(self._assistant(event.item, event.model, event.response_id))
         elif isinstance(event, ToolCallItem):
-            self._add(_called(event.item))
+            self._add(_called(event.item, event.model, event.response_id))
         elif isinstance(event, ToolOutputItem):
             self._add(_returned(event.item))
         elif isinstance(event, HandoffItem):
@@ -138,11 +138,15 @@ class SessionRecorder:
         out, self._events, self._open_calls = self._events, [], {}
         return out
 
-    def _assistant(self, item: AssistantMessage) -> AssistantMessageEvent:
+    def _assistant(
+        self, item: AssistantMessage, model: str | None = None, response_id: str | None = None
+    ) -> AssistantMessageEvent:
         return AssistantMessageEvent(
             content=list(item.content),
             agent=item.agent if item.agent is not None else self.agent,
             provider_data=item.provider_data,
+            model=model,
+            response_id=response_id,
         )
 
     def _add(self, event: SessionEvent) -> None:
@@ -155,9 +159,14 @@ class SessionRecorder:
         self._events.append(event)
 
 
-def _called(item: ToolCall) -> ToolCalled:
+def _called(item: ToolCall, model: str | None, response_id: str | None) -> ToolCalled:
     return ToolCalled(
-        call_id=item.call_id, name=item.name, args=item.args, provider_data=item.provider_data
+        call_id=item.call_id,
+        name=item.name,
+        args=item.args,
+        provider_data=item.provider_data,
+        model=model,
+        response_id=response_id,
     )
 
 
