@@ -94,8 +94,7 @@ class Runner:
                 (nothing runs); ``context=``, ``deps=`` or ``max_turns=`` (the message gives
                 helikon's spelling).
         """
-        refuse_other_spellings("Runner.run", unexpected, _RUN_KWARGS)
-        _check_args("Runner.run", session, ctx, run_config)
+        _check_args("Runner.run", session, ctx, run_config, unexpected)
         stream = self.run_streamed(agent, input, session=session, ctx=ctx, run_config=run_config)
         result: RunResult[Any] = await RunResultStreaming(stream, agent=agent).collect()
         result._input = input_items(input)  # checked by the stream already
@@ -120,8 +119,7 @@ class Runner:
             RuntimeError: called from a running event loop (use ``await Runner.run(...)``).
             SessionError, RunError, ConfigError: as :meth:`run`.
         """
-        refuse_other_spellings("Runner.run_sync", unexpected, _RUN_KWARGS)
-        _check_args("Runner.run_sync", session, ctx, run_config)
+        _check_args("Runner.run_sync", session, ctx, run_config, unexpected)
         try:
             asyncio.get_running_loop()
         except RuntimeError:
@@ -182,8 +180,7 @@ class Runner:
         run_config: RunConfig | None,
         **unexpected: Never,
     ) -> AsyncGenerator[AgentEvent, None]:
-        refuse_other_spellings("Runner.run_streamed", unexpected, _RUN_KWARGS)
-        _check_args("Runner.run_streamed", session, ctx, run_config)
+        _check_args("Runner.run_streamed", session, ctx, run_config, unexpected)
         durable = session is not None
         session = session if session is not None else MemorySession()
         new_items = input_items(input)
@@ -334,12 +331,17 @@ def _recording(ctx: RunContext[Any], recorder: SessionRecorder) -> RunContext[An
     return dataclasses.replace(ctx, decision_log=recorder.record_decision)
 
 
-def _check_args(where: str, session: Any, ctx: Any, run_config: Any) -> None:
-    """Reject arguments of the wrong type before anything runs.
+def _check_args(
+    where: str, session: Any, ctx: Any, run_config: Any, unexpected: dict[str, Any] | None = None
+) -> None:
+    """Reject another library's keyword arguments (``unexpected``: ``deps=`` ...) and
+    arguments of the wrong type before anything runs.
 
     Raises:
         ConfigError: the message names the argument and what to pass instead.
     """
+    if unexpected is not None:
+        refuse_other_spellings(where, unexpected, _RUN_KWARGS)
     if session is not None and not isinstance(session, Session):
         hint = "e.g. session=MemorySession()"
         if inspect.iscoroutine(session):
