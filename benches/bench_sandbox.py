@@ -8,6 +8,9 @@ a cProfile of the Host path and the tool layer). Two commands, each through:
 * **host**: ``await HostBackend.run(cmd)`` (cwd pin, env scrub, rlimits, the memory
   watchdog, the supervisor and its process-tree sweep; no containment);
 * **os**: ``await OsSandboxBackend.run(cmd)`` (Landlock + seccomp + the uid drop as root);
+  the event loop waits on the supervisor's pidfd;
+* **os (worker thread)**: the same native policy's blocking ``run()`` in the loop's default
+  executor, the way every call went before the pidfd waiter;
 * **os + private_mounts**: the same in a private mount namespace (root only);
 * **os + network**: the same with a ``NetworkPolicy`` (egress through the proxy: a private
   network namespace per command where user namespaces or root allow it);
@@ -78,6 +81,14 @@ def _backend(b: HostBackend | OsSandboxBackend) -> Runner:
     return run
 
 
+def _threaded(b: OsSandboxBackend) -> Runner:
+    async def run(cmd: str) -> None:
+        loop = asyncio.get_running_loop()
+        await loop.run_in_executor(None, b.policy.run, cmd, 30.0)
+
+    return run
+
+
 def _tool(t: BashTool) -> Runner:
     ctx: ToolContext[None] = ToolContext(
         user_ctx=None, state={}, cancel=CancellationToken(), call_id="b", agent_name="bench"
@@ -143,6 +154,7 @@ def _variants(root: Path) -> dict[str, Runner]:
     try:
         os_b = OsSandboxBackend(Sandbox.open(root), run_as=run_as)
         out["os"] = _backend(os_b)
+        out["os (worker thread)"] = _threaded(os_b)
         if run_as is not None:
             out["os + private_mounts"] = _backend(
                 OsSandboxBackend(Sandbox.open(root), run_as=run_as, private_mounts=True)

@@ -36,6 +36,7 @@ import os
 import signal
 import threading
 import time
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -143,6 +144,44 @@ def _cancelled_result(started: float, note: str | None) -> ExecResult:
     )
 
 
+def _in_background(coro: Coroutine[Any, Any, None]) -> None:
+    """Run ``coro`` as a task this module keeps a reference to until it ends."""
+    task = asyncio.get_running_loop().create_task(coro)
+    _background.add(task)
+    task.add_done_callback(_background.discard)
+
+
+async def _wait_or_cancel(
+    main: asyncio.Future[Any],
+    cancel: CancellationToken | None,
+    task_cancelled: Callable[[], None],
+) -> None:
+    """Wait until ``main`` is done or ``cancel`` fires (a plain future the token resolves
+    through a callback: no Task per call). If the calling task itself is cancelled,
+    ``task_cancelled`` runs before the ``CancelledError`` propagates."""
+    loop = asyncio.get_running_loop()
+    waiter: asyncio.Future[None] | None = None
+    on_cancel = None
+    if cancel is not None:
+        waiter = loop.create_future()
+
+        def on_cancel(_reason: str, waiter: asyncio.Future[None] = waiter) -> None:
+            loop.call_soon_threadsafe(_resolve, waiter)
+
+        cancel.on_cancel(on_cancel)
+    waited: set[asyncio.Future[Any]] = {main} if waiter is None else {main, waiter}
+    try:
+        await asyncio.wait(waited, return_when=asyncio.FIRST_COMPLETED)
+    except asyncio.CancelledError:
+        task_cancelled()
+        raise
+    finally:
+        if cancel is not None and on_cancel is not None:
+            cancel.off_cancel(on_cancel)
+        if waiter is not None:
+            waiter.cancel()
+
+
 def _kill_supervised(supervisor: int) -> None:
     """SIGKILL the children of one supervisor (the shell and re-parented descendants), with
     their process groups."""
@@ -190,31 +229,13 @@ async def _run_started(
     loop = asyncio.get_running_loop()
     done: asyncio.Future[None] = loop.create_future()
     loop.add_reader(pidfd, _resolve, done)
-    waiter: asyncio.Future[None] | None = None
-    on_cancel = None
-    if cancel is not None:
-        waiter = loop.create_future()
 
-        def on_cancel(_reason: str, waiter: asyncio.Future[None] = waiter) -> None:
-            loop.call_soon_threadsafe(_resolve, waiter)
-
-        cancel.on_cancel(on_cancel)
-    waited: set[asyncio.Future[Any]] = {done} if waiter is None else {done, waiter}
-    try:
-        await asyncio.wait(waited, return_when=asyncio.FIRST_COMPLETED)
-    except asyncio.CancelledError:
-        # The caller's task was cancelled: kill now, reap in the background.
+    def task_cancelled() -> None:  # kill now, reap in the background
         if handle.supervisor_pid is not None:
             _kill_supervised(handle.supervisor_pid)
-        task = loop.create_task(_finish_later(handle, done, pidfd))
-        _background.add(task)
-        task.add_done_callback(_background.discard)
-        raise
-    finally:
-        if cancel is not None and on_cancel is not None:
-            cancel.off_cancel(on_cancel)
-        if waiter is not None:
-            waiter.cancel()
+        _in_background(_finish_later(handle, done, pidfd))
+
+    await _wait_or_cancel(done, cancel, task_cancelled)
     if done.done():
         loop.remove_reader(pidfd)
         return ExecResult.from_native(handle.finish())
@@ -227,9 +248,7 @@ async def _run_started(
     if done.done():
         loop.remove_reader(pidfd)
         return dataclasses.replace(ExecResult.from_native(handle.finish()), cancelled=True)
-    task = loop.create_task(_finish_later(handle, done, pidfd))
-    _background.add(task)
-    task.add_done_callback(_background.discard)
+    _in_background(_finish_later(handle, done, pidfd))
     return _cancelled_result(
         started,
         f"the command's processes were signalled but had not all ended after "
@@ -263,33 +282,14 @@ async def run_policy(
         None, _work, policy, command, timeout, call, env, egress_tag
     )
     fut.add_done_callback(_consume)
-    waiter: asyncio.Future[None] | None = None
-    on_cancel = None
-    if cancel is not None:
-        waiter = loop.create_future()
 
-        def on_cancel(_reason: str, waiter: asyncio.Future[None] = waiter) -> None:
-            loop.call_soon_threadsafe(_resolve, waiter)
-
-        cancel.on_cancel(on_cancel)
-    waited: set[asyncio.Future[Any]] = {fut} if waiter is None else {fut, waiter}
-    try:
-        await asyncio.wait(waited, return_when=asyncio.FIRST_COMPLETED)
-    except asyncio.CancelledError:
-        # The caller's task was cancelled: kill now and keep killing in the background
-        # until the native call has returned (a cancel can land just before the fork).
+    def task_cancelled() -> None:
+        # Kill now and keep killing in the background until the native call has returned
+        # (a cancel can land just before the fork).
         _kill_pass(call)
-        task = asyncio.get_running_loop().create_task(
-            _kill_until_done(call, fut, CANCEL_CONFIRM_S * 10)
-        )
-        _background.add(task)
-        task.add_done_callback(_background.discard)
-        raise
-    finally:
-        if cancel is not None and on_cancel is not None:
-            cancel.off_cancel(on_cancel)
-        if waiter is not None:
-            waiter.cancel()
+        _in_background(_kill_until_done(call, fut, CANCEL_CONFIRM_S * 10))
+
+    await _wait_or_cancel(fut, cancel, task_cancelled)
     if fut.done():
         text = fut.result()
         if text is not None:
