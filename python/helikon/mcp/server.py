@@ -27,6 +27,7 @@ from helikon.core.result import RunResult, RunResultStreaming
 from helikon.core.runnable import Runnable, check_runnable
 from helikon.core.tool import ToolOutput
 from helikon.errors import ConfigError, McpBindError, McpServeError, RunError, RunTimeout
+from helikon.mcp._elicit_approval import ElicitedApproval
 from helikon.mcp._naming import server_tool_name
 from helikon.mcp._progress import ProgressHook, Send
 
@@ -101,6 +102,14 @@ class McpAgentServer:
         run_config: the :class:`~helikon.RunConfig` of each run (default: the agent's own,
             or a default ``RunConfig`` for a runnable without one).
             Its ``timeout`` ends a call with an MCP error result instead of hanging.
+
+    A tool call inside the run that asks for approval (an ``AskUser`` of the permission
+    pipeline) is answered by the run context's approval handler; without one, when the
+    client declares the ``elicitation`` capability, the client is asked through
+    ``elicitation/create`` (a form: accept with ``approve`` true runs the call; anything else
+    denies it, see :mod:`helikon.mcp._elicit_approval`); else the call is denied (the
+    agent's model reads the denial). An agent run with ``approval="defer"`` ends the call
+    with an error result saying it paused (nothing that waits ran).
 
     A failed run (timeout, max turns, a model error) is an MCP error result (``isError``)
     whose text says why. A client cancelling the request, or disconnecting, cancels the run.
@@ -184,6 +193,12 @@ class McpAgentServer:
         if not isinstance(text, str):
             return _error('invalid arguments: "input" must be a string')
         token = progress_token_from_params(getattr(ctx, "params", None))
+        approver = None
+        session = getattr(ctx, "session", None)
+        if session is not None and session.check_client_capability(
+            types.ClientCapabilities(elicitation=types.ElicitationCapability())
+        ):
+            approver = ElicitedApproval(session, ctx.request_id, self.agent.name)
         progress: Send | None = None
         if token is not None:
             session, request_id = ctx.session, ctx.request_id
@@ -193,14 +208,19 @@ class McpAgentServer:
                     token, done, message=message, related_request_id=request_id
                 )
 
-        return await self.call(text, progress=progress)
+        return await self.call(text, progress=progress, approver=approver)
 
     def _new_ctx(self) -> RunContext[Any]:
         made = self._ctx_factory() if self._ctx_factory is not None else None
         return made if isinstance(made, RunContext) else RunContext.ephemeral(made)
 
-    async def call(self, input: str, *, progress: Send | None = None) -> types.CallToolResult:
+    async def call(
+        self, input: str, *, progress: Send | None = None, approver: Any = None
+    ) -> types.CallToolResult:
         """Run the agent on ``input`` as one ``tools/call`` would; the MCP result.
+
+        ``approver`` (an approval handler) answers the run's asks when the context has no
+        handler of its own (the server passes one asking the client through elicitation).
 
         ``progress(done, message)`` is awaited for each reported step of the run (see the
         class docstring). Cancelling the awaiting task (the MCP client's
@@ -208,6 +228,8 @@ class McpAgentServer:
         it to wind down.
         """
         ctx = self._new_ctx()
+        if approver is not None and ctx.permissions.approval_handler is None:
+            ctx = ctx.with_approval_handler(approver)
         if progress is not None:
             ctx = ctx.with_hooks(HookRegistry([*ctx.hooks, ProgressHook(progress)]))
         run = asyncio.ensure_future(self._run(input, ctx))
