@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import socket
 
 import httpx
 import pytest
 
 from helikon.errors import ConfigError
 from helikon.runtimes.server import AgentServer, MemorySessions
+from helikon.runtimes.server.serving import listening_socket
 
 from .conftest import BOUND, Live, calc_agent, slow_agent
 
@@ -100,3 +102,37 @@ async def test_serve_again_after_shutdown() -> None:
         async with Live(server) as srv, httpx.AsyncClient(base_url=srv.url, timeout=BOUND) as c:
             r = await c.post("/agents/calc/runs", json={"input": "x"})
             assert r.json()["output"] == "3"
+
+
+def _server_side_nodelay(server: AgentServer) -> list[int]:
+    """``TCP_NODELAY`` of every connection uvicorn holds, read from its transport's socket."""
+    values = []
+    for conn in server._uvicorn.server_state.connections:
+        sock = conn.transport.get_extra_info("socket")
+        values.append(sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY))
+    return values
+
+
+async def test_accepted_connections_have_nagle_off() -> None:
+    # Without TCP_NODELAY the first SSE frame after the headers waits for the client's
+    # delayed ACK (~40 ms); asyncio sets it only on sockets created with proto=IPPROTO_TCP.
+    server = AgentServer([calc_agent(2)])
+    async with Live(server) as srv, httpx.AsyncClient(base_url=srv.url, timeout=BOUND) as c:
+        assert (await c.get("/healthz")).text == "ok"  # the keep-alive connection stays open
+        assert _server_side_nodelay(server) == [1]
+        async with c.stream("POST", "/agents/calc/runs?stream=sse", json={"input": "x"}) as r:
+            assert r.status_code == 200
+            assert _server_side_nodelay(server) == [1]
+            await r.aread()
+
+
+def test_the_listening_socket_is_tcp_by_protocol_number() -> None:
+    sock = listening_socket("127.0.0.1", 0)
+    try:
+        assert sock.proto == socket.IPPROTO_TCP  # accepted sockets inherit it
+        client = socket.create_connection(sock.getsockname())
+        accepted, _ = sock.accept()
+        with client, accepted:
+            assert accepted.proto == socket.IPPROTO_TCP
+    finally:
+        sock.close()

@@ -18,7 +18,6 @@ import contextlib
 import dataclasses
 import inspect
 import logging
-import socket
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from typing import Any, TypeAlias
 
@@ -42,7 +41,7 @@ from helikon.runtimes.server.config import ServerConfig
 from helikon.runtimes.server.paused import MemoryPausedRuns, PausedRun, PausedRunStore
 from helikon.runtimes.server.routes import build_routes
 from helikon.runtimes.server.runs import Run, RunRegistry
-from helikon.runtimes.server.serving import run_uvicorn
+from helikon.runtimes.server.serving import listening_socket, run_uvicorn
 from helikon.runtimes.server.sessions import (
     MemorySessions,
     SessionFactory,
@@ -487,14 +486,9 @@ class AgentServer:
             )
         self._serving = True
         try:
-            family = socket.AF_INET6 if ":" in host else socket.AF_INET
-            sock = socket.socket(family, socket.SOCK_STREAM)
             try:
-                sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-                sock.bind((host, port))
-                sock.listen(128)
+                sock = listening_socket(host, port)
             except OSError as exc:
-                sock.close()
                 raise ServerBindError(f"cannot bind {host}:{port}: {exc}") from exc
             self.port = int(sock.getsockname()[1])
             config = uvicorn.Config(self.app, log_level="warning", lifespan="on")
