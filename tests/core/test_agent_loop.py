@@ -23,6 +23,7 @@ from helikon import (
     SystemMessage,
     ToolCall,
     ToolChoice,
+    ToolEffect,
     ToolResult,
     UserMessage,
     tool,
@@ -117,7 +118,7 @@ async def test_parallel_tool_call_limit_is_honoured() -> None:
     running = 0
     peak = 0
 
-    @tool
+    @tool(effect=ToolEffect.READ_ONLY)  # read-only calls of one turn run concurrently
     async def slow(i: int) -> int:
         """Sleep a little."""
         nonlocal running, peak
@@ -137,6 +138,59 @@ async def test_parallel_tool_call_limit_is_honoured() -> None:
     assert peak == 6
     outs = [e.item.content[0].text for e in result.events if e.type == "tool_output_item"]
     assert outs == ["0", "1", "2", "3", "4", "5"]  # results in call order
+
+
+async def test_writes_run_one_at_a_time_in_order_while_reads_run_together() -> None:
+    log: list[str] = []
+    running = {"read": 0, "write": 0}
+    peak = {"read": 0, "write": 0}
+
+    async def work(kind: str, i: int) -> str:
+        running[kind] += 1
+        peak[kind] = max(peak[kind], running[kind])
+        log.append(f"{kind}{i} start")
+        await asyncio.sleep(0.01 * (4 - i % 4))  # later calls finish first if unordered
+        log.append(f"{kind}{i} end")
+        running[kind] -= 1
+        return f"{kind}{i}"
+
+    @tool(effect=ToolEffect.READ_ONLY)
+    async def look(i: int) -> str:
+        """Read something."""
+        return await work("read", i)
+
+    @tool(effect=ToolEffect.WRITE)
+    async def save(i: int) -> str:
+        """Write something."""
+        return await work("write", i)
+
+    @tool  # the default effect: a side effect, ordered like a write
+    async def send(i: int) -> str:
+        """Do something."""
+        return await work("write", i)
+
+    turn = [
+        Call("w0", "save", {"i": 0}),
+        Call("r1", "look", {"i": 1}),
+        Call("w2", "send", {"i": 2}),
+        Call("r3", "look", {"i": 3}),
+        Call("w4", "save", {"i": 4}),
+        Call("r5", "look", {"i": 5}),
+    ]
+    agent = Agent(name="a", model=MockModel([turn, [Text("ok")]]), tools=[look, save, send])
+    result = await agent.run("go")
+    assert peak == {"read": 3, "write": 1}
+    writes = [e for e in log if e.startswith("write")]
+    assert writes == [
+        "write0 start",
+        "write0 end",
+        "write2 start",
+        "write2 end",
+        "write4 start",
+        "write4 end",
+    ]
+    outs = [e.item.content[0].text for e in result.events if e.type == "tool_output_item"]
+    assert outs == ["write0", "read1", "write2", "read3", "write4", "read5"]
 
 
 async def test_invalid_args_are_fed_back_once_then_fail() -> None:

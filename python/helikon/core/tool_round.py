@@ -3,10 +3,13 @@
 The driver hands a round the calls the machine asks for (:class:`ToolRound`); each call goes
 through the per-call pipeline (:class:`~helikon.core.tool_exec.ToolCallRunner`) in its own
 task, with :func:`calling_run_context`, the run's approvals and its usage meter set inside that
-task only. One call is awaited through one future the token can also wake; several run
-concurrently (at most ``parallel_tool_call_limit`` at once). When the token fires, the tasks
-still running are cancelled and left behind (a tool that swallows its cancellation cannot hold
-the run) and the round reports that it was cancelled.
+task only. One call is awaited through one future the token can also wake; several are
+scheduled by effect, all under ``parallel_tool_call_limit``: the calls of
+``ToolEffect.READ_ONLY`` tools run concurrently, while the ``WRITE`` and ``SIDE_EFFECT``
+calls run one at a time in the model's order (alongside the reads), so two writes of one
+turn never race. A call of an unknown tool counts as a read (it runs nothing). When the
+token fires, the tasks still running are cancelled and left behind (a tool that swallows its
+cancellation cannot hold the run) and the round reports that it was cancelled.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from helikon.core.context import RunContext
 from helikon.core.driven import DrivenAgent
 from helikon.core.items import ToolCall
 from helikon.core.pause import CALLING_APPROVALS, Approvals
+from helikon.core.tool import ToolEffect
 from helikon.core.tool_exec import CallOutcome, ToolCallRunner
 from helikon.core.usage_limits import UsageMeter, current_meter
 
@@ -141,10 +145,26 @@ class ToolRound:
         async with sem:
             return await self._caller.run(call)
 
+    def _reads(self, call: ToolCall) -> bool:
+        """The call may run alongside others: its tool is read-only (or unknown)."""
+        tool = self._caller.tools.get(call.name)
+        return tool is None or tool.effect is ToolEffect.READ_ONLY
+
+    async def _in_order(
+        self, calls: list[ToolCall], sem: asyncio.Semaphore | None
+    ) -> list[CallOutcome]:
+        """The writing calls, one at a time in the model's order."""
+        return [await self._call(c, sem) for c in calls]
+
     async def _run_many(self, calls: list[ToolCall], limit: int | None) -> list[CallOutcome] | None:
         sem = asyncio.Semaphore(limit) if limit is not None and limit < len(calls) else None
+        reads = [i for i, c in enumerate(calls) if self._reads(c)]
+        writes = [i for i, c in enumerate(calls) if not self._reads(c)]
+        jobs: list[Coroutine[Any, Any, Any]] = [self._call(calls[i], sem) for i in reads]
+        if writes:
+            jobs.append(self._in_order([calls[i] for i in writes], sem))
         with self._calling():  # gather wraps each call in a task now, copying the context
-            gathered = asyncio.gather(*(self._call(c, sem) for c in calls))
+            gathered = asyncio.gather(*jobs)
         waiter = asyncio.ensure_future(self._token.wait())
         try:
             done, _ = await asyncio.wait({gathered, waiter}, return_when=asyncio.FIRST_COMPLETED)
@@ -153,8 +173,14 @@ class ToolRound:
         if gathered not in done:
             _abandon(gathered)
             return None
-        outcomes: list[CallOutcome] = gathered.result()
-        return outcomes
+        results: list[Any] = gathered.result()
+        outcomes: list[CallOutcome | None] = [None] * len(calls)
+        for i, out in zip(reads, results, strict=False):
+            outcomes[i] = out
+        if writes:
+            for i, out in zip(writes, results[-1], strict=True):
+                outcomes[i] = out
+        return [o for o in outcomes if o is not None]
 
 
 def _abandon(fut: asyncio.Future[Any]) -> None:
