@@ -355,16 +355,19 @@ def test_run_timeout_ends_the_run_with_a_timeout_failure() -> None:
     assert types_of(r.json()["events"])[-1] == "run_failed"
 
 
-def test_concurrency_limit_answers_503_with_retry_after() -> None:
-    server = AgentServer([slow_agent()], config=ServerConfig(max_concurrent_runs=1))
+def test_concurrency_limit_without_a_queue_answers_503_with_retry_after() -> None:
+    config = ServerConfig(max_concurrent_runs=1, max_queued_runs=0)
+    server = AgentServer([slow_agent()], config=config)
     with client(server) as c:
         assert c.post("/agents/slow/runs?mode=async", json={"input": "x"}).status_code == 202
         r = c.post("/agents/slow/runs", json={"input": "y"})
         assert r.status_code == 503 and r.headers["retry-after"] == "1"
         assert r.json() == {
             "error": "too_many_runs",
-            "message": "the server is running 1 runs, its limit; retry later",
+            "message": "the server is running 1 runs, its limit, and 0 more wait, the "
+            "queue's limit; retry later",
             "limit": 1,
+            "queued": 0,
         }
     # leaving the client ran the lifespan shutdown: the slow run was cancelled and recorded
     (run,) = server.runs._runs.values()
@@ -504,6 +507,13 @@ def test_bad_server_arguments_raise_config_error(kwargs: dict[str, Any], says: s
             "max_concurrent_runs must be an int >= 1 or None (no cap), got 0 (int)",
         ),
         ({"max_concurrent_runs": 2.5}, "max_concurrent_runs must be an int >= 1"),
+        ({"max_queued_runs": -1}, "max_queued_runs must be an int >= 0, got -1 (int)"),
+        ({"max_queued_runs": None}, "max_queued_runs must be an int >= 0, got None"),
+        (
+            {"queue_timeout": 0},
+            "queue_timeout must be a number of seconds > 0 or None (as long as it takes), "
+            "got 0 (int)",
+        ),
         ({"run_timeout": 0}, "run_timeout must be a number of seconds > 0 or None"),
         ({"run_timeout": "30"}, "run_timeout must be a number of seconds > 0 or None"),
         ({"run_timeout": float("nan")}, "run_timeout must be a number of seconds > 0"),

@@ -36,6 +36,7 @@ from helikon.core.run_state import RunState
 from helikon.core.runnable import Runnable, check_runnable
 from helikon.errors import ConfigError, ResumeRefused, ServerBindError, ServerError
 from helikon.runtimes.runner import Runner
+from helikon.runtimes.server.admission import RunSlots
 from helikon.runtimes.server.approvals import deny_after
 from helikon.runtimes.server.config import ServerConfig
 from helikon.runtimes.server.paused import MemoryPausedRuns, PausedRun, PausedRunStore
@@ -145,8 +146,13 @@ class AgentServer:
         )
         self.port: int | None = None
         """The bound port once :meth:`serve` listens (useful with ``port=0``)."""
+        self.slots = RunSlots(
+            self.config.max_concurrent_runs,
+            self.config.max_queued_runs,
+            self.config.queue_timeout,
+        )
+        """The run cap and its queue (``slots.running``, ``slots.queued``)."""
         self._locks = SessionLocks()
-        self._starting = 0
         self._uvicorn: Any = None
         self._serving = False
         self._app: Starlette | None = None
@@ -245,20 +251,13 @@ class AgentServer:
         """Register a run of agent ``name`` on ``items`` and start it in the background.
 
         Raises:
-            ServerError: 404 unknown agent, 400 bad ``X-Session-Id``, 503 at capacity,
-                500 when the session or the context cannot be made.
+            ServerError: 404 unknown agent, 400 bad ``X-Session-Id``, 503 when the queue
+                for a run slot is full or the wait timed out, 500 when the session or the
+                context cannot be made.
         """
         agent = self.agent(name)
         session_id = session_id_header(conn.headers)
-        cap = self.config.max_concurrent_runs
-        if cap is not None and self.runs.active + self._starting >= cap:
-            raise ServerError(
-                f"the server is running {cap} runs, its limit; retry later",
-                status=503,
-                code="too_many_runs",
-                details={"limit": cap},
-            )
-        self._starting += 1
+        await self.slots.acquire()
         try:
             session = await resolve_session(self.session_factory, session_id)
             run = Run(name, session_id)
@@ -268,8 +267,11 @@ class AgentServer:
                 run,
                 lambda r: self._drive(r, agent, items, session, ctx, run_config),
             )
-        finally:
-            self._starting -= 1
+        except BaseException:
+            self.slots.release()
+            raise
+        if run.task is not None:  # always: start() made it; the slot is held until it ends
+            run.task.add_done_callback(lambda _: self.slots.release())
         return run
 
     async def _context(

@@ -16,8 +16,16 @@ class ServerConfig:
 
     Args:
         max_body_bytes: largest accepted request body; larger answers 413 (default 1 MiB).
-        max_concurrent_runs: runs in flight (including ones queued behind a session) before
-            new runs answer 503 with ``Retry-After``; ``None`` = no cap (default 64).
+        max_concurrent_runs: runs in flight (including ones queued behind a session); a
+            request over it waits for a slot in the queue below. ``None`` = no cap
+            (default 64). A run paused for approval gives its slot back; its resume is
+            not capped.
+        max_queued_runs: requests waiting for a slot at most, served in arrival order
+            (their responses are held back: backpressure); one more answers 503
+            ``too_many_runs`` with ``Retry-After``. 0 = refuse at once when every slot
+            is taken (default 256).
+        queue_timeout: seconds a request may wait for a slot before it answers 503
+            ``too_many_runs``; ``None`` = as long as it takes (default 30).
         run_timeout: wall-clock limit of every run in seconds (the run ends with
             ``run_failed`` of kind ``Timeout``); the shorter of this and the agent's own
             ``RunConfig.timeout`` wins. ``None`` = the agent's own (default).
@@ -45,6 +53,8 @@ class ServerConfig:
 
     max_body_bytes: int = 1 << 20
     max_concurrent_runs: int | None = 64
+    max_queued_runs: int = 256
+    queue_timeout: float | None = 30.0
     run_timeout: float | None = None
     retention: float = 300.0
     max_retained_runs: int = 1000
@@ -57,6 +67,8 @@ class ServerConfig:
     def __post_init__(self) -> None:
         _count("max_body_bytes", self.max_body_bytes, minimum=1)
         _count("max_concurrent_runs", self.max_concurrent_runs, minimum=1, none="no cap")
+        _count("max_queued_runs", self.max_queued_runs, minimum=0)
+        _seconds("queue_timeout", self.queue_timeout, none="as long as it takes")
         _seconds("run_timeout", self.run_timeout, none="the agent's own")
         _seconds("approval_timeout", self.approval_timeout, none="wait as long as the server runs")
         for name in ("retention", "keepalive", "cancel_grace"):

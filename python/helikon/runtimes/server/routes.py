@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 
 from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response, StreamingResponse
@@ -69,6 +69,28 @@ async def _wait_or_disconnect(run: Run, receive: Receive) -> bool:
     return run.done or run.status == "needs_approval"
 
 
+async def _unless_disconnect(start: Awaitable[Run], request: Request) -> Run | None:
+    """Await ``start`` (which may wait in the run queue); ``None`` when the client went
+    away first (``start`` is then cancelled and gives its queue place or slot back)."""
+    starting = asyncio.ensure_future(start)
+    gone = asyncio.ensure_future(_until_disconnect(request.receive))
+    try:
+        await asyncio.wait([starting, gone], return_when=asyncio.FIRST_COMPLETED)
+    except BaseException:
+        starting.cancel()
+        raise
+    finally:
+        gone.cancel()
+    if not starting.done():
+        starting.cancel()
+    try:
+        return await starting  # a run that started anyway goes on as if the client had left
+    except asyncio.CancelledError:
+        if not starting.cancelled():
+            raise
+        return None
+
+
 def build_routes(server: ServerHost) -> list[BaseRoute]:
     """The server's routes."""
 
@@ -79,9 +101,11 @@ def build_routes(server: ServerHost) -> list[BaseRoute]:
             server.agent(name)
             transport = parse_transport(request.query_params)
             items = parse_run_body(await read_body(request, server.config.max_body_bytes))
-            run = await server.start_run(request, name, items)
+            run = await _unless_disconnect(server.start_run(request, name, items), request)
         except ServerError as exc:
             return error_response(exc)
+        if run is None:  # left while queued for a run slot: nothing started
+            return Response(status_code=499)
         headers = {RUN_ID_HEADER: run.id}
         if transport == "async":
             run_url = request.url_for("run", name=name, run_id=run.id).path
