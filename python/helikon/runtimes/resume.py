@@ -33,6 +33,7 @@ from helikon.core.decisions import Approve, Decision, Deny
 from helikon.core.run_state import PROCESS_ID, RunState
 from helikon.errors import ResumeRefused
 from helikon.sessions import Session
+from helikon.sessions.chain import Chained, verify
 from helikon.sessions.events import ApprovalsAnswered, SequenceId
 
 __all__ = ["claim_resume", "session_position"]
@@ -61,6 +62,7 @@ async def claim_resume(
         ResumeRefused: the run was already resumed (here or elsewhere), the session is not
             the one the run paused in or changed since, or another resume claimed it first.
             Nothing ran.
+        SessionTampered: the session's hash chain does not verify (nothing ran).
         SessionError: the session could not be read or written.
     """
     if state.session_position is None and session is None:
@@ -80,6 +82,8 @@ async def claim_resume(
         raise ResumeRefused(
             f"the run paused in session {state.session_id!r}, not {own_id!r}; pass that session"
         )
+    if isinstance(session, Chained):
+        (await verify(session)).check(f"session {own_id or state.session_id or ''!r}")
     position = state.session_position
     log = await session.events()
     if any(_answers(e, state) for e in log[position or 0 :]):
