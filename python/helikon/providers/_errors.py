@@ -9,9 +9,11 @@ see its ``_errors`` module); what is the same everywhere lives here:
 * :func:`parse_retry_after` / :func:`retry_after_seconds` read ``retry-after-ms`` and
   ``retry-after`` (seconds or an HTTP date).
 * :func:`with_codes` attaches the provider's own error type and code to a mapped error.
-* :func:`error_envelope`, :func:`provider_message` and :func:`connection_error` read the error
-  envelope, the provider's own message and the connection failures of the two HTTP SDKs built
-  on the same generator (``openai``, ``anthropic``).
+* :func:`read_sdk_error` takes the first steps for an exception of the two HTTP SDKs built on
+  the same generator (``openai``, ``anthropic``): malformed stream data, connection failures
+  and client-side errors become a ``ModelError``; an API error is read into an
+  :class:`ApiFailure` (:func:`error_envelope`, :func:`provider_message`) for the adapter's
+  table.
 
 Test strategy: every function here is reached through the adapters' wire tests (HTTP errors,
 in-band stream errors, refused connections); the retry-after parsing also has doctests.
@@ -20,18 +22,22 @@ in-band stream errors, refused connections); the retry-after parsing also has do
 from __future__ import annotations
 
 import email.utils
+import json
 import time
 from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
 
-from helikon.errors import ModelError, TransportError
+from helikon.errors import ModelError, ModelOther, TransportError
 
 __all__ = [
+    "ApiFailure",
     "connection_error",
     "error_envelope",
     "guard",
     "parse_retry_after",
     "provider_message",
+    "read_sdk_error",
     "retry_after_seconds",
     "with_codes",
 ]
@@ -188,3 +194,45 @@ def connection_error(
     cause = exc.__cause__
     detail = f": {cause}" if cause is not None and str(cause) else ""
     return TransportError(mask(f"{provider} request {kind}{detail}"))
+
+
+@dataclass(frozen=True, slots=True)
+class ApiFailure:
+    """An SDK's API error, read: its error ``envelope``, the HTTP ``response`` and ``status``
+    (``None`` for an error event inside a stream) and the provider's ``message``."""
+
+    envelope: Mapping[str, Any]
+    response: Any
+    message: str
+    status: int | None
+
+
+def read_sdk_error(
+    exc: BaseException,
+    sdk: Any,
+    provider: str,
+    mask: Callable[[str], str],
+    below: Callable[[BaseException], ModelError | None] | None = None,
+) -> ModelError | ApiFailure:
+    """The first steps of mapping an exception of a generated HTTP SDK (``openai``,
+    ``anthropic``, passed as ``sdk``).
+
+    Malformed stream data and connection failures become a
+    :class:`~helikon.errors.TransportError`; another exception that is not the SDK's
+    ``APIError`` becomes what ``below`` makes of it (errors of the HTTP library under the SDK),
+    else a :class:`~helikon.errors.ModelOther` naming the provider; an ``APIError`` is read
+    into an :class:`ApiFailure` for the adapter's table. Key-shaped strings are masked.
+    """
+    if isinstance(exc, json.JSONDecodeError):
+        return TransportError(f"{provider} sent malformed stream data: {exc}")
+    if isinstance(exc, sdk.APIConnectionError):  # includes APITimeoutError
+        timed_out = isinstance(exc, sdk.APITimeoutError)
+        return connection_error(provider, exc, timed_out=timed_out, mask=mask)
+    if not isinstance(exc, sdk.APIError):
+        mapped = below(exc) if below is not None else None
+        return mapped if mapped is not None else ModelOther(mask(f"{provider} client error: {exc}"))
+    with_status = isinstance(exc, sdk.APIStatusError)
+    envelope = error_envelope(exc.body)
+    response = exc.response if with_status else None
+    message = provider_message(envelope, response, exc.message, mask)
+    return ApiFailure(envelope, response, message, exc.status_code if with_status else None)

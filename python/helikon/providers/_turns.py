@@ -16,6 +16,7 @@ The Anthropic Messages API and Bedrock Converse take the same shape of conversat
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -32,7 +33,7 @@ from helikon.core.items import (
     text_of,
 )
 
-__all__ = ["TurnBlocks", "fold_turns"]
+__all__ = ["TurnBlocks", "fold_turns", "last_user_turns"]
 
 Block = dict[str, Any]
 
@@ -118,3 +119,16 @@ def fold_turns(items: list[Item], write: TurnBlocks) -> tuple[list[str], list[di
         elif isinstance(item, ToolResult):
             turn("user").results.append(write.tool_result(item))
     return system, [t.message() for t in out]
+
+
+def last_user_turns(messages: list[dict[str, Any]], n: int) -> Iterator[dict[str, Any]]:
+    """The last ``n`` user messages that have content, newest first (where prompt-cache
+    marks go)."""
+    remaining = n
+    for message in reversed(messages):
+        if remaining <= 0:
+            return
+        if message["role"] != "user" or not message["content"]:
+            continue
+        yield message
+        remaining -= 1

@@ -30,7 +30,6 @@ strings are masked.
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Any
 
@@ -44,13 +43,7 @@ from helikon.errors import (
     RateLimited,
     TransportError,
 )
-from helikon.providers._errors import (
-    connection_error,
-    error_envelope,
-    parse_retry_after,
-    provider_message,
-    with_codes,
-)
+from helikon.providers._errors import parse_retry_after, read_sdk_error, with_codes
 
 __all__ = ["map_anthropic_error", "parse_retry_after", "transport_error"]
 
@@ -88,26 +81,15 @@ def map_anthropic_error(exc: BaseException) -> ModelError:
     Returns:
         The mapped error (not raised); chain it with ``raise ... from exc``.
     """
-    if isinstance(exc, json.JSONDecodeError):
-        return TransportError(f"Anthropic sent malformed stream data: {exc}")
-    if isinstance(exc, anthropic.APIConnectionError):  # includes APITimeoutError
-        timed_out = isinstance(exc, anthropic.APITimeoutError)
-        return connection_error("Anthropic", exc, timed_out=timed_out, mask=_mask)
-    if not isinstance(exc, anthropic.APIError):
-        transport = transport_error(exc)
-        if transport is not None:
-            return transport
-        return ModelOther(_mask(f"Anthropic client error: {exc}"))
-
-    envelope = error_envelope(exc.body)
-    response = exc.response if isinstance(exc, anthropic.APIStatusError) else None
-    message = provider_message(envelope, response, exc.message, _mask)
-    kind = str(envelope.get("type") or "")
-    status = exc.status_code if isinstance(exc, anthropic.APIStatusError) else None
+    read = read_sdk_error(exc, anthropic, "Anthropic", _mask, below=transport_error)
+    if isinstance(read, ModelError):
+        return read
+    kind = str(read.envelope.get("type") or "")
+    status = read.status
     if status is not None and status < 400:
         status = None  # an `event: error` inside a 200 stream: the envelope decides
 
-    return with_codes(_classify(kind, message, status, response), kind or None, None)
+    return with_codes(_classify(kind, read.message, status, read.response), kind or None, None)
 
 
 def _classify(kind: str, message: str, status: int | None, response: Any) -> ModelError:

@@ -57,7 +57,7 @@ from helikon.core.model import JsonSchemaFormat, ModelRequest, ModelSettings, To
 from helikon.errors import ConfigError, ModelOther
 from helikon.providers._call_ids import CallIds, history_call_ids
 from helikon.providers._json import json_text, merge_extra, tool_input
-from helikon.providers._turns import TurnBlocks, fold_turns
+from helikon.providers._turns import TurnBlocks, fold_turns, last_user_turns
 from helikon.providers.anthropic.settings import CacheStrategy, ExtendedThinking
 
 __all__ = ["THINKING_KEY", "build_messages_body"]
@@ -239,14 +239,8 @@ def _mark_cache(body: dict[str, Any], messages: list[dict[str, Any]], cache: Cac
     tools = body.get("tools")
     if cache.tools and isinstance(tools, list) and tools:
         tools[-1]["cache_control"] = dict(mark)
-    remaining = cache.last_turns
-    for message in reversed(messages):
-        if remaining <= 0:
-            break
-        if message["role"] != "user" or not message["content"]:
-            continue
+    for message in last_user_turns(messages, cache.last_turns):
         message["content"][-1]["cache_control"] = dict(mark)
-        remaining -= 1
 
 
 def build_messages_body(

@@ -57,7 +57,7 @@ from helikon.core.items import AssistantMessage, ContentPart, Item, ToolResult
 from helikon.core.model import JsonSchemaFormat, ModelRequest, ModelSettings
 from helikon.errors import ConfigError
 from helikon.providers._json import merge_extra
-from helikon.providers._turns import TurnBlocks, fold_turns
+from helikon.providers._turns import TurnBlocks, fold_turns, last_user_turns
 from helikon.providers.bedrock._blocks import (
     ConverseCallIds,
     reasoning_blocks,
@@ -202,14 +202,8 @@ def _inference_config(settings: ModelSettings, max_tokens: int | None) -> dict[s
 
 
 def _mark_user_turns(messages: list[dict[str, Any]], cache: CachePoints) -> None:
-    remaining = cache.last_turns
-    for message in reversed(messages):
-        if remaining <= 0:
-            break
-        if message["role"] != "user" or not message["content"]:
-            continue
+    for message in last_user_turns(messages, cache.last_turns):
         message["content"].append(cache.block())
-        remaining -= 1
 
 
 def build_converse_params(

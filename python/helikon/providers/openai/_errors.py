@@ -43,14 +43,12 @@ from helikon.errors import (
     ModelUnavailable,
     RateLimited,
     Refused,
-    TransportError,
 )
 from helikon.providers._errors import (
-    connection_error,
-    error_envelope,
     guard,
     parse_retry_after,
     provider_message,
+    read_sdk_error,
     with_codes,
 )
 
@@ -84,20 +82,14 @@ def map_openai_error(exc: BaseException) -> ModelError:
     Returns:
         The mapped error (not raised); chain it with ``raise ... from exc``.
     """
-    if isinstance(exc, json.JSONDecodeError):
-        return TransportError(f"OpenAI sent malformed stream data: {exc}")
-    if isinstance(exc, openai.APIConnectionError):  # includes APITimeoutError
-        timed_out = isinstance(exc, openai.APITimeoutError)
-        return connection_error("OpenAI", exc, timed_out=timed_out, mask=_mask)
-    if not isinstance(exc, openai.APIError):
-        return ModelOther(_mask(f"OpenAI client error: {exc}"))
-
-    envelope = error_envelope(exc.body)
-    response = exc.response if isinstance(exc, openai.APIStatusError) else None
-    message = provider_message(envelope, response, exc.message, _mask)
-    status = exc.status_code if isinstance(exc, openai.APIStatusError) else None
+    read = read_sdk_error(exc, openai, "OpenAI", _mask)
+    if isinstance(read, ModelError):
+        return read
+    envelope = read.envelope
     return with_codes(
-        _classify(envelope, message, status, response), envelope.get("type"), envelope.get("code")
+        _classify(envelope, read.message, read.status, read.response),
+        envelope.get("type"),
+        envelope.get("code"),
     )
 
 
