@@ -50,14 +50,8 @@ class ReadResourceTool:
     ) -> None:
         self.name = name
         self._read = read
-        listed = [
-            f"{r.uri} ({r.name}{': ' + r.description if r.description else ''})" for r in resources
-        ]
-        templated = [f"{t.uri_template} ({t.name})" for t in templates]
-        self.description = (
-            "Read a resource of this MCP server by its URI, or by a URI template and its "
-            "variables." + _listing(listed, "Resources") + _listing(templated, "Templates")
-        )
+        self.description = ""
+        self.relist(resources, templates)
         self.parameters: dict[str, Any] = {
             "type": "object",
             "properties": {
