@@ -5,8 +5,10 @@ the call is denied."""
 from __future__ import annotations
 
 import asyncio
+import os
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from pathlib import Path
 from typing import Any
 
 import mcp_types as types
@@ -137,3 +139,42 @@ async def test_the_contexts_own_approval_handler_wins_over_elicitation() -> None
         await bounded(session.call_tool("support", {"input": "refund A7"}))
     assert seen == []
     assert s.RAN == [("refund", {"order": "A7", "amount": 40})]
+
+
+@pytest.mark.parametrize("accept", [True, False])
+async def test_helikon_mcp_serve_asks_the_client_over_stdio(tmp_path: Path, accept: bool) -> None:
+    import shutil
+    import sys
+
+    from mcp.client.stdio import StdioServerParameters, stdio_client
+
+    from tests.approvals.test_cli import _ASKS, _sidecar
+
+    script = [*_ASKS, [{"token": "Stopped."}]]
+    toml = _sidecar(tmp_path, "served", script)
+    ran = tmp_path / "ran.jsonl"
+    exe = shutil.which("helikon", path=str(Path(sys.executable).parent))
+    assert exe
+    params = StdioServerParameters(
+        command=exe,
+        args=["mcp", "serve", "--agents", str(toml), "--agent", "ops"],
+        env={**os.environ, "RAN_FILE": str(ran), "NO_COLOR": "1"},
+        cwd=str(tmp_path),
+    )
+    seen: list[Any] = []
+    answer = types.ElicitResult(
+        action="accept" if accept else "decline", content={"approve": True} if accept else None
+    )
+    async with (
+        stdio_client(params) as (read, write),
+        ClientSession(read, write, elicitation_callback=_answering(answer, seen)) as session,
+    ):
+        await bounded(session.initialize())
+        result = await bounded(session.call_tool("ops", {"input": "clean up"}))
+    assert [c.text for c in result.content] == ["Stopped."]  # type: ignore[union-attr]
+    assert len(seen) == 1
+    assert seen[0].message.startswith(
+        'Agent \'ops\' asks to run Bash with {"command": "rm -rf ~"}: guard '
+    )
+    commands = ran.read_text().splitlines() if ran.exists() else []
+    assert commands == (['"rm -rf ~"'] if accept else [])
