@@ -196,7 +196,11 @@ def openapi_schema(agents: list[str]) -> dict[str, Any]:
                         },
                         "400": _error("invalid body, or decisions that do not fit"),
                         "404": _error("unknown agent or run"),
-                        "409": _error("the run does not wait for approval"),
+                        "409": _error(
+                            "the run does not wait for approval, or another answer (here or "
+                            "on a server sharing the paused-run store) took it first"
+                        ),
+                        "500": _error("the paused-run store failed (paused_runs_unavailable)"),
                     },
                 },
             },
