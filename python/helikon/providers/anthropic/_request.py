@@ -112,17 +112,23 @@ def _image_block(source: MediaSource) -> dict[str, Any]:
     }
 
 
+def _plain_block(part: ContentPart) -> dict[str, Any] | None:
+    """The block of a non-empty text part or an image part; ``None`` for any other part."""
+    if isinstance(part, TextPart):
+        return {"type": "text", "text": part.text} if part.text else None
+    if isinstance(part, ImagePart):
+        return _image_block(part.source)
+    return None
+
+
 def _user_blocks(parts: list[ContentPart]) -> list[dict[str, Any]]:
     blocks: list[dict[str, Any]] = []
     for part in parts:
-        if isinstance(part, TextPart):
-            if part.text:
-                blocks.append({"type": "text", "text": part.text})
-        elif isinstance(part, ImagePart):
-            blocks.append(_image_block(part.source))
-        elif isinstance(part, AudioPart):
+        if isinstance(part, AudioPart):
             raise ModelOther("the Anthropic Messages API does not accept audio input")
-        # reasoning and tool_use parts have no place in a user message
+        block = _plain_block(part)  # reasoning and tool_use parts have no place here
+        if block is not None:
+            blocks.append(block)
     return blocks
 
 
@@ -146,18 +152,13 @@ def _tool_result_content(parts: list[ContentPart]) -> str | list[dict[str, Any]]
         return text_of(parts) or EMPTY_TOOL_RESULT
     blocks: list[dict[str, Any]] = []
     for part in parts:
-        if isinstance(part, TextPart):
-            if part.text:
-                blocks.append({"type": "text", "text": part.text})
-        elif isinstance(part, ImagePart):
-            blocks.append(_image_block(part.source))
-        elif isinstance(part, (AudioPart, ToolUsePart)):
-            blocks.append(
-                {
-                    "type": "text",
-                    "text": json_text(part.model_dump(mode="json", exclude_none=True)),
-                }
-            )
+        if isinstance(part, (AudioPart, ToolUsePart)):
+            dumped = json_text(part.model_dump(mode="json", exclude_none=True))
+            blocks.append({"type": "text", "text": dumped})
+            continue
+        block = _plain_block(part)
+        if block is not None:
+            blocks.append(block)
     return blocks or EMPTY_TOOL_RESULT
 
 
