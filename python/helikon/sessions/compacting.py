@@ -13,6 +13,7 @@ from helikon.core.events import CompactionCompleted, CompactionStarted, TokenDel
 from helikon.core.items import Item, SystemMessage, UserMessage
 from helikon.core.model import Model, ModelRequest, ModelSettings
 from helikon.errors import ConfigError
+from helikon.sessions.chain import Chained
 from helikon.sessions.events import Compacted, SequenceId, SessionEvent
 from helikon.sessions.projection import event_item, project
 from helikon.sessions.protocol import Session
@@ -205,7 +206,11 @@ class CompactingSession:
             if summary is None:
                 return
             last = max((i for i, e in enumerate(log_events) if isinstance(e, Compacted)), default=0)
-            marker = Compacted(summary=summary, original_count=len(log_events) - last)
+            marker = Compacted(
+                summary=summary,
+                original_count=len(log_events) - last,
+                replaced_hash=await self._head(len(log_events) - 1),
+            )
             await self.inner.append([marker])
             self.compactions += 1
             summary_item = event_item(marker)
@@ -214,6 +219,15 @@ class CompactingSession:
             )
         finally:
             self._tell(CompactionCompleted(tokens_before=count, tokens_after=after))
+
+    async def _head(self, sequence: int) -> str | None:
+        """The inner log's chain hash at ``sequence`` (hex), if it keeps a chain."""
+        if not isinstance(self.inner, Chained) or sequence < 0:
+            return None
+        records = await self.inner.chain_records()
+        if sequence >= len(records) or records[sequence][2] is None:
+            return None
+        return bytes(records[sequence][2] or b"").hex()
 
     async def _summarise(self, items: list[Item]) -> str | None:
         request = ModelRequest(

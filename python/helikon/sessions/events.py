@@ -153,11 +153,16 @@ class Compacted(_Event):
     """A running summary replacing the ``original_count`` events before it.
 
     ``original_count`` counts events (not messages); see :func:`helikon.sessions.project`.
+    ``replaced_hash`` is the chain hash of the last replaced event (helikon's own; absent
+    when the backend keeps no chain).
     """
 
     type: Literal["compacted"] = "compacted"
     summary: str
     original_count: int = Field(ge=0)
+    replaced_hash: str | None = None
+    """The hash chain's hash (hex) of the last event it replaces, when the backend keeps
+    one (see :mod:`helikon.sessions.chain`): the summary names what it stands for."""
 
 
 class ConversationRepaired(_Event):
