@@ -297,18 +297,27 @@ class PostgresSession:
             SessionError: the read failed or a stored row does not parse.
             ConfigError: ``since`` is negative.
         """
-        after = check_since(since)
+        records = await self._rows("", check_since(since))
+        return [decode(r["payload"], where=f"{self._id!r}#{r['sequence']}") for r in records]
+
+    async def _rows(self, extra: str, after: int) -> list[Any]:
+        """The rows after ``after``, in order: sequence, payload text and the ``extra``
+        columns.
+
+        Raises:
+            SessionError: the read failed.
+        """
         try:
             async with self._pool.acquire() as conn:
-                records = await conn.fetch(
-                    f"SELECT sequence, payload::text AS payload FROM {self._table}"
+                records: list[Any] = await conn.fetch(
+                    f"SELECT sequence, payload::text AS payload{extra} FROM {self._table}"
                     " WHERE session_id = $1 AND sequence > $2 ORDER BY sequence",
                     self._id,
                     after,
                 )
         except (asyncpg.PostgresError, asyncpg.InterfaceError, OSError, TimeoutError) as exc:
             raise _error(exc, f"read session {self._id!r}") from exc
-        return [decode(r["payload"], where=f"{self._id!r}#{r['sequence']}") for r in records]
+        return records
 
     async def chain_records(self) -> list[tuple[int, str, bytes | None]]:
         """Every ``(sequence, payload text, hash)``, for :func:`helikon.sessions.chain.verify`.
@@ -316,15 +325,7 @@ class PostgresSession:
         Raises:
             SessionError: the read failed.
         """
-        try:
-            async with self._pool.acquire() as conn:
-                records = await conn.fetch(
-                    f"SELECT sequence, payload::text AS payload, hash FROM {self._table}"
-                    " WHERE session_id = $1 ORDER BY sequence",
-                    self._id,
-                )
-        except (asyncpg.PostgresError, asyncpg.InterfaceError, OSError, TimeoutError) as exc:
-            raise _error(exc, f"read session {self._id!r}") from exc
+        records = await self._rows(", hash", -1)
         return [(int(r["sequence"]), r["payload"], r["hash"]) for r in records]
 
     async def snapshot(self, last: int | None = None) -> list[Item]:

@@ -212,21 +212,30 @@ class RedisSession:
             SessionError: the read failed or a stored entry does not parse.
             ConfigError: ``since`` is negative.
         """
-        start = f"{check_since(since) + 1}-0"
         out: list[SessionEvent] = []
+        for entry_id, fields in await self._entries(f"{check_since(since) + 1}-0"):
+            payload = fields.get(b"payload") or fields.get("payload")
+            if payload is None:
+                raise SessionBackendError(
+                    f"redis: entry {_text(entry_id)} of {self.events_key!r} has no payload"
+                )
+            out.append(decode(payload, where=f"{self.events_key}#{_text(entry_id)}"))
+        return out
+
+    async def _entries(self, start: str) -> list[tuple[Any, dict[Any, Any]]]:
+        """The stream's entries from ``start`` on, read in pages.
+
+        Raises:
+            SessionError: the read failed.
+        """
+        out: list[tuple[Any, dict[Any, Any]]] = []
         while True:
             try:
                 page = await self._client.xrange(self.events_key, start, "+", count=_PAGE)
             except (redis_errors.RedisError, OSError) as exc:
                 raise _error(exc, f"read {self.events_key!r}") from exc
             page = page or []
-            for entry_id, fields in page:
-                payload = (fields or {}).get(b"payload") or (fields or {}).get("payload")
-                if payload is None:
-                    raise SessionBackendError(
-                        f"redis: entry {_text(entry_id)} of {self.events_key!r} has no payload"
-                    )
-                out.append(decode(payload, where=f"{self.events_key}#{_text(entry_id)}"))
+            out.extend((entry_id, fields or {}) for entry_id, fields in page)
             if len(page) < _PAGE:
                 return out
             start = "(" + _text(page[-1][0])
@@ -238,21 +247,12 @@ class RedisSession:
             SessionError: the read failed.
         """
         out: list[tuple[int, str, bytes | None]] = []
-        start = "0-0"
-        while True:
-            try:
-                page = await self._client.xrange(self.events_key, start, "+", count=_PAGE)
-            except (redis_errors.RedisError, OSError) as exc:
-                raise _error(exc, f"read {self.events_key!r}") from exc
-            page = page or []
-            for entry_id, fields in page:
-                got = {_text(k): _text(v) for k, v in (fields or {}).items()}
-                digest = got.get("hash") or ""
-                seq = int(_text(entry_id).split("-")[0])
-                out.append((seq, got.get("payload", ""), bytes.fromhex(digest) if digest else None))
-            if len(page) < _PAGE:
-                return out
-            start = "(" + _text(page[-1][0])
+        for entry_id, fields in await self._entries("0-0"):
+            got = {_text(k): _text(v) for k, v in fields.items()}
+            digest = got.get("hash") or ""
+            seq = int(_text(entry_id).split("-")[0])
+            out.append((seq, got.get("payload", ""), bytes.fromhex(digest) if digest else None))
+        return out
 
     async def snapshot(self, last: int | None = None) -> list[Item]:
         """The projected conversation, or its ``last`` items (see
