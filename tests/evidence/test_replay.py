@@ -224,3 +224,47 @@ def test_the_cli_lists_runs_writes_a_fixture_and_replays(tmp_path: Path) -> None
     missing = CliRunner().invoke(app, ["replay", url, "5", "--out", str(out)])
     assert missing.exit_code == 2
     assert "no run starts at event 5" in missing.output
+
+
+WEATHER_TOOLS = '''
+from helikon import tool
+
+
+@tool
+def weather(city: str) -> str:
+    """The weather in a city."""
+    raise AssertionError("a replay must not run the tool")
+'''
+
+
+def test_the_cli_replays_with_a_sidecar_agent_and_reports_a_divergence(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import asyncio
+
+    from helikon.sessions.sqlite import SqliteSession
+
+    db = tmp_path / "runs.db"
+    session = SqliteSession("s1", db)
+    script = [[Call("c1", "weather", {"city": "Oslo"})], [Text("Oslo: 21 C.")]]
+    asyncio.run(Runner().run(_agent(MockModel(script), [weather]), "weather?", session=session))
+    (tmp_path / "tools.py").write_text(WEATHER_TOOLS, encoding="utf-8")
+    (tmp_path / "script.json").write_text("[]", encoding="utf-8")
+    agent = (
+        '[tools.weather]\npython = "tools:weather"\n[agents.wx]\n'
+        'model = { provider = "mock", script = "script.json" }\ntools = ["weather"]\n'
+    )
+    (tmp_path / "agents.toml").write_text(agent, encoding="utf-8")
+    (tmp_path / "strict.toml").write_text(
+        agent + '[permissions]\ndeny = ["tool:weather"]\n', encoding="utf-8"
+    )
+    monkeypatch.chdir(tmp_path)
+    url = f"sqlite://{db}#s1"
+    same = CliRunner().invoke(app, ["replay", url, "0", "--agents", "agents.toml"])
+    assert same.exit_code == 0, same.output
+    assert same.output.strip() == "replayed run 0: 5 events, identical"
+    strict = CliRunner().invoke(app, ["replay", url, "0", "--agents", "strict.toml"])
+    assert strict.exit_code == 1, strict.output
+    lines = strict.output.splitlines()
+    assert lines[0] == "replay diverged at step 2 of the run (event 2):"
+    assert lines[-1] == "  differs in: decision, reason, rule, stage"
