@@ -15,7 +15,7 @@ from starlette.testclient import TestClient
 
 from helikon import Agent, CancellationToken, RunContext
 from helikon.agents import SequentialAgent
-from helikon.errors import ConfigError, SessionUnavailable
+from helikon.errors import ConfigError, SessionBackendError, SessionUnavailable
 from helikon.runtimes.server import (
     AgentServer,
     AuthRejection,
@@ -310,40 +310,68 @@ def test_async_session_factory_is_called_per_session_id() -> None:
     assert len(asyncio.run(store["a"].events())) == 2 * 5  # user, call, decision, result, answer
 
 
+def _raise(exc: Exception) -> Any:
+    raise exc
+
+
 @pytest.mark.parametrize(
-    ("factory", "says"),
+    ("factory", "status", "says"),
     [
-        (lambda sid: (_ for _ in ()).throw(SessionUnavailable("db down")), "db down"),
-        (lambda sid: "not a session", "returned str for 's1', not a Session"),
+        (lambda sid: _raise(SessionUnavailable("db down")), 503, "db down"),
+        (lambda sid: _raise(ConnectionRefusedError(111, "refused")), 503, "refused"),
+        (lambda sid: _raise(TimeoutError("pool acquire")), 503, "pool acquire"),
+        (lambda sid: _raise(ValueError("bad id")), 500, "ValueError: bad id"),
+        (lambda sid: "not a session", 500, "returned str for 's1', not a Session"),
     ],
 )
-def test_session_factory_failure_is_500(factory: Any, says: str) -> None:
+def test_session_factory_failure_is_503_when_the_backend_is_unavailable(
+    factory: Any, status: int, says: str
+) -> None:
     with client(AgentServer([calc_agent()], session_factory=factory)) as c:
         r = c.post("/agents/calc/runs", json={"input": "x"}, headers={"X-Session-Id": "s1"})
-    assert r.status_code == 500 and r.json()["error"] == "session_unavailable"
+    assert r.status_code == status and r.json()["error"] == "session_unavailable"
     assert says in r.json()["message"]
+    assert r.headers.get("retry-after") == ("1" if status == 503 else None)
 
 
 class BrokenSession:
-    """A session whose log cannot be read (the run fails to start after registration)."""
+    """A session whose log cannot be read (the run fails to start after registration):
+    by default the store is unreachable."""
+
+    def __init__(self, error: Exception | None = None) -> None:
+        self.error = error or SessionUnavailable("store unreachable")
 
     async def append(self, events: Sequence[SessionEvent]) -> list[SequenceId]:
         return []
 
     async def events(self, since: SequenceId | None = None) -> list[SessionEvent]:
-        raise SessionUnavailable("store unreachable")
+        raise self.error
 
     async def snapshot(self) -> Any:
-        raise SessionUnavailable("store unreachable")
+        raise self.error
 
 
-def test_run_that_fails_to_start_is_500_in_one_shot_mode() -> None:
+def test_run_whose_session_is_unavailable_is_503_in_one_shot_mode() -> None:
     with client(AgentServer([calc_agent()], session_factory=lambda sid: BrokenSession())) as c:
         r = c.post("/agents/calc/runs", json={"input": "x"}, headers={"X-Session-Id": "s"})
-    assert r.status_code == 500
-    assert r.json()["error"] == "run_start_failed"
-    assert r.json()["run_id"] == r.headers["x-run-id"]
-    assert "store unreachable" in r.json()["message"]
+    assert r.status_code == 503 and r.headers["retry-after"] == "1"
+    assert r.json() == {
+        "error": "session_unavailable",
+        "message": "the run's session is unavailable: SessionUnavailable: store unreachable",
+        "run_id": r.headers["x-run-id"],
+    }
+
+
+def test_run_whose_session_refuses_is_500_in_one_shot_mode() -> None:
+    broken = BrokenSession(SessionBackendError("disk I/O error"))
+    with client(AgentServer([calc_agent()], session_factory=lambda sid: broken)) as c:
+        r = c.post("/agents/calc/runs", json={"input": "x"}, headers={"X-Session-Id": "s"})
+    assert r.status_code == 500 and "retry-after" not in r.headers
+    assert r.json() == {
+        "error": "run_start_failed",
+        "message": "the run could not start: SessionBackendError: disk I/O error",
+        "run_id": r.headers["x-run-id"],
+    }
 
 
 def test_run_timeout_ends_the_run_with_a_timeout_failure() -> None:

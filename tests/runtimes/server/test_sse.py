@@ -6,6 +6,7 @@ import json
 
 from starlette.testclient import TestClient
 
+from helikon.errors import SessionBackendError
 from helikon.runtimes.server import AgentServer
 from helikon.runtimes.server.runs import RecordedEvent
 from helikon.runtimes.server.sse import encode_event
@@ -60,7 +61,7 @@ def test_events_route_replays_after_last_event_id_over_sse() -> None:
     assert bad.status_code == 400 and bad.json()["field"] == "Last-Event-ID"
 
 
-def test_run_failing_to_start_ends_the_sse_stream_with_a_synthetic_run_failed() -> None:
+def test_a_run_whose_session_is_unavailable_answers_503_before_the_stream_starts() -> None:
     server = AgentServer([calc_agent()], session_factory=lambda sid: BrokenSession())
     with TestClient(server.app) as c:
         r = c.post(
@@ -68,12 +69,33 @@ def test_run_failing_to_start_ends_the_sse_stream_with_a_synthetic_run_failed() 
         )
         run_id = r.headers["x-run-id"]
         summary = c.get(f"/agents/calc/runs/{run_id}").json()
-    (frame,) = parse_sse(r.text)
-    assert frame["event"] == "run_failed" and frame["id"] == "0"
-    assert frame["data"]["error"]["kind"] == "Unavailable"
-    assert "store unreachable" in frame["data"]["error"]["message"]
+        replay = c.get(f"/agents/calc/runs/{run_id}/events")
+    assert r.status_code == 503 and r.headers["retry-after"] == "1"
+    assert r.headers["content-type"] == "application/json"
+    assert r.json() == {
+        "error": "session_unavailable",
+        "message": "the run's session is unavailable: SessionUnavailable: store unreachable",
+        "run_id": run_id,
+    }
     assert summary["status"] == "incomplete" and summary["events"] == []
-    assert summary["error"] == frame["data"]["error"]
+    assert summary["error"] == {
+        "kind": "Unavailable",
+        "message": "SessionUnavailable: store unreachable",
+    }
+    (frame,) = parse_sse(replay.text)  # the run's own stream still ends with a failure
+    assert frame["event"] == "run_failed" and frame["data"]["error"] == summary["error"]
+
+
+def test_a_run_whose_session_refuses_answers_500_before_the_stream_starts() -> None:
+    broken = BrokenSession(SessionBackendError("disk I/O error"))
+    server = AgentServer([calc_agent()], session_factory=lambda sid: broken)
+    with TestClient(server.app) as c:
+        r = c.post(
+            "/agents/calc/runs?stream=sse", json={"input": "x"}, headers={"X-Session-Id": "s"}
+        )
+    assert r.status_code == 500 and "retry-after" not in r.headers
+    assert r.json()["error"] == "run_start_failed"
+    assert r.json()["message"] == "the run could not start: SessionBackendError: disk I/O error"
 
 
 def test_encoded_frames_keep_data_on_one_line() -> None:

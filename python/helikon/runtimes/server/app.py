@@ -50,6 +50,7 @@ from helikon.runtimes.server.sessions import (
     resolve_session,
     session_id_header,
 )
+from helikon.runtimes.server.unavailable import backend_unavailable
 from helikon.sessions import MemorySession, Session
 
 __all__ = ["AgentServer", "AuthCallable", "ContextFactory"]
@@ -321,7 +322,9 @@ class AgentServer:
         ctx: RunContext[Any],
         run_config: RunConfig | None,
     ) -> None:
-        async with self._locks.hold(run.session_id, run.cancel) as acquired:
+        async with self._locks.hold(
+            run.session_id, run.cancel, run.wait_behind_session
+        ) as acquired:
             if not acquired:
                 reason = run.cancel.reason or "cancelled"
                 run.finish({"kind": "Cancelled", "message": f"cancelled before start: {reason}"})
@@ -346,7 +349,9 @@ class AgentServer:
                 if aclose is not None:  # records the run when it ended early
                     await aclose()
         except Exception as exc:
-            kind = getattr(exc, "kind", "Other")
+            kind = getattr(exc, "kind", None) or (
+                "Unavailable" if backend_unavailable(exc) else "Other"
+            )
             run.finish({"kind": str(kind), "message": f"{type(exc).__name__}: {exc}"})
         if run.status == "needs_approval":
             deny_after(self, run)

@@ -91,6 +91,24 @@ async def _unless_disconnect(start: Awaitable[Run], request: Request) -> Run | N
         return None
 
 
+def _start_failure(run: Run) -> ServerError:
+    """Why ``run`` ended before its first event: 503 ``session_unavailable`` when its
+    session backend could not be reached (kind ``Unavailable``), else 500
+    ``run_start_failed``."""
+    error = run.start_error or {}
+    message = error.get("message", "unknown")
+    if error.get("kind") == "Unavailable":
+        return ServerError(
+            f"the run's session is unavailable: {message}",
+            status=503,
+            code="session_unavailable",
+            details={"run_id": run.id},
+        )
+    return ServerError(
+        f"the run could not start: {message}", code="run_start_failed", details={"run_id": run.id}
+    )
+
+
 def build_routes(server: ServerHost) -> list[BaseRoute]:
     """The server's routes."""
 
@@ -124,6 +142,9 @@ def build_routes(server: ServerHost) -> list[BaseRoute]:
             def drop_guard() -> None:
                 server.runs.cancel(run, "client disconnected")
 
+            await run.wait_opened()
+            if run.done and not run.events:
+                return error_response(_start_failure(run), headers)
             stream = sse_stream(run, keepalive=server.config.keepalive)
             return _RunStream(stream, headers, drop_guard)
         if not await _wait_or_disconnect(run, request.receive):
@@ -132,12 +153,7 @@ def build_routes(server: ServerHost) -> list[BaseRoute]:
                 await asyncio.wait_for(run.wait_done(), server.config.cancel_grace * 2)
             return Response(status_code=499, headers=headers)  # nobody is listening
         if not run.events:
-            failed = ServerError(
-                f"the run could not start: {(run.start_error or {}).get('message', 'unknown')}",
-                code="run_start_failed",
-                details={"run_id": run.id},
-            )
-            return error_response(failed, headers)
+            return error_response(_start_failure(run), headers)
         return JSONResponse(run.summary(), headers=headers)
 
     async def get_run(request: Request) -> Response:

@@ -69,6 +69,8 @@ class Run:
         self.approval_timer: asyncio.TimerHandle | None = None
         self.stored = False
         """Whether the pause is in the server's paused-run store (answering takes it)."""
+        self.behind_session = False
+        """Whether the run waited for another run on its session before it started."""
         self._changed = asyncio.Event()
 
     @classmethod
@@ -149,6 +151,18 @@ class Run:
         error = self.start_error or {"kind": "Other", "message": NO_TERMINAL}
         data = RunFailed(error=error).model_dump(mode="json", by_alias=True)
         return _record(len(self.events), data)
+
+    def wait_behind_session(self) -> None:
+        """Note that the run waits for another run on its session (wakes :meth:`wait_opened`)."""
+        self.behind_session = True
+        self._wake()
+
+    async def wait_opened(self) -> None:
+        """Return once the run has an event, is over, or waits behind its session: a
+        stream answered after this starts with the run's first frame, and a run that could
+        not start (its session unreadable) is known before any header is sent."""
+        while not (self.events or self.done or self.behind_session):
+            await self._changed.wait()
 
     async def wait_done(self) -> None:
         """Return once the run is over or waits for approval."""

@@ -17,6 +17,7 @@ from typing import TypeAlias
 
 from helikon.core.cancel import CancellationToken
 from helikon.errors import ServerError
+from helikon.runtimes.server.unavailable import backend_unavailable
 from helikon.sessions import MemorySession, Session
 
 __all__ = [
@@ -91,8 +92,10 @@ async def resolve_session(factory: SessionFactory, session_id: str | None) -> Se
     """The session for ``session_id`` (a fresh anonymous one for ``None``).
 
     Raises:
-        ServerError: the factory failed (its own ``ServerError`` passes through) or did not
-            return a Session (500).
+        ServerError: ``session_unavailable``: 503 when the backend cannot be reached or its
+            pool is exhausted (:func:`backend_unavailable`), else 500; also 500 when the
+            factory did not return a Session. The factory's own ``ServerError`` passes
+            through.
     """
     if session_id is None:
         return MemorySession()
@@ -104,6 +107,7 @@ async def resolve_session(factory: SessionFactory, session_id: str | None) -> Se
     except Exception as exc:
         raise ServerError(
             f"could not open session {session_id!r}: {type(exc).__name__}: {exc}",
+            status=503 if backend_unavailable(exc) else 500,
             code="session_unavailable",
         ) from exc
     if not isinstance(session, Session):
@@ -122,12 +126,20 @@ class SessionLocks:
         self._locks: dict[str, tuple[asyncio.Lock, int]] = {}
 
     @contextlib.asynccontextmanager
-    async def hold(self, session_id: str | None, cancel: CancellationToken) -> AsyncIterator[bool]:
-        """Hold ``session_id``'s lock; yields False when ``cancel`` fired while waiting."""
+    async def hold(
+        self,
+        session_id: str | None,
+        cancel: CancellationToken,
+        on_wait: Callable[[], None] | None = None,
+    ) -> AsyncIterator[bool]:
+        """Hold ``session_id``'s lock; yields False when ``cancel`` fired while waiting.
+        ``on_wait()`` is called first when another run holds the lock."""
         if session_id is None:
             yield not cancel.cancelled
             return
         lock, users = self._locks.get(session_id, (asyncio.Lock(), 0))
+        if on_wait is not None and users > 0:
+            on_wait()
         self._locks[session_id] = (lock, users + 1)
         try:
             acquired = await _acquire(lock, cancel)
