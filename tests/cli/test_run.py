@@ -265,6 +265,21 @@ def test_a_missing_openai_extra_says_how_to_install_it(
     assert str(exc.value).endswith("Fix: pip install 'helikon[cli,openai]'")
 
 
+def test_a_missing_extra_is_reported_before_a_missing_key(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from helikon.cli.sidecar import SidecarError, load_sidecar
+
+    monkeypatch.setitem(sys.modules, "helikon.providers.anthropic", None)  # import fails
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    sidecar = _write(tmp_path, '[agents.a]\nmodel = { provider = "anthropic", id = "claude" }\n')
+    with pytest.raises(SidecarError) as exc:
+        load_sidecar(sidecar).build("a")
+    assert "the anthropic provider is not installed" in str(exc.value)
+    assert "ANTHROPIC_API_KEY" not in str(exc.value)
+    assert str(exc.value).endswith("Fix: pip install 'helikon[cli,anthropic]'")
+
+
 def test_a_repair_before_a_model_call_is_reported(tmp_path: Path) -> None:
     script = tmp_path / "cut.json"
     cut = {"call_id": "c1", "name": "budget_status", "args": '{"category": "Din'}

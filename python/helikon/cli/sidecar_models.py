@@ -24,6 +24,7 @@ max_delay = 30.0 }`` tunes it and ``retry = false`` turns it off.
 from __future__ import annotations
 
 import difflib
+import importlib
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -217,6 +218,11 @@ def _make(folder: Path, spec: _Spec, case: str | None, *, in_file: bool = True) 
     v = spec.values
     if spec.provider == "mock":
         return _retrying(_mock(folder, v["script"], case), spec.retry)
+    # a missing extra first: setting the key would not be enough without it
+    try:
+        importlib.import_module(f"helikon.providers.{spec.provider}")
+    except ImportError as exc:
+        raise _not_installed(spec.provider, exc) from None
     envs = _key_env(spec.provider, v)
     key = next((os.environ[e] for e in envs if os.environ.get(e)), None)
     if envs and key is None:
@@ -234,15 +240,18 @@ def _make(folder: Path, spec: _Spec, case: str | None, *, in_file: bool = True) 
     try:
         model = _FACTORIES[spec.provider](v, key)
     except ImportError as exc:
-        extra = _EXTRA[spec.provider]
-        raise _Problem(
-            "",
-            f"the {spec.provider} provider is not installed ({exc})",
-            f"pip install 'helikon[cli,{extra}]'",
-        ) from None
+        raise _not_installed(spec.provider, exc) from None
     except ConfigError as exc:
         raise _Problem("", str(exc), _EXAMPLE[spec.provider]) from None
     return _retrying(model, spec.retry)
+
+
+def _not_installed(provider: str, exc: ImportError) -> _Problem:
+    return _Problem(
+        "",
+        f"the {provider} provider is not installed ({exc})",
+        f"pip install 'helikon[cli,{_EXTRA[provider]}]'",
+    )
 
 
 def _mock(folder: Path, script: str, case: str | None) -> Model:

@@ -8,6 +8,7 @@ The loop never retries; wrap a model in a retrying model for that.
 
 from __future__ import annotations
 
+import contextvars
 import enum
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field, replace
@@ -23,6 +24,7 @@ if TYPE_CHECKING:
     from helikon.core.cancel import CancellationToken
 
 __all__ = [
+    "CALLING_AGENT",
     "Finish",
     "FinishReason",
     "JsonObjectFormat",
@@ -209,6 +211,14 @@ class ModelCapabilities:
     vision: bool = False
     audio: bool = False
     prompt_caching: bool = False
+
+
+CALLING_AGENT: contextvars.ContextVar[str | None] = contextvars.ContextVar(
+    "helikon_calling_agent", default=None
+)
+"""The name of the agent whose loop calls ``Model.invoke`` (set by the driver around the
+call that starts each model turn; ``None`` outside one). A model may read it when
+``invoke`` is called, e.g. to name the agent in an error (``MockModel`` does)."""
 
 
 @runtime_checkable

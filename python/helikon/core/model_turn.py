@@ -20,7 +20,7 @@ from helikon.core.events import AgentEvent
 from helikon.core.handoff import TRANSFER_SCHEMA, HandoffSpec
 from helikon.core.items import Item, SystemMessage, TextPart
 from helikon.core.loop_core import request_settings, turn_plan
-from helikon.core.model import ModelRequest, ModelSettings, ToolDef
+from helikon.core.model import CALLING_AGENT, ModelRequest, ModelSettings, ToolDef
 from helikon.core.retries import output_tool_def
 from helikon.core.tool import Tool
 from helikon.core.turn import TurnAccumulator
@@ -124,7 +124,11 @@ class ModelTurns:
         model = self.agent.model
         span = self.spans.chat(model.provider, model.model) if self.spans is not None else None
         error: str | None = None
-        stream = model.invoke(request, self.token)
+        caller = CALLING_AGENT.set(self.agent.name)
+        try:
+            stream = model.invoke(request, self.token)
+        finally:
+            CALLING_AGENT.reset(caller)
         try:
             async for ev in stream:
                 acc.add(ev)

@@ -206,7 +206,12 @@ class GuardrailTripwire(AgentError):
         self.guardrail_kind = guardrail_kind
         self.info = info
         where = f"{self.stage} guardrail" if self.stage else "guardrail"
-        super().__init__(f"{where} tripped ({guardrail_kind})")
+        message = f"{where} tripped ({guardrail_kind})"
+        # a guardrail that failed closed (raised, or returned a wrong value) says why
+        error = info.get("error") if isinstance(info, dict) else None
+        if guardrail_kind == "other" and isinstance(error, str):
+            message += f": {error}"
+        super().__init__(message)
 
     def to_dict(self) -> dict[str, Any]:
         out = {**super().to_dict(), "guardrail_kind": self.guardrail_kind, "info": self.info}

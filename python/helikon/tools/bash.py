@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from typing import Any
 
@@ -96,6 +97,14 @@ class BashTool:
         timeout: float | None = None,
         max_timeout: float = 600.0,
     ) -> None:
+        if isinstance(backend, str | os.PathLike):
+            raise ConfigError(
+                f"BashTool needs an ExecutionBackend, not a path ({backend!r}): open the "
+                "workspace and pick the strongest backend this machine enforces: "
+                f"backend, reason = best_available_backend(Sandbox.open({str(backend)!r})); "
+                "BashTool(backend) (from helikon.tools import BashTool, Sandbox, "
+                "best_available_backend)"
+            )
         if not isinstance(backend, ExecutionBackend):
             raise ConfigError(f"BashTool needs an ExecutionBackend, got {type(backend).__name__}")
         check_timeout("BashTool.max_timeout", max_timeout)

@@ -11,14 +11,15 @@ from typing import Any
 
 from helikon.core.cancel import CancellationToken
 from helikon.core.events import ReasoningDelta, TokenDelta, ToolCallDelta
-from helikon.core.model import Finish as FinishEvent
 from helikon.core.model import (
+    CALLING_AGENT,
     FinishReason,
     ModelCapabilities,
     ModelEvent,
     ModelRequest,
     UsageReported,
 )
+from helikon.core.model import Finish as FinishEvent
 from helikon.core.usage import Usage as UsageModel
 from helikon.errors import (
     ConfigError,
@@ -135,22 +136,23 @@ class MockModel:
         if self._queue:
             raise AssertionError(f"MockModel has {len(self._queue)} unused script(s)")
 
-    async def invoke(
-        self, request: ModelRequest, cancel: CancellationToken
-    ) -> AsyncIterator[ModelEvent]:
+    def invoke(self, request: ModelRequest, cancel: CancellationToken) -> AsyncIterator[ModelEvent]:
         """Play the next script as model events.
 
         Raises:
-            ModelOther: no script is left.
+            ModelOther: no script is left (the message names the calling agent, and says
+                when the call is the finalizing turn of an agent with an ``output_type``).
             ModelError: the script has a ``Fail`` step (its ``kind`` picks the subclass).
         """
+        return self._play(request, cancel, CALLING_AGENT.get())
+
+    async def _play(
+        self, request: ModelRequest, cancel: CancellationToken, agent: str | None
+    ) -> AsyncIterator[ModelEvent]:
         self.requests.append(request)
         self._calls += 1
         if not self._queue:
-            raise ModelOther(
-                f"MockModel script exhausted: call {self._calls} has no script "
-                f"({self._calls - 1} played)"
-            )
+            raise ModelOther(_exhausted(request, agent, self._calls))
         script = self._queue.popleft()
         finished = False
         made_call = False
@@ -172,6 +174,21 @@ class MockModel:
         if not finished and not cancel.cancelled:
             reason = FinishReason.TOOL_CALLS if made_call else FinishReason.STOP
             yield FinishEvent(reason=reason, raw=reason.value)
+
+
+def _exhausted(request: ModelRequest, agent: str | None, calls: int) -> str:
+    """The "script exhausted" message: which call, whose, and whether it is the finalizing
+    turn (a structured answer asked for with no tools on offer)."""
+    whose = f" of agent {agent!r}" if agent else ""
+    text = f"MockModel script exhausted: call {calls}{whose} has no script ({calls - 1} played)"
+    if request.settings.response_format is not None and not request.tools:
+        text += (
+            "; this call is the finalizing turn, where the agent's output_type is asked for "
+            "as JSON after its tools ran (output_mode='finalize'): script one more turn "
+            "answering the JSON, or answer it in the last turn with output_mode='tool' or "
+            "'native'"
+        )
+    return text
 
 
 _STEP_TYPES = (Text, Reasoning, Call, Usage, Finish, Delay, Fail)
