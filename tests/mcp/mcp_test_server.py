@@ -15,6 +15,9 @@ Modes:
               text), ``ask_user`` (elicitation, a form whose field ``name`` defaults to Ada;
               ``ask_user_required``: one without a default), ``ask_roots`` (roots/list) and
               ``roots_seen`` (the roots/list_changed notifications received so far)
+    media     results with other content: ``picture`` (text + PNG image, ``_meta``
+              ``{"trace": "t-1", "token": <$MEDIA_SECRET>}``), ``sound`` (WAV audio), ``links``
+              (a resource link + an embedded text resource), ``tagged`` (one text, ``_meta``)
     stubborn  serves ``initialize``/``tools/list``, then ignores stdin EOF and SIGTERM (BR-25)
     agent     helikon's McpAgentServer over a scripted MockModel (``agent:slow`` etc.,
               see ``agent_server.build``)
@@ -274,6 +277,38 @@ def _asks() -> Server[Any]:
     )
 
 
+def _media() -> Server[Any]:
+    tools = [_tool(n, f"Returns {n}.") for n in ("picture", "sound", "links", "tagged")]
+
+    async def list_tools(ctx: Any, params: types.PaginatedRequestParams | None) -> Any:
+        return types.ListToolsResult(tools=tools)
+
+    async def call(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
+        meta = {"trace": "t-1", "token": os.environ.get("MEDIA_SECRET", "")}
+        if params.name == "picture":
+            image = types.ImageContent(type="image", data="iVBORw0KGgo=", mime_type="image/png")
+            return types.CallToolResult(content=[_text("a picture:"), image], _meta=meta)
+        if params.name == "sound":
+            audio = types.AudioContent(type="audio", data="UklGRg==", mime_type="audio/wav")
+            return types.CallToolResult(content=[audio])
+        if params.name == "links":
+            link = types.ResourceLink(
+                type="resource_link",
+                uri="file:///srv/report.pdf",
+                name="report",
+                description="The quarterly report.",
+                mime_type="application/pdf",
+            )
+            embedded = types.EmbeddedResource(
+                type="resource",
+                resource=types.TextResourceContents(uri="note://x", text="embedded note"),
+            )
+            return types.CallToolResult(content=[link, embedded])
+        return types.CallToolResult(content=[_text("tagged")], _meta={"trace": "t-2"})
+
+    return Server("media", on_list_tools=list_tools, on_call_tool=call)
+
+
 def main(mode: str) -> None:
     if mode.startswith("agent"):
         from tests.mcp.agent_server import serve_stdio
@@ -288,6 +323,9 @@ def main(mode: str) -> None:
         return
     if mode == "context":
         asyncio.run(_serve(_context()))
+        return
+    if mode == "media":
+        asyncio.run(_serve(_media()))
         return
     if mode == "many":
         tools = [

@@ -185,6 +185,9 @@ class ToolResult(_Model):
     call_id: str
     content: list[ContentPart]
     is_error: bool = False
+    meta: dict[str, Any] | None = None
+    """Metadata the tool attached (an MCP result's ``_meta``); kept with the item, never
+    sent to a model."""
 
 
 Item: TypeAlias = Annotated[

@@ -94,6 +94,15 @@ class ToolOutput:
     content: list[ContentPart]
     value: Any = None
     events: tuple[Any, ...] = ()
+    meta: dict[str, Any] | None = None
+    """Metadata for the result item (:attr:`ToolResult.meta <helikon.core.items.ToolResult>`;
+    an MCP result's ``_meta``), redacted like the text, never sent to a model."""
+
+    def with_meta(self, meta: dict[str, Any] | None) -> ToolOutput:
+        """This output with ``meta`` (itself when ``meta`` is ``None``)."""
+        if meta is None:
+            return self
+        return ToolOutput(self.content, self.value, self.events, meta)
 
     @classmethod
     def from_value(cls, value: Any) -> ToolOutput:

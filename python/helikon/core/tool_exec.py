@@ -17,6 +17,7 @@ Every outcome is a result for the model; nothing here raises except to stop the 
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -340,4 +341,20 @@ class ToolCallRunner:
                 if type(p) is not TextPart or text != p.text:
                     p = TextPart(text=text)
             parts.append(p)
-        return CallOutcome(_ok_item(call_id, parts), events)
+        item = _ok_item(call_id, parts)
+        if out.meta is not None:
+            item = item.model_copy(update={"meta": self._redact_meta(out.meta)})
+        return CallOutcome(item, events)
+
+    def _redact_meta(self, meta: dict[str, Any]) -> dict[str, Any] | None:
+        """``meta`` with secrets redacted in its JSON text (``None`` when that is no longer
+        a JSON object: fail closed)."""
+        text = json.dumps(meta, ensure_ascii=False, default=str)
+        redacted = self._redact(text)
+        if redacted == text:
+            return meta
+        try:
+            out = json.loads(redacted)
+        except ValueError:
+            return None
+        return out if isinstance(out, dict) else None

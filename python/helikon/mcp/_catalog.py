@@ -30,7 +30,7 @@ from helikon.core.items import (
 )
 from helikon.errors import ConfigError
 
-__all__ = ["expand_template", "prompt_items", "resource_parts", "resource_text"]
+__all__ = ["block_parts", "expand_template", "prompt_items", "resource_parts", "resource_text"]
 
 
 def expand_template(template: str, variables: Mapping[str, str | Sequence[str]]) -> str:
@@ -94,7 +94,10 @@ def resource_text(parts: Sequence[ContentPart]) -> str:
     return "\n".join(out)
 
 
-def _block_parts(block: Any) -> list[ContentPart]:
+def block_parts(block: Any) -> list[ContentPart]:
+    """One MCP content block (of a prompt message or a tool result) as content parts: text
+    as text, image and audio as media parts, an embedded resource as its contents (see
+    :func:`resource_parts`), a resource link as a text naming its URI."""
     if isinstance(block, types.TextContent):
         return [TextPart(text=block.text)]
     if isinstance(block, types.ImageContent):
@@ -117,7 +120,7 @@ def prompt_items(result: types.GetPromptResult) -> list[UserMessage | AssistantM
     :class:`UserMessage`, ``assistant`` ones :class:`AssistantMessage`, in order."""
     items: list[UserMessage | AssistantMessage] = []
     for message in result.messages:
-        parts = _block_parts(message.content)
+        parts = block_parts(message.content)
         if message.role == "assistant":
             items.append(AssistantMessage(content=parts))
         else:

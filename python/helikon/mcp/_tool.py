@@ -8,8 +8,10 @@ from typing import TYPE_CHECKING, Any, Protocol
 import mcp_types as types
 
 from helikon.core.context import ToolContext
+from helikon.core.items import AudioPart, ContentPart, ImagePart, TextPart
 from helikon.core.tool import ToolEffect, ToolOutput
 from helikon.errors import ToolOther
+from helikon.mcp._catalog import block_parts
 from helikon.mcp._connection import SessionExpired
 from helikon.mcp._requests import Caller, calling
 from helikon.redaction import CUT_GUARD, process_redactor
@@ -87,17 +89,24 @@ def truncate(text: str, limit: int) -> str:
 
 
 def map_result(
-    display: str, result: types.CallToolResult, max_chars: int = DEFAULT_MAX_RESULT_CHARS
+    display: str,
+    result: types.CallToolResult,
+    max_chars: int = DEFAULT_MAX_RESULT_CHARS,
+    media: frozenset[str] = frozenset(),
 ) -> ToolOutput:
     """A ``tools/call`` result as a :class:`ToolOutput`.
 
-    The text for the model comes from ``content``: a single text block is its text, other
-    content (several blocks, one non-text block) the JSON array of the blocks; with no
-    content, the JSON of ``structuredContent``. The value is ``structuredContent`` when the
-    server sent one (the SDK has checked it against the tool's ``outputSchema``), else the
-    same as the text (or the block list). When the text is longer than ``max_chars``
-    characters, it is cut (see :func:`truncate`) and the value becomes that cut text, so
-    neither keeps the whole answer.
+    The content for the model: a single text block is its text, several text blocks the
+    JSON array of the blocks; with no content, the JSON of ``structuredContent``. Content
+    with other blocks becomes one part per block: text as text, an image (audio) as an
+    image (audio) part when ``media`` holds ``"image"`` (``"audio"``: the calling model
+    takes it), else a text note naming its type and size; an embedded resource as its
+    contents, a resource link as a text naming it. The value is ``structuredContent`` when
+    the server sent one (the SDK has checked it against the tool's ``outputSchema``), else
+    the single text or the JSON list of the blocks. A text longer than ``max_chars``
+    characters is cut (see :func:`truncate`); a cut text-only result's value is that cut
+    text, so neither keeps the whole answer. The result's ``_meta`` is the output's
+    ``meta`` (kept on the tool result item, never sent to the model).
 
     Raises:
         ToolOther: the server flagged the result ``isError``; the message is its text (cut
@@ -105,18 +114,41 @@ def map_result(
     """
     if result.is_error:
         raise ToolOther(f"MCP tool {display!r} failed: {truncate(_text_of(result), max_chars)}")
-    if len(result.content) == 1 and isinstance(result.content[0], types.TextContent):
-        out = ToolOutput.from_value(result.content[0].text)
-    elif result.content or result.structured_content is None:
-        out = ToolOutput.from_value([_block_json(b) for b in result.content])
+    meta = dict(result.meta) if result.meta else None
+    blocks = result.content
+    if blocks and not all(isinstance(b, types.TextContent) for b in blocks):
+        value = result.structured_content
+        if value is None:
+            value = [_block_json(b) for b in blocks]
+        parts = [_for_model(p, media, max_chars) for b in blocks for p in block_parts(b)]
+        return ToolOutput(parts, value, meta=meta)
+    if len(blocks) == 1:
+        out = ToolOutput.from_value(blocks[0].text)  # type: ignore[union-attr]
+    elif blocks or result.structured_content is None:
+        out = ToolOutput.from_value([_block_json(b) for b in blocks])
     else:
         out = ToolOutput.from_value(result.structured_content)
     text = out.content[0].text  # type: ignore[union-attr]
     if len(text) > max_chars:
-        return ToolOutput.from_value(truncate(text, max_chars))
+        return ToolOutput.from_value(truncate(text, max_chars)).with_meta(meta)
     if result.structured_content is not None:
-        return ToolOutput(out.content, result.structured_content)
-    return out
+        return ToolOutput(out.content, result.structured_content, meta=meta)
+    return out.with_meta(meta)
+
+
+def _for_model(part: ContentPart, media: frozenset[str], max_chars: int) -> ContentPart:
+    """``part`` as the calling model can take it (see :func:`map_result`)."""
+    if isinstance(part, TextPart):
+        cut = truncate(part.text, max_chars)
+        return part if cut is part.text else TextPart(text=cut)
+    if isinstance(part, ImagePart | AudioPart) and part.type not in media:
+        data = part.source.data or ""
+        size = len(data) * 3 // 4 - data[-2:].count("=")
+        return TextPart(
+            text=f"[{part.type} ({part.source.mime_type}, {size} bytes) from the MCP tool; "
+            f"not shown: this model does not take {part.type} input]"
+        )
+    return part
 
 
 class McpTool:
@@ -186,4 +218,17 @@ class McpTool:
                 raise
             async with self._handle.calls_from(run):
                 result = await fresh.call(self.wire_name, self.name, args, ctx.cancel)
-        return map_result(self.name, result, self._max_chars)
+        return map_result(self.name, result, self._max_chars, _media_of(run))
+
+
+def _media_of(caller: Caller | None) -> frozenset[str]:
+    """The media kinds the calling agent's model takes (``"image"``, ``"audio"``)."""
+    model = caller.model if caller is not None else None
+    if model is None:
+        return frozenset()
+    try:
+        caps = model.capabilities()
+    except Exception:  # a model whose capabilities fail: text only
+        return frozenset()
+    kinds = {"image" if caps.vision else "", "audio" if caps.audio else ""}
+    return frozenset(kinds - {""})
