@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 import helikon.testing as testing
-from helikon import Agent
+from helikon import Agent, Approve, Deny, RunState
 from helikon.core.context import RunConfig, RunContext
 from helikon.core.events import ToolOutputItem
 from helikon.core.permissions import (
@@ -24,7 +24,8 @@ from helikon.core.permissions import (
 )
 from helikon.core.usage import Usage
 from helikon.core.usage_limits import UsageLimits
-from helikon.errors import ConfigError, RunError, ToolOther
+from helikon.errors import ConfigError, RunError, RunInterruptedError, ToolOther
+from helikon.runtimes.runner import Runner
 from helikon.testing import Call, MockModel, Text
 from helikon.tools import ReadTool, Sandbox
 from tests.mcp._support import bounded, by_name, stdio_handle, tool_ctx
@@ -259,3 +260,48 @@ async def test_with_roots_none_roots_list_is_refused() -> None:
     async with stdio_handle("asks", roots=None) as h:
         error, text = await _run(h, "ask_roots")
     assert error and "refused:" in text
+
+
+async def test_with_approval_defer_an_elicitation_pauses_the_run_and_resumes_with_the_answer() -> (
+    None
+):
+    defer = RunConfig(approval="defer")
+    async with stdio_handle("asks") as h:
+        agent = Agent(name="a", model=MockModel([[Call("c1", "ask_user", {})]]), tools=h.tools())
+        with pytest.raises(RunInterruptedError) as err:
+            await bounded(Runner().run(agent, "go", run_config=defer))
+        state = RunState.from_json(err.value.state.to_json())
+        assert [(p.call_id, p.tool, p.reason) for p in state.pending] == [
+            ("c1", "ask_user", "mcp_elicitation: the MCP server asks: Your name?")
+        ]
+        model = MockModel([[Text("hello Ada")]])
+        again = Agent(name="a", model=model, tools=h.tools())
+        result = await bounded(Runner().resume(again, state, decisions={"c1": Approve()}))
+        outs = [e.item for e in result.events if isinstance(e, ToolOutputItem)]
+        assert [o.content[0].text for o in outs] == ["accept {'name': 'Ada'}"]  # type: ignore[union-attr]
+        assert result.final_output == "hello Ada"
+        # denied on resume: the call does not run again and the model reads the denial
+        agent = Agent(name="a", model=MockModel([[Call("c1", "ask_user", {})]]), tools=h.tools())
+        with pytest.raises(RunInterruptedError) as err:
+            await bounded(Runner().run(agent, "go", run_config=defer))
+        model = MockModel([[Text("ok")]])
+        again = Agent(name="a", model=model, tools=h.tools())
+        decisions = {"c1": Deny("not now")}
+        result = await bounded(Runner().resume(again, err.value.state, decisions=decisions))
+        assert result.final_output == "ok"
+        last = model.requests[0].messages[-1]
+        assert last.content[0].text == "approval denied: not now"  # type: ignore[union-attr]
+
+
+async def test_without_defer_the_approval_handler_still_answers_elicitation() -> None:
+    approver = _Approver(allow=True)
+    async with stdio_handle("asks") as h:
+        ctx = RunContext.ephemeral().with_approval_handler(approver)
+        config = RunConfig(approval="inline")
+        agent = Agent(
+            name="a", model=MockModel([[Call("c1", "ask_user", {})], [Text("ok")]]), tools=h.tools()
+        )
+        result = await bounded(agent.run("go", ctx, run_config=config))
+    outs = [e.item for e in result.events if isinstance(e, ToolOutputItem)]
+    assert outs[0].content[0].text == "accept {'name': 'Ada'}"  # type: ignore[union-attr]
+    assert [t for t, _, _ in approver.seen] == ["mcp_elicitation"]

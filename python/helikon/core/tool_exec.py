@@ -44,9 +44,20 @@ if TYPE_CHECKING:
     from helikon.redaction import Redactor
     from helikon.tracing import RunSpans
 
-__all__ = ["CallOutcome", "ToolCallRunner"]
+__all__ = ["CallDeferred", "CallOutcome", "ToolCallRunner"]
 
 _SECRET_SUFFIXES = ("_API_KEY", "_TOKEN", "_SECRET", "_PASSWORD", "_CREDENTIAL", "_KEY")
+
+
+class CallDeferred(Exception):
+    """Raised by a tool whose call needs a person's answer mid-call, in a run with
+    ``RunConfig(approval="defer")`` (an MCP server's elicitation): the call waits like an
+    ask (the run pauses; ``prompt`` is what the person sees); approved on resume, it runs
+    again and the tool finds the approval (``Approvals.granted`` holds its call id)."""
+
+    def __init__(self, prompt: str) -> None:
+        super().__init__(prompt)
+        self.prompt = prompt
 
 
 @dataclass(slots=True)
@@ -300,6 +311,11 @@ class ToolCallRunner:
             reason = f"agent {paused.state.agent!r} waits for approval"
             return CallOutcome(
                 _error_item(call_id, reason), events, deferred=reason, nested=paused.state
+            )
+        except CallDeferred as waiting:  # the tool asked a person mid-call (MCP elicitation)
+            error_type = "Paused"
+            return CallOutcome(
+                _error_item(call_id, waiting.prompt), events, deferred=waiting.prompt
             )
         except InvalidArgs as exc:
             error_type, invalid, text = "InvalidArgs", exc.schema_errors, str(exc)

@@ -13,9 +13,15 @@ capability at ``initialize``, so a handle declares only what it can answer:
   :attr:`ServerRequests.sampling_usage` and, inside a run, to the run's usage (one request
   plus its tokens) and counted against the run's usage limits (a spent budget refuses it).
   Refused, the server gets an MCP error naming the reason.
-* ``elicitation/create`` (always declared): routed to the approval handler of the run in
-  flight, as a call of ``<prefix>mcp_elicitation`` with the message and the requested
-  schema (or URL). With no run or no handler it is declined. ``ApprovalAllow`` accepts:
+* ``elicitation/create`` (always declared): in a run with ``RunConfig(approval="defer")``
+  the tool call in flight waits for a person: the server's request is cancelled, the call
+  pauses the run (its prompt ``<prefix>mcp_elicitation: the MCP server asks: <message>``),
+  and on resume ``Approve()`` runs the call again, accepting the server's repeated request
+  (content from the schema's defaults, as below) while ``Deny(reason)`` gives the model the
+  denial without running it; a remembered answer for ``<prefix>mcp_elicitation`` is used
+  too. Otherwise it is routed to the approval handler of the run in flight, as a call of
+  ``<prefix>mcp_elicitation`` with the message and the requested schema (or URL). With no
+  run or no handler it is declined. ``ApprovalAllow`` accepts:
   with content built from the requested schema's ``default`` values (a form with a required
   field that has no default is declined: an approval handler cannot fill it in);
   ``ApprovalDeny`` declines.
@@ -32,12 +38,13 @@ from typing import Any, Literal
 
 import mcp_types as types
 
-from helikon.core.authorize import authorize
+from helikon.core.authorize import Deferred, authorize
 from helikon.core.cancel import CancellationToken
 from helikon.core.context import RunContext
 from helikon.core.driver import calling_agent, calling_run_context
 from helikon.core.items import AssistantMessage, SystemMessage, TextPart, UserMessage
 from helikon.core.model import Model, ModelRequest, ModelSettings
+from helikon.core.pause import CALLING_APPROVALS, Approvals
 from helikon.core.permissions import ApprovalAllow, PermissionAllow, PermissionDeny
 from helikon.core.tool import ToolEffect
 from helikon.core.turn import TurnAccumulator
@@ -54,7 +61,7 @@ AGENT_MODEL = "agent"
 SamplingModel = Model | Literal["agent"] | None
 
 
-@dataclass(frozen=True)
+@dataclass(eq=False)
 class Caller:
     """The run whose tool call is in flight on a handle: what server requests need of it."""
 
@@ -62,6 +69,12 @@ class Caller:
     agent: Any = None
     """The calling agent (its ``model`` samples; its tools' sandboxes are the roots)."""
     meter: UsageMeter | None = None
+    approvals: Approvals | None = None
+    """The run's pause/resume answers (``RunConfig(approval="defer")``)."""
+    call_id: str = ""
+    """The tool call in flight."""
+    deferred: str | None = None
+    """Set when an elicitation must wait for a person: the call then pauses the run."""
 
     @property
     def model(self) -> Model | None:
@@ -70,12 +83,12 @@ class Caller:
         return model if isinstance(model, Model) else None
 
 
-def calling() -> Caller | None:
+def calling(call_id: str = "") -> Caller | None:
     """The calling run (read in the tool call's task), or ``None`` outside a run."""
     run = calling_run_context()
     if run is None:
         return None
-    return Caller(run, calling_agent(), current_meter().get())
+    return Caller(run, calling_agent(), current_meter().get(), CALLING_APPROVALS.get(), call_id)
 
 
 _REFUSED = -32600  # INVALID_REQUEST, what the package's own refusal uses
@@ -170,20 +183,30 @@ class ServerRequests:
 
     async def _elicit(self, context: Any, params: Any) -> types.ElicitResult | types.ErrorData:
         ctx = self._run()
-        handler = ctx.permissions.approval_handler if self.active else None
-        if handler is None:
-            return types.ElicitResult(action="decline")
+        caller = self.active[-1] if self.active else None
         schema = getattr(params, "requested_schema", None)
-        args: dict[str, Any] = {"message": params.message}
-        if schema is not None:
-            args["requested_schema"] = schema
-        if getattr(params, "url", None):
-            args["url"] = params.url
-        try:
-            outcome = await handler.decide(self.elicitation_tool, params.message, args)
-        except Exception:  # fail closed
-            return types.ElicitResult(action="decline")
-        if not isinstance(outcome, ApprovalAllow):
+        approvals = caller.approvals if caller is not None else None
+        answer: Any = None
+        if approvals is not None and caller is not None and approvals.active:
+            answer = approvals.answer(caller.call_id, self.elicitation_tool, params.message)
+        if isinstance(answer, Deferred):  # approval="defer": the call waits for a person
+            assert caller is not None
+            caller.deferred = f"{self.elicitation_tool}: the MCP server asks: {params.message}"
+            return types.ElicitResult(action="cancel")
+        if answer is None:
+            handler = ctx.permissions.approval_handler if self.active else None
+            if handler is None:
+                return types.ElicitResult(action="decline")
+            args: dict[str, Any] = {"message": params.message}
+            if schema is not None:
+                args["requested_schema"] = schema
+            if getattr(params, "url", None):
+                args["url"] = params.url
+            try:
+                answer = await handler.decide(self.elicitation_tool, params.message, args)
+            except Exception:  # fail closed
+                return types.ElicitResult(action="decline")
+        if not isinstance(answer, ApprovalAllow | PermissionAllow):
             return types.ElicitResult(action="decline")
         if schema is None:
             return types.ElicitResult(action="accept")

@@ -10,6 +10,7 @@ import mcp_types as types
 from helikon.core.context import ToolContext
 from helikon.core.items import AudioPart, ContentPart, ImagePart, TextPart
 from helikon.core.tool import ToolEffect, ToolOutput
+from helikon.core.tool_exec import CallDeferred
 from helikon.errors import ToolOther
 from helikon.mcp._catalog import block_parts
 from helikon.mcp._connection import SessionExpired
@@ -207,7 +208,7 @@ class McpTool:
             ToolOther: the server answered ``isError``, the call failed, the server died or
                 answered HTTP 5xx, or the run was cancelled (the message says which).
         """
-        run = calling()
+        run = calling(ctx.call_id)
         connection = await self._handle.live_connection(self.name)
         try:
             async with self._handle.calls_from(run):
@@ -218,6 +219,8 @@ class McpTool:
                 raise
             async with self._handle.calls_from(run):
                 result = await fresh.call(self.wire_name, self.name, args, ctx.cancel)
+        if run is not None and run.deferred is not None:
+            raise CallDeferred(run.deferred)
         return map_result(self.name, result, self._max_chars, _media_of(run))
 
 
