@@ -180,3 +180,43 @@ async def test_policy_check_says_who_allowed_a_call_the_candidate_refuses() -> N
     ]
     assert changes[0].to_json()["recorded_by"] == "approval_handler"
     assert "  allowed (approval_handler)  deny  deny_rule: " in table_lines(changes)[1]
+
+
+async def test_decisions_of_one_turn_are_logged_in_the_calls_order() -> None:
+    import asyncio
+
+    from helikon import ToolEffect
+
+    @tool(effect=ToolEffect.READ_ONLY)
+    def peek(env: str) -> str:
+        """Read an environment."""
+        return env
+
+    class SlowFirst:
+        """Decides the first environment last."""
+
+        async def check(self, ctx: Any, tool: str, args: Any) -> PermissionDecision:
+            await asyncio.sleep({"a": 0.05, "b": 0.0, "c": 0.02}[args["env"]])
+            return PermissionAllow()
+
+    session = MemorySession()
+    turn = [Call(f"c{e}", "peek", {"env": e}) for e in "abc"]
+    model = MockModel([turn, [Text("done")]])
+    ctx = RunContext.ephemeral().with_permission_policy(SlowFirst())
+    await Runner().run(Agent(name="ops", model=model, tools=[peek]), "go", session=session, ctx=ctx)
+    kinds = [
+        (e.type, getattr(e, "call_id", None))
+        for e in await session.events()
+        if e.type != "user_message"
+    ]
+    assert kinds[:9] == [
+        ("tool_called", "ca"),
+        ("tool_called", "cb"),
+        ("tool_called", "cc"),
+        ("permission_decided", "ca"),
+        ("permission_decided", "cb"),
+        ("permission_decided", "cc"),
+        ("tool_returned", "ca"),
+        ("tool_returned", "cb"),
+        ("tool_returned", "cc"),
+    ]

@@ -115,7 +115,25 @@ class SessionRecorder:
         """Record a permission decision the tool pipeline reported (the fields of a
         :class:`~helikon.sessions.events.PermissionDecided`); the run context's
         ``decision_log``."""
-        self._add(PermissionDecided.model_validate(fields))
+        event = PermissionDecided.model_validate(fields)
+        # Calls of one turn are decided concurrently (read-only ones run together), so
+        # decisions arrive in completion order; they are kept in the calls' order, so a log
+        # (and its replay) does not depend on timing.
+        rank = self._rank(event)
+        at = len(self._events)
+        while at > 0:
+            before = self._events[at - 1]
+            if not isinstance(before, PermissionDecided) or self._rank(before) <= rank:
+                break
+            at -= 1
+        self._events.insert(at, event)
+
+    def _rank(self, event: PermissionDecided) -> int:
+        """The position of the decided call among the open calls (unknown ones last)."""
+        for i, call_id in enumerate(self._open_calls):
+            if call_id == event.call_id:
+                return i
+        return len(self._open_calls)
 
     def pending(self) -> list[SessionEvent]:
         """The events recorded so far (not cleared, no results synthesized)."""
