@@ -244,3 +244,27 @@ async def test_a_tool_left_out_of_the_agent_stays_out_and_a_removed_one_is_no_lo
         again = Agent(name="b", model=later, tools=[grow])
         assert (await bounded(again.run("go"))).final_output == "bye"
         assert [t.name for t in later.requests[0].tools] == ["extra_1"]
+
+
+async def test_in_lazy_mode_a_running_run_finds_and_calls_a_tool_the_server_added() -> None:
+    async with stdio_handle("dynamic", lazy=True) as h:
+        model = MockModel(
+            [
+                [Call("c1", "grow", {})],
+                [Call("c2", "search_tools", {"query": "extra"})],
+                [Call("c3", "extra_1", {})],
+                [Text("done")],
+            ]
+        )
+        agent = Agent(name="a", model=model, tools=h.tools())
+        result = await bounded(agent.run("go"))
+        outputs = [e.item for e in result.events if isinstance(e, ToolOutputItem)]
+        found = outputs[1].content[0].text  # type: ignore[union-attr]
+        assert '"extra_1"' in found and '"Extra tool 1."' in found
+        assert outputs[2].content[0].text == "extra_1 ran"  # type: ignore[union-attr]
+        assert [t.name for t in model.requests[1].tools] == [
+            "echo",
+            "grow",
+            "search_tools",
+            "extra_1",
+        ]
