@@ -187,3 +187,33 @@ def test_max_handoffs_must_be_a_count(bad: Any) -> None:
     with pytest.raises(ConfigError) as exc:
         RunConfig(max_handoffs=bad)
     assert str(exc.value) == f"RunConfig.max_handoffs must be an int >= 0 or None, got {bad!r}"
+
+
+async def test_a_spec_appended_after_construction_keeps_its_options() -> None:
+    from helikon import RunConfig
+
+    seen: list[str] = []
+    triage_model = MockModel([[Call("t1", "to_expert", {})], [Text("all set")]])
+    specialist_model = MockModel([[Call("s1", "back", {})]])
+    triage = Agent(name="triage", model=triage_model)
+    specialist = Agent(
+        name="specialist", model=specialist_model, handoffs=[handoff(triage, tool_name="back")]
+    )
+    triage.handoffs.append(
+        handoff(
+            specialist,
+            tool_name="to_expert",
+            tool_description="Ask the expert.",
+            on_handoff=lambda ctx: seen.append("to expert"),
+        )
+    )
+    assert triage.handoffs == [specialist]
+    result = await triage.run("go", run_config=RunConfig(max_handoffs=2))
+    assert result.final_output == "all set" and seen == ["to expert"]
+    offered = {t.name: t.description for t in triage_model.requests[0].tools}
+    assert offered == {"to_expert": "Ask the expert."}
+    with pytest.raises(ConfigError) as exc:
+        triage.handoffs.append("specialist")  # type: ignore[arg-type]
+    assert str(exc.value) == (
+        "agent 'triage': a handoff must be an Agent or handoff(agent, ...), got str"
+    )

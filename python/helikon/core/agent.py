@@ -214,11 +214,11 @@ class Agent(Generic[CtxT, OutT]):
             target = h.agent if isinstance(h, Handoff) else h
             if not isinstance(target, Agent):
                 raise ConfigError(f"Agent(handoffs=...): {target!r} is not an Agent")
-        #: the handoff targets (agents), in order; options of handoff(...) specs by target name
-        self.handoffs: list[Agent] = [h.agent if isinstance(h, Handoff) else h for h in given]
-        self.handoff_options: dict[str, Handoff] = {
-            h.agent.name: h for h in given if isinstance(h, Handoff)
-        }
+        #: options of handoff(...) specs by target name
+        self.handoff_options: dict[str, Handoff] = {}
+        #: the handoff targets (agents), in order; appending a handoff(...) spec later (a
+        #: triage <-> specialist cycle) keeps its options too
+        self.handoffs: list[Agent] = _Handoffs(self, given)
         if output_type is None or isinstance(output_type, OutputType):
             self.output_type: OutputType[Any] | None = output_type
         else:
@@ -552,6 +552,43 @@ class Agent(Generic[CtxT, OutT]):
         """
         refuse_other_spellings("Agent.run_sync", unexpected, _RUN_KWARGS)
         return run_blocking(self, "Agent.run_sync", input, ctx, run_config)
+
+
+class _Handoffs(list):  # type: ignore[type-arg]
+    """``Agent.handoffs``: a list of agents that also takes :func:`~helikon.handoff` specs
+    (``agent.handoffs.append(handoff(other, tool_name=...))``), keeping their options on the
+    agent and refusing anything else with a :class:`ConfigError`."""
+
+    def __init__(self, owner: Agent[Any, Any], given: Iterable[Any]) -> None:
+        self._owner = owner
+        super().__init__(self._take(h) for h in given)
+
+    def _take(self, h: Any) -> Agent[Any, Any]:
+        target = h.agent if isinstance(h, Handoff) else h
+        if not isinstance(target, Agent):
+            raise ConfigError(
+                f"agent {self._owner.name!r}: a handoff must be an Agent or handoff(agent, ...), "
+                f"got {type(h).__name__}"
+            )
+        if isinstance(h, Handoff):
+            self._owner.handoff_options[target.name] = h
+        configs = getattr(self._owner, "_native_configs", None)
+        if configs is not None:
+            configs.clear()  # the compiled loop config lists the transfer tools
+        return target
+
+    def append(self, h: Any) -> None:
+        super().append(self._take(h))
+
+    def insert(self, index: Any, h: Any) -> None:
+        super().insert(index, self._take(h))
+
+    def extend(self, hs: Iterable[Any]) -> None:
+        super().extend([self._take(h) for h in hs])
+
+    def __iadd__(self, hs: Iterable[Any]) -> _Handoffs:  # type: ignore[misc]
+        self.extend(hs)
+        return self
 
 
 _AGENT_KWARGS = tuple(p for p in inspect.signature(Agent.__init__).parameters if p != "self")
