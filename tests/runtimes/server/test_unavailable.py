@@ -62,11 +62,11 @@ async def test_a_run_behind_another_on_its_session_streams_at_once() -> None:
             "POST", "/agents/slow/runs?stream=sse", json={"input": "b"}, headers=headers
         ) as r:
             assert r.status_code == 200
-            (second,) = [
-                run for run in server.runs._runs.values() if run.id != first.json()["run_id"]
-            ]
+            second = server.runs.get(r.headers["x-run-id"])
+            assert second is not None and second.id != first.json()["run_id"]
             assert second.behind_session and second.events == []
-            for run in list(server.runs._runs.values()):
+            for run in (server.runs.get(first.json()["run_id"]), second):
+                assert run is not None
                 server.runs.cancel(run, "test")
             async with asyncio.timeout(BOUND):
                 await r.aread()

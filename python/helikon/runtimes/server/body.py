@@ -11,16 +11,19 @@ SSE, ``?mode=async`` for 202 Accepted with the run continuing in the background.
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Mapping
 from typing import Any, Literal, TypeAlias
 
-from starlette.requests import HTTPConnection, Request
+from starlette.requests import ClientDisconnect, HTTPConnection, Request
 
 from helikon.core.items import Item
 from helikon.core.runnable import input_items
 from helikon.errors import ConfigError, ServerError
 
 __all__ = ["Transport", "last_event_id", "parse_run_body", "parse_transport", "read_body"]
+
+log = logging.getLogger("helikon.server")
 
 Transport: TypeAlias = Literal["oneshot", "sse", "async"]
 
@@ -63,7 +66,8 @@ async def read_body(request: Request, limit: int) -> bytes:
     """The request body, refusing more than ``limit`` bytes (checked while reading).
 
     Raises:
-        ServerError: 413 ``body_too_large``.
+        ServerError: 413 ``body_too_large``; 499 ``client_disconnected`` when the client
+            went away mid-body (logged at INFO on ``helikon.server``, no traceback).
     """
     declared = request.headers.get("content-length")
     too_large = ServerError(
@@ -75,10 +79,24 @@ async def read_body(request: Request, limit: int) -> bytes:
     if declared is not None and declared.isdigit() and int(declared) > limit:
         raise too_large
     body = bytearray()
-    async for chunk in request.stream():
-        body += chunk
-        if len(body) > limit:
-            raise too_large
+    try:
+        async for chunk in request.stream():
+            body += chunk
+            if len(body) > limit:
+                raise too_large
+    except ClientDisconnect:
+        log.info(
+            "client disconnected while sending the request body of %s %s (%d of %s bytes read)",
+            request.method,
+            request.url.path,
+            len(body),
+            declared if declared is not None else "unknown",
+        )
+        raise ServerError(
+            "the client disconnected before its request body was read",
+            status=499,
+            code="client_disconnected",
+        ) from None
     return bytes(body)
 
 

@@ -69,6 +69,8 @@ class Run:
         self.approval_timer: asyncio.TimerHandle | None = None
         self.stored = False
         """Whether the pause is in the server's paused-run store (answering takes it)."""
+        self.on_finish: Callable[[Run], None] | None = None
+        """Called once when the run is over (the registry indexes finished runs with it)."""
         self.behind_session = False
         """Whether the run waited for another run on its session before it started."""
         self._changed = asyncio.Event()
@@ -127,6 +129,8 @@ class Run:
             self.status = "incomplete"
             self.start_error = error if error is not None else self.start_error
         self.finished_at = time.monotonic()
+        if self.on_finish is not None:
+            self.on_finish(self)
         self._wake()
 
     def _wake(self) -> None:
@@ -220,11 +224,15 @@ class RunRegistry:
     """The server's runs: in flight ones, and finished ones for ``retention`` seconds.
 
     Finished runs beyond ``max_retained`` are dropped oldest first. Pruning happens on
-    every registration and lookup (and in :meth:`AgentServer.serve`'s sweeper).
+    every registration and lookup (and in :meth:`AgentServer.serve`'s sweeper). Finished
+    runs are indexed in the order they finished, so a prune looks only at the runs it
+    drops (and one more): the cost of a request does not grow with the runs retained.
     """
 
     def __init__(self, *, retention: float, max_retained: int, grace: float) -> None:
-        self._runs: OrderedDict[str, Run] = OrderedDict()
+        self._runs: dict[str, Run] = {}
+        self._finished: OrderedDict[str, Run] = OrderedDict()
+        """Finished runs, oldest first (``finished_at`` never decreases along it)."""
         self._retention = retention
         self._max_retained = max_retained
         self._grace = grace
@@ -234,8 +242,8 @@ class RunRegistry:
 
     @property
     def active(self) -> int:
-        """Runs not finished yet (queued behind a session or running)."""
-        return sum(1 for run in self._runs.values() if not run.done)
+        """Runs not finished yet (queued, running, or paused for approval)."""
+        return len(self._runs) - len(self._finished)
 
     def get(self, run_id: str) -> Run | None:
         """The run with ``run_id``, unless unknown or expired."""
@@ -244,13 +252,27 @@ class RunRegistry:
 
     def adopt(self, run: Run) -> Run:
         """Register a restored run (no task yet); the one already registered wins."""
-        return self._runs.setdefault(run.id, run)
+        known = self._runs.get(run.id)
+        if known is not None:
+            return known
+        self._register(run)
+        return run
 
     def start(self, run: Run, body: Callable[[Run], Awaitable[None]]) -> None:
         """Register ``run`` and run ``body(run)`` in its own task; the run is finished after."""
         self.prune()
-        self._runs[run.id] = run
+        self._register(run)
         self.proceed(run, body)
+
+    def _register(self, run: Run) -> None:
+        self._runs[run.id] = run
+        run.on_finish = self._finished_one
+        if run.done:
+            self._finished_one(run)
+
+    def _finished_one(self, run: Run) -> None:
+        if self._runs.get(run.id) is run:
+            self._finished[run.id] = run
 
     def proceed(self, run: Run, body: Callable[[Run], Awaitable[None]]) -> None:
         """Run ``body(run)`` in a new task for a registered run (a resume after a pause)."""
@@ -281,12 +303,14 @@ class RunRegistry:
     def prune(self, now: float | None = None) -> None:
         """Drop finished runs older than ``retention`` and those past ``max_retained``."""
         now = time.monotonic() if now is None else now
-        finished = [r for r in self._runs.values() if r.finished_at is not None]
-        expired = {r.id for r in finished if now - (r.finished_at or now) >= self._retention}
-        kept = [r for r in finished if r.id not in expired]
-        kept.sort(key=lambda r: r.finished_at or now)
-        expired.update(r.id for r in kept[: max(len(kept) - self._max_retained, 0)])
-        for run_id in expired:
+        finished = self._finished
+        while finished:
+            run_id, run = next(iter(finished.items()))
+            ended = run.finished_at
+            fresh = ended is None or now - ended < self._retention
+            if len(finished) <= self._max_retained and fresh:
+                break  # the oldest stays, so every later one does too
+            del finished[run_id]
             del self._runs[run_id]
 
     async def aclose(self) -> None:
