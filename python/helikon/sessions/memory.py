@@ -6,7 +6,7 @@ import threading
 from collections.abc import Sequence
 
 from helikon.core.items import Item
-from helikon.sessions._codec import check_since, decode, encode_all
+from helikon.sessions._codec import check_since, decode_all, encode_all
 from helikon.sessions.chain import link_all
 from helikon.sessions.events import SequenceId, SessionEvent
 from helikon.sessions.projection import project
@@ -64,7 +64,7 @@ class MemorySession:
         start = check_since(since) + 1
         with self._lock:
             rows = self._rows[start:]
-        return [decode(row, where=f"memory[{start + i}]") for i, row in enumerate(rows)]
+        return decode_all([(f"memory[{start + i}]", row) for i, row in enumerate(rows)])
 
     async def chain_records(self) -> list[tuple[int, str, bytes | None]]:
         """Every ``(sequence, payload, hash)``, for :func:`helikon.sessions.chain.verify`."""

@@ -46,7 +46,7 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
 
 from helikon.core.items import Item
 from helikon.errors import ConfigError, SessionBackendError, SessionError, SessionUnavailable
-from helikon.sessions._codec import check_since, decode, encode_all
+from helikon.sessions._codec import check_since, decode_all, encode_all
 from helikon.sessions.chain import link_all
 from helikon.sessions.events import SequenceId, SessionEvent
 from helikon.sessions.projection import project
@@ -298,7 +298,7 @@ class PostgresSession:
             ConfigError: ``since`` is negative.
         """
         records = await self._rows("", check_since(since))
-        return [decode(r["payload"], where=f"{self._id!r}#{r['sequence']}") for r in records]
+        return decode_all([(f"{self._id!r}#{r['sequence']}", r["payload"]) for r in records])
 
     async def _rows(self, extra: str, after: int) -> list[Any]:
         """The rows after ``after``, in order: sequence, payload text and the ``extra``

@@ -42,7 +42,7 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
 
 from helikon.core.items import Item
 from helikon.errors import ConfigError, SessionBackendError, SessionError, SessionUnavailable
-from helikon.sessions._codec import check_since, decode, encode_all, ts_nanos
+from helikon.sessions._codec import check_since, decode_all, encode_all, ts_nanos
 from helikon.sessions.chain import link_all
 from helikon.sessions.events import SequenceId, SessionEvent
 from helikon.sessions.projection import project
@@ -212,15 +212,15 @@ class RedisSession:
             SessionError: the read failed or a stored entry does not parse.
             ConfigError: ``since`` is negative.
         """
-        out: list[SessionEvent] = []
+        rows: list[tuple[str, Any]] = []
         for entry_id, fields in await self._entries(f"{check_since(since) + 1}-0"):
             payload = fields.get(b"payload") or fields.get("payload")
             if payload is None:
                 raise SessionBackendError(
                     f"redis: entry {_text(entry_id)} of {self.events_key!r} has no payload"
                 )
-            out.append(decode(payload, where=f"{self.events_key}#{_text(entry_id)}"))
-        return out
+            rows.append((f"{self.events_key}#{_text(entry_id)}", payload))
+        return decode_all(rows)
 
     async def _entries(self, start: str) -> list[tuple[Any, dict[Any, Any]]]:
         """The stream's entries from ``start`` on, read in pages.

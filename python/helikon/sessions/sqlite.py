@@ -93,7 +93,7 @@ from helikon.errors import (
     SessionError,
     SessionUnavailable,
 )
-from helikon.sessions._codec import check_since, decode, encode_all
+from helikon.sessions._codec import check_since, decode_all, encode_all
 from helikon.sessions._sqlite_schema import insert_sql, migrate_schema
 from helikon.sessions._sqlite_writer import LoopWriter
 from helikon.sessions.chain import link_all, sql_link
@@ -624,7 +624,7 @@ class SqliteSession:
                 )
         except (sqlite3.Error, ValueError) as exc:
             raise _error(exc, f"read session {self._id!r}") from exc
-        return [decode(payload, where=f"{self._id!r}#{seq}") for seq, payload in rows]
+        return decode_all([(f"{self._id!r}#{seq}", payload) for seq, payload in rows])
 
     async def chain_records(self) -> list[tuple[int, str, bytes | None]]:
         """Every ``(sequence, payload, hash)`` as stored, for
