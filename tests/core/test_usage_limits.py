@@ -219,3 +219,35 @@ async def test_usage_limits_on_an_awaited_run_names_the_run_config() -> None:
     with pytest.raises(ConfigError) as exc:
         await agent.run("go", usage_limits=UsageLimits(request_limit=1))  # type: ignore[call-arg]
     assert str(exc.value) == f"Agent.run{_SPELLING}"
+
+
+def test_an_agent_as_tool_sub_run_adds_its_usage_to_the_callers_result() -> None:
+    inner = Agent(name="inner", model=MockModel([[Usage(5, 1), Text("42")]]))
+    outer = Agent(
+        name="outer",
+        model=MockModel(
+            [
+                [Usage(10, 2), Call("c1", "inner", {"input": "q"})],
+                [Usage(20, 3), Text("done")],
+            ]
+        ),
+        tools=[AgentAsTool(inner)],
+    )
+    usage = outer.run_sync("go").usage
+    assert (usage.input_tokens, usage.output_tokens, usage.total_tokens, usage.requests) == (
+        35,
+        6,
+        41,
+        3,
+    )
+    # a sub-run that fails still spent: its usage is the caller's too
+    broken = Agent(name="inner", model=MockModel([]))
+    outer = Agent(
+        name="outer",
+        model=MockModel(
+            [[Usage(10, 2), Call("c1", "inner", {"input": "q"})], [Usage(20, 3), Text("x")]]
+        ),
+        tools=[AgentAsTool(broken)],
+    )
+    usage = outer.run_sync("go").usage  # the tool error goes back to the model
+    assert usage.requests == 3  # the failed sub-run's one request counts

@@ -35,6 +35,7 @@ from helikon.core.permissions import Permissions
 from helikon.core.result import RunResultStreaming
 from helikon.core.runnable import Runnable, check_runnable
 from helikon.core.tool import ToolEffect, ToolOutput, _as_effect
+from helikon.core.usage_limits import current_meter
 from helikon.errors import (
     ConfigError,
     InvalidArgs,
@@ -197,12 +198,19 @@ class AgentAsTool:
             stream = prepare_resume(self.agent, paused[0], paused[1], config)(sub_ctx)
         else:
             stream = self.agent.stream(text, sub_ctx, run_config=config)
+        # the calling run's meter: the sub-run's usage (already counted against the budget
+        # as it was spent) is added to the caller's usage after the tool step
+        meter = current_meter().get()
         try:
             result = await RunResultStreaming(stream).collect()
         except RunError as exc:
+            if meter is not None and exc.usage is not None:
+                meter.add_side(exc.usage)
             raise ToolOther(f"agent {self.agent.name!r} failed: {exc.error}") from None
         except RunInterruptedError as exc:
             raise SubRunPaused(exc.state) from None
+        if meter is not None:
+            meter.add_side(result.usage)
         return ToolOutput.from_value(result.final_output)
 
 
