@@ -24,8 +24,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from helikon import Agent, RunContext
-from helikon.core.items import text_of
+from helikon import Agent, RunContext, text_of
 from helikon.errors import SandboxUnavailable
 from helikon.testing import Call, MockModel, Script, Text
 from helikon.tools import (

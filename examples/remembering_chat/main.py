@@ -25,11 +25,11 @@ from helikon import (
     FinishReason,
     ModelCapabilities,
     ModelRequest,
+    Runner,
     TokenDelta,
     UserMessage,
     text_of,
 )
-from helikon.runtimes import Runner
 from helikon.sessions.sqlite import SqlitePool, SqliteSession
 
 DB = Path(__file__).with_name("chat.db")
