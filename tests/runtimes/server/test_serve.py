@@ -4,14 +4,19 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import importlib.util
+import logging
+import re
 import socket
+import threading
+import time
 
 import httpx
 import pytest
 
 from helikon.errors import ConfigError
 from helikon.runtimes.server import AgentServer, MemorySessions
-from helikon.runtimes.server.serving import listening_socket
+from helikon.runtimes.server.serving import check_settings, listening_socket, loop_factory
 
 from .conftest import BOUND, Live, calc_agent, slow_agent
 
@@ -136,3 +141,82 @@ def test_the_listening_socket_is_tcp_by_protocol_number() -> None:
             assert accepted.proto == socket.IPPROTO_TCP
     finally:
         sock.close()
+
+
+async def test_serve_takes_uvicorn_settings_and_signals_ready(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    from helikon.runtimes.server import app as app_module
+
+    backlogs: list[int] = []
+
+    def recording(host: str, port: int, *, backlog: int) -> socket.socket:
+        backlogs.append(backlog)
+        return listening_socket(host, port, backlog=backlog)
+
+    monkeypatch.setattr(app_module, "listening_socket", recording)
+    server = AgentServer([calc_agent()])
+    with caplog.at_level(logging.INFO, logger="helikon.server"):
+        task = asyncio.create_task(
+            server.serve("127.0.0.1", 0, backlog=16, keep_alive=2.5, http="h11", log_level="info")
+        )
+        async with asyncio.timeout(BOUND):
+            port = await server.wait_ready()
+        assert port == server.port and server._uvicorn.started
+        async with httpx.AsyncClient(timeout=BOUND) as c:
+            assert (await c.get(f"http://127.0.0.1:{port}/healthz")).text == "ok"
+        config = server._uvicorn.config
+        assert (config.timeout_keep_alive, config.http, config.log_level) == (2.5, "h11", "info")
+        assert backlogs == [16]
+        await cancel(task)
+    assert [r.getMessage() for r in caplog.records if r.name == "helikon.server"] == [
+        f"helikon server ready on http://127.0.0.1:{port}"
+    ]
+    assert not server._ready.is_set()  # until the next serve() is ready
+
+
+@pytest.mark.parametrize(
+    ("settings", "says"),
+    [
+        ({"backlog": 0}, "serve(backlog=...) must be an int >= 1, got 0"),
+        ({"keep_alive": 0}, "serve(keep_alive=...) must be seconds > 0, got 0"),
+        ({"keep_alive": float("inf")}, "serve(keep_alive=...) must be seconds > 0, got inf"),
+        ({"http": "h2"}, "serve(http=...) must be one of ('auto', 'h11', 'httptools'), got 'h2'"),
+        ({"log_level": "INFO"}, "serve(log_level=...) must be one of ('critical', 'error',"),
+    ],
+)
+async def test_bad_serve_settings_are_refused_before_binding(
+    settings: dict[str, object], says: str
+) -> None:
+    server = AgentServer([calc_agent()])
+    with pytest.raises(ConfigError, match=re.escape(says)):
+        await server.serve("127.0.0.1", 0, **settings)  # type: ignore[arg-type]
+    assert server.port is None and not server._serving
+
+
+def test_loop_choices() -> None:
+    with pytest.raises(ConfigError, match=re.escape("serve_sync(loop=...) must be one of")):
+        loop_factory("trio")
+    assert loop_factory("asyncio") is None
+    if importlib.util.find_spec("uvloop") is None:
+        assert loop_factory("auto") is None
+        with pytest.raises(ConfigError, match="needs uvloop: pip install uvloop"):
+            loop_factory("uvloop")
+    if importlib.util.find_spec("httptools") is None:
+        with pytest.raises(ConfigError, match="needs httptools"):
+            check_settings(backlog=1, keep_alive=1, http="httptools", log_level="info")
+
+
+def test_serve_sync_runs_its_own_loop_until_shutdown() -> None:
+    server = AgentServer([calc_agent()])
+    thread = threading.Thread(target=server.serve_sync, args=("127.0.0.1", 0))
+    thread.start()
+    try:
+        deadline = time.monotonic() + BOUND
+        while not server._ready.is_set() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert httpx.get(f"http://127.0.0.1:{server.port}/healthz", timeout=BOUND).text == "ok"
+    finally:
+        server.shutdown()
+        thread.join(BOUND)
+    assert not thread.is_alive()

@@ -42,7 +42,12 @@ from helikon.runtimes.server.config import ServerConfig
 from helikon.runtimes.server.paused import MemoryPausedRuns, PausedRun, PausedRunStore
 from helikon.runtimes.server.routes import build_routes
 from helikon.runtimes.server.runs import Run, RunRegistry
-from helikon.runtimes.server.serving import listening_socket, run_uvicorn
+from helikon.runtimes.server.serving import (
+    check_settings,
+    listening_socket,
+    loop_factory,
+    run_uvicorn,
+)
 from helikon.runtimes.server.sessions import (
     MemorySessions,
     SessionFactory,
@@ -155,6 +160,7 @@ class AgentServer:
         """The run cap and its queue (``slots.running``, ``slots.queued``)."""
         self._locks = SessionLocks()
         self._uvicorn: Any = None
+        self._ready = asyncio.Event()
         self._serving = False
         self._app: Starlette | None = None
 
@@ -470,21 +476,42 @@ class AgentServer:
 
     # ------------------------------------------------------------------ serving
 
-    async def serve(self, host: str = "127.0.0.1", port: int = 8080) -> None:
+    async def serve(
+        self,
+        host: str = "127.0.0.1",
+        port: int = 8080,
+        *,
+        backlog: int = 2048,
+        keep_alive: float = 5.0,
+        http: str = "auto",
+        log_level: str = "warning",
+    ) -> None:
         """Serve on ``http://host:port`` with uvicorn until :meth:`shutdown` or cancellation.
 
         ``port=0`` picks a free port; :attr:`port` holds the bound one once the socket
-        listens. A sweeper drops expired runs while serving. Cancelling the task that runs
+        listens, and :meth:`wait_ready` returns it once the server accepts requests. A
+        sweeper drops expired runs while serving. Cancelling the task that runs
         ``serve()`` stops the server like :meth:`shutdown` (runs in flight are cancelled and
         recorded, the socket is closed by uvicorn) before the cancellation propagates. One
         server serves once at a time: a second ``serve()`` while one runs is refused.
 
+        Args:
+            host: the address to bind (``"0.0.0.0"`` for every interface, ``"::"`` for IPv6).
+            port: the port (0: a free one).
+            backlog: connections the kernel queues before they are accepted.
+            keep_alive: seconds an idle keep-alive connection stays open (uvicorn's
+                ``timeout_keep_alive``).
+            http: ``"auto"``, ``"h11"`` or ``"httptools"`` (uvicorn's HTTP implementation).
+            log_level: uvicorn's log level (``"warning"``; ``"info"`` logs every request).
+                The event loop is the caller's: pick it with :meth:`serve_sync`.
+
         Raises:
             ServerBindError: the address cannot be bound.
-            ConfigError: this server is already serving.
+            ConfigError: a setting is out of range, or this server is already serving.
         """
         import uvicorn
 
+        check_settings(backlog=backlog, keep_alive=keep_alive, http=http, log_level=log_level)
         if self._serving:
             where = f"port {self.port}" if self.port is not None else "a port (starting)"
             raise ConfigError(
@@ -494,12 +521,20 @@ class AgentServer:
         self._serving = True
         try:
             try:
-                sock = listening_socket(host, port)
+                sock = listening_socket(host, port, backlog=backlog)
             except OSError as exc:
                 raise ServerBindError(f"cannot bind {host}:{port}: {exc}") from exc
             self.port = int(sock.getsockname()[1])
-            config = uvicorn.Config(self.app, log_level="warning", lifespan="on")
+            config = uvicorn.Config(
+                self.app,
+                log_level=log_level,
+                lifespan="on",
+                timeout_keep_alive=keep_alive,  # type: ignore[arg-type]  # a float works
+                http=http,
+                backlog=backlog,
+            )
             self._uvicorn = uvicorn.Server(config)
+            self._signal_ready(self._uvicorn, host)
             sweeper = asyncio.create_task(self._sweep())
             try:
                 await run_uvicorn(
@@ -513,6 +548,41 @@ class AgentServer:
                 self._uvicorn = None
         finally:
             self._serving = False
+            self._ready.clear()
+
+    def serve_sync(
+        self, host: str = "127.0.0.1", port: int = 8080, *, loop: str = "auto", **settings: Any
+    ) -> None:
+        """Run :meth:`serve` on a new event loop until :meth:`shutdown` or Ctrl-C.
+
+        ``loop`` is ``"auto"`` (uvloop when installed), ``"asyncio"`` or ``"uvloop"``;
+        ``settings`` are :meth:`serve`'s keywords.
+
+        Raises:
+            ConfigError: an unknown ``loop``, or uvloop asked for but not installed; as
+                :meth:`serve`.
+            ServerBindError: as :meth:`serve`.
+        """
+        factory = loop_factory(loop)
+        with asyncio.Runner(loop_factory=factory) as runner, contextlib.suppress(KeyboardInterrupt):
+            runner.run(self.serve(host, port, **settings))
+
+    async def wait_ready(self) -> int:
+        """Wait until :meth:`serve` accepts requests; return the bound port."""
+        await self._ready.wait()
+        return self.port or 0  # set before the server starts
+
+    def _signal_ready(self, server: Any, host: str) -> None:
+        """Set the readiness event once uvicorn's startup (lifespan, listeners) is done."""
+        startup = server.startup
+
+        async def started(sockets: Any = None) -> None:
+            await startup(sockets=sockets)
+            if server.started and not server.should_exit:
+                self._ready.set()
+                log.info("helikon server ready on http://%s:%s", host, self.port)
+
+        server.startup = started
 
     def shutdown(self) -> None:
         """Ask :meth:`serve` to stop; runs in flight are cancelled and recorded."""

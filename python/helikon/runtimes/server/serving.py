@@ -15,11 +15,72 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import importlib.util
+import math
 import socket
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-__all__ = ["listening_socket", "run_uvicorn"]
+from helikon.errors import ConfigError
+
+__all__ = ["check_settings", "listening_socket", "loop_factory", "run_uvicorn"]
+
+HTTP_IMPLEMENTATIONS = ("auto", "h11", "httptools")
+LOOPS = ("auto", "asyncio", "uvloop")
+LOG_LEVELS = ("critical", "error", "warning", "info", "debug", "trace")
+
+
+def check_settings(*, backlog: object, keep_alive: object, http: object, log_level: object) -> None:
+    """Check :meth:`AgentServer.serve`'s uvicorn settings before anything is bound.
+
+    Raises:
+        ConfigError: a value is out of range, or ``http="httptools"`` without httptools
+            installed (the message names the setting and the fix).
+    """
+    if isinstance(backlog, bool) or not isinstance(backlog, int) or backlog < 1:
+        raise ConfigError(f"AgentServer.serve(backlog=...) must be an int >= 1, got {backlog!r}")
+    ok = isinstance(keep_alive, int | float) and not isinstance(keep_alive, bool)
+    if not ok or not math.isfinite(keep_alive) or keep_alive <= 0:  # type: ignore[arg-type,operator]
+        raise ConfigError(
+            f"AgentServer.serve(keep_alive=...) must be seconds > 0, got {keep_alive!r}"
+        )
+    if http not in HTTP_IMPLEMENTATIONS:
+        raise ConfigError(
+            f"AgentServer.serve(http=...) must be one of {HTTP_IMPLEMENTATIONS}, got {http!r}"
+        )
+    if http == "httptools" and importlib.util.find_spec("httptools") is None:
+        raise ConfigError(
+            "AgentServer.serve(http='httptools') needs httptools: pip install httptools "
+            "(or uvicorn[standard]), or use http='h11'"
+        )
+    if log_level not in LOG_LEVELS:
+        raise ConfigError(
+            f"AgentServer.serve(log_level=...) must be one of {LOG_LEVELS}, got {log_level!r}"
+        )
+
+
+def loop_factory(loop: str) -> Callable[[], asyncio.AbstractEventLoop] | None:
+    """The event loop factory for ``loop``: ``"asyncio"`` (``None``: the default policy),
+    ``"uvloop"``, or ``"auto"`` (uvloop when installed).
+
+    Raises:
+        ConfigError: an unknown ``loop``, or ``"uvloop"`` without uvloop installed.
+    """
+    if loop not in LOOPS:
+        raise ConfigError(f"AgentServer.serve_sync(loop=...) must be one of {LOOPS}, got {loop!r}")
+    if loop == "asyncio":
+        return None
+    try:
+        import uvloop  # type: ignore[import-not-found]
+    except ImportError:
+        if loop == "uvloop":
+            raise ConfigError(
+                "AgentServer.serve_sync(loop='uvloop') needs uvloop: pip install uvloop, "
+                "or use loop='asyncio'"
+            ) from None
+        return None
+    factory: Callable[[], asyncio.AbstractEventLoop] = uvloop.new_event_loop
+    return factory
 
 
 def listening_socket(host: str, port: int, *, backlog: int = 128) -> socket.socket:
