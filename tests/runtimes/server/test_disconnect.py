@@ -34,14 +34,13 @@ async def test_a_client_leaving_mid_body_logs_one_line(
     uvicorn_log = logging.getLogger("uvicorn.error")
     with caplog.at_level(logging.INFO):
         async with Live(server):
+            caplog.clear()  # the server's "ready" line
             uvicorn_log.addHandler(caplog.handler)
             try:
                 assert server.port is not None
                 await send_part_of_a_body(server.port, path)
                 async with asyncio.timeout(BOUND):
-                    while not any(
-                        r.name.startswith(("helikon", "uvicorn")) for r in caplog.records
-                    ):
+                    while not caplog.records:
                         await asyncio.sleep(0.01)
                 await asyncio.sleep(0.1)  # room for a traceback, were one logged
             finally:
