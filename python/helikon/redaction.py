@@ -208,8 +208,8 @@ class Redactor:
             The redacted, cut text.
 
         Example:
-            >>> Redactor(env={}).redact_head("ok\nAPI_KEY=abcdefghijklmnop more", 14)
-            'ok\n'
+            >>> Redactor(env={}).redact_head("ok\\nAPI_KEY=abcdefghijklmnop more", 14)
+            'ok\\n'
         """
         return self._native.redact_head(_clean(text), max(0, keep))
 
@@ -230,8 +230,8 @@ class Redactor:
             The redacted, cut text.
 
         Example:
-            >>> Redactor(env={}).redact_tail("x API_KEY=abcdefghijklmnop\nrest\n", 12)
-            'rest\n'
+            >>> Redactor(env={}).redact_tail("x API_KEY=abcdefghijklmnop\\nrest\\n", 12)
+            'rest\\n'
         """
         return self._native.redact_tail(_clean(text), max(0, keep))
 

@@ -88,11 +88,9 @@ fn head_cut(red: &str, keep: usize) -> usize {
     let bytes = red.as_bytes();
     let window = |back: usize| limit.saturating_sub(back)..limit;
     let before = |range: std::ops::Range<usize>, hit: fn(u8) -> bool| {
-        bytes.get(range.clone()).and_then(|b| {
-            b.iter()
-                .rposition(|&c| hit(c))
-                .map(|i| range.start + i + 1)
-        })
+        bytes
+            .get(range.clone())
+            .and_then(|b| b.iter().rposition(|&c| hit(c)).map(|i| range.start + i + 1))
     };
     before(window(LINE_LOOKBACK), |c| c == b'\n')
         .or_else(|| before(window(BLANK_LOOKBACK), |c| c == b' ' || c == b'\t'))

@@ -31,9 +31,6 @@
 //! Values follow the rules of [`crate::context`]: references (`-p"$MYSQL_PWD"`,
 //! `-u "user:$PASS"`), placeholders and masks are left alone. Each program hit is read once:
 //! a hit inside a command already read is skipped, so the scan is linear.
-use std::sync::LazyLock;
-
-use aho_corasick::AhoCorasick;
 
 use crate::context::{self, Skip};
 use crate::finding::{Finding, FindingKind};
@@ -54,7 +51,7 @@ enum Prog {
 }
 
 /// The trigger literals: program names, then the SDK shapes.
-const LITERALS: &[&str] = &[
+pub(crate) const LITERALS: &[&str] = &[
     "curl",
     "mysql",
     "mariadb",
@@ -73,8 +70,6 @@ const LITERALS: &[&str] = &[
     "\"AC",
     "'AC",
 ];
-
-static FINDER: LazyLock<Option<AhoCorasick>> = LazyLock::new(|| AhoCorasick::new(LITERALS).ok());
 
 fn is_hspace(b: u8) -> bool {
     b == b' ' || b == b'\t'
@@ -119,17 +114,16 @@ fn is_command_end(b: u8) -> bool {
 }
 
 /// Append the credentials of program flags and SDK shapes in `text`.
-pub(crate) fn scan(text: &str, mask: &str, out: &mut Vec<Finding>) {
-    let Some(finder) = FINDER.as_ref() else {
-        return;
-    };
+///
+/// `hits` are the `(literal id, start, end)` of every [`LITERALS`] entry in `text`, from
+/// the trigger pass (module `triggers`), sorted by start.
+pub(crate) fn scan(text: &str, hits: &[(usize, usize, usize)], mask: &str, out: &mut Vec<Finding>) {
     let bytes = text.as_bytes();
     // Commands already read end here: a program hit before it was read with them.
     let mut read_to = 0usize;
-    for m in finder.find_iter(bytes) {
-        let at = m.start();
-        match m.pattern().as_usize() {
-            13 | 14 => datadog_subscript(text, m.end(), mask, out),
+    for &(id, at, end) in hits {
+        match id {
+            13 | 14 => datadog_subscript(text, end, mask, out),
             15 | 16 => twilio_client(text, at + 1, mask, out),
             _ => {
                 if at < read_to || !starts_word(bytes, at) {

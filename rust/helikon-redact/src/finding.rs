@@ -45,6 +45,10 @@ pub enum FindingKind {
     AwsSecretKey,
     /// JSON Web Token (three base64url segments, header starting `eyJ`).
     Jwt,
+    /// A vendor token of the prefix table (Google OAuth, Shopify, Vault, DigitalOcean,
+    /// Linear, Doppler, Grafana, Databricks, Postman, New Relic, Atlassian, Square,
+    /// Telegram and Discord bots; module `vendor`).
+    VendorToken,
     /// Credentials of an `Authorization` / `Proxy-Authorization` header.
     Authorization,
     /// Password in a URL's userinfo (`scheme://user:PASSWORD@host`).
@@ -76,6 +80,7 @@ impl FindingKind {
             Self::MailgunKey => "mailgun_key",
             Self::AwsSecretKey => "aws_secret_key",
             Self::Jwt => "jwt",
+            Self::VendorToken => "vendor_token",
             Self::Authorization => "authorization",
             Self::UrlPassword => "url_password",
             Self::SecretKeyValue => "secret_key_value",

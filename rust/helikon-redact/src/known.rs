@@ -14,6 +14,7 @@
 //! a redactor built per run would otherwise pull into the cache on every call.
 use aho_corasick::{AhoCorasick, AhoCorasickKind, MatchKind};
 
+use crate::encoded;
 use crate::error::RedactError;
 use crate::finding::{Finding, FindingKind};
 
@@ -113,11 +114,21 @@ impl KnownValues {
     pub(crate) fn build<'a>(
         values: impl IntoIterator<Item = &'a str>,
     ) -> Result<Self, RedactError> {
-        let mut kept: Vec<&str> = Vec::new();
+        let mut originals: Vec<&str> = Vec::new();
         for v in values {
             for candidate in [v, v.trim()] {
-                if is_usable_secret(candidate) && !kept.contains(&candidate) {
-                    kept.push(candidate);
+                if is_usable_secret(candidate) && !originals.contains(&candidate) {
+                    originals.push(candidate);
+                }
+            }
+        }
+        let count = originals.len();
+        // Each value, then its encoded forms (attack R12, module `encoded`).
+        let mut kept: Vec<String> = originals.iter().map(|v| (*v).to_string()).collect();
+        for v in &originals {
+            for form in encoded::variants(v) {
+                if !kept.contains(&form) {
+                    kept.push(form);
                 }
             }
         }
@@ -163,7 +174,7 @@ impl KnownValues {
         Ok(Self {
             automaton: Some(automaton),
             single: None,
-            count: kept.len(),
+            count,
             multiline,
             bytes,
         })
@@ -280,9 +291,12 @@ mod tests {
     }
 
     #[test]
-    fn one_short_value_needs_no_automaton() {
+    fn one_value_counts_once_and_its_encoded_forms_are_searched_too() {
+        // Attack R12: the value's encoded forms join it, so even one value needs the
+        // automaton; the count is of values, not forms.
         let one = KnownValues::build(["hunter2hunter2", "hunter2hunter2", "short"]).unwrap();
-        assert!(one.automaton.is_none() && one.single.is_some());
+        assert!(one.automaton.is_some() && one.single.is_none());
+        assert_eq!(one.len(), 1);
         let mut out = Vec::new();
         one.scan("a HUNTER2hunter2 b", &mut out);
         assert_eq!(out, vec![Finding::new(FindingKind::KnownValue, 2, 16)]);

@@ -44,6 +44,20 @@ pub const SUFFIXES: &[&str] = &[
     "KEY_DATA",
     "CERTIFICATE_DATA",
     "AUTHORIZATION",
+    // Attack R7: keys named for what they unlock or seed.
+    "MASTER_KEY",
+    "SECRET_KEY_BASE",
+    "KEY_BASE",
+    "HMAC_KEY",
+    "AUTH_KEY",
+    "SESSION_KEY",
+    "SHARED_KEY",
+    "LICENSE_KEY",
+    "DEPLOY_KEY",
+    "CRYPT_KEY",
+    "SECRET_STRING",
+    "SECRET_VALUE",
+    "AUTH_TOKEN_VALUE",
 ];
 
 /// Suffixes that also count glued to an uppercase name without a separator (`PGPASSWORD`,
@@ -120,6 +134,13 @@ pub const BARE: &[&str] = &[
     "SECRETKEY",
     "PRIVATEKEY",
     "AUTHORIZATION",
+    "MASTER_KEY",
+    "MASTERKEY",
+    "LICENSE_KEY",
+    "SECRET_KEY_BASE",
+    "HMAC_KEY",
+    "SECRET_STRING",
+    "SECRET_VALUE",
 ];
 
 /// Is `name` an `Authorization`-style header name, without allocating (the hot path of

@@ -14,7 +14,9 @@ use crate::finding::{self, Finding, OffsetMap};
 use crate::redactor::{Redactor, MAX_PASSES};
 use crate::rescan::{self, Joined};
 use crate::triggers::Hits;
-use crate::{aws, cliflags, formats, keyvalue, namevalue, spaced, tokens, url};
+use crate::{
+    aws, cliflags, cookie, formats, keyvalue, namevalue, signed, spaced, tokens, url, vendor,
+};
 
 /// Buffers of one pass.
 /// No `Debug`: the buffers hold pieces of scanned text.
@@ -80,6 +82,10 @@ impl Scratch {
         vec(&mut self.pass.blocks);
         vec(&mut self.pass.hits.tokens);
         vec(&mut self.pass.hits.urls);
+        vec(&mut self.pass.hits.vendor);
+        vec(&mut self.pass.hits.cookies);
+        vec(&mut self.pass.hits.discord);
+        vec(&mut self.pass.hits.flags);
         vec(&mut self.windows);
         if self.joined.capacity_bytes() > KEEP_BYTES {
             self.joined = Joined::default();
@@ -243,12 +249,18 @@ impl Redactor {
         b.tokens.clear();
         b.userinfo.clear();
         tokens::scan(gap, &b.hits.tokens, &mut b.tokens);
+        if !b.hits.vendor.is_empty() || !b.hits.discord.is_empty() {
+            vendor::scan(gap, &b.hits.vendor, &b.hits.discord, &mut b.tokens);
+            b.tokens.sort_unstable_by_key(|f| (f.start, f.end));
+        }
         out.extend(b.tokens.iter().copied());
         aws::scan(gap, &b.tokens, out);
         url::scan(gap, &b.hits.urls, &self.mask, out, &mut b.userinfo);
         keyvalue::scan(gap, &self.mask, &b.tokens, &b.userinfo, out);
         spaced::scan(gap, &self.mask, out);
-        cliflags::scan(gap, &self.mask, out);
+        cliflags::scan(gap, &b.hits.flags, &self.mask, out);
+        cookie::scan(gap, &b.hits.cookies, &self.mask, out);
+        signed::scan(gap, &b.hits.urls, out);
         namevalue::scan(gap, &self.mask, out);
         formats::scan(gap, out);
     }

@@ -12,7 +12,10 @@ const KNOWN: &str = "Kn0wnV4lue-zq8Rr2T";
 /// `(text with the secret, the secret value)`: one spelling per class of matcher.
 fn spellings() -> Vec<(String, &'static str)> {
     vec![
-        ("API_KEY=Qw3rTy8UiOp1AsDfGhJk".into(), "Qw3rTy8UiOp1AsDfGhJk"),
+        (
+            "API_KEY=Qw3rTy8UiOp1AsDfGhJk".into(),
+            "Qw3rTy8UiOp1AsDfGhJk",
+        ),
         (
             "{\"password\": \"correct horse battery staple zx9\"}".into(),
             "correct horse battery staple zx9",
@@ -30,7 +33,10 @@ fn spellings() -> Vec<(String, &'static str)> {
             "git clone https://deploy:S3cr3tPassw0rdX@git.example.com/r.git".into(),
             "S3cr3tPassw0rdX",
         ),
-        ("db_password: Pa55w0rdLongEnough9".into(), "Pa55w0rdLongEnough9"),
+        (
+            "db_password: Pa55w0rdLongEnough9".into(),
+            "Pa55w0rdLongEnough9",
+        ),
         (
             format!(
                 "-----BEGIN PRIVATE KEY-----\n{}\n-----END PRIVATE KEY-----",
@@ -81,7 +87,10 @@ fn assert_no_piece(out: &str, value: &str, what: &str) {
     for w in b.windows(8.min(b.len())) {
         let piece = std::str::from_utf8(w).unwrap();
         if let Some(at) = out.find(piece) {
-            panic!("{what}: {piece:?} leaked in {:?}", &out[at.saturating_sub(80)..(at + 40).min(out.len())]);
+            panic!(
+                "{what}: {piece:?} leaked in {:?}",
+                &out[at.saturating_sub(80)..(at + 40).min(out.len())]
+            );
         }
     }
 }
@@ -96,11 +105,7 @@ fn a_secret_slid_across_the_head_cut_never_leaks() {
     let cap: usize = 4000;
     for (secret, value) in spellings() {
         for lead in (cap / 2 - secret.len() - 8..cap / 2 + 8).step_by(3) {
-            let text = format!(
-                "{}{secret}{}",
-                filler(lead),
-                filler(CUT_GUARD * 2 + cap)
-            );
+            let text = format!("{}{secret}{}", filler(lead), filler(CUT_GUARD * 2 + cap));
             let out = capture(&r, &text, cap);
             assert_no_piece(&out, value, &format!("{secret:.20} at {lead}"));
         }
@@ -114,13 +119,13 @@ fn a_secret_slid_across_the_tail_cut_never_leaks() {
     for (secret, value) in spellings() {
         let back = cap - cap / 2;
         for trail in (back.saturating_sub(8)..back + secret.len() + 8).step_by(3) {
-            let text = format!(
-                "{}{secret}{}",
-                filler(CUT_GUARD * 2 + cap),
-                filler(trail)
-            );
+            let text = format!("{}{secret}{}", filler(CUT_GUARD * 2 + cap), filler(trail));
             let out = capture(&r, &text, cap);
-            assert_no_piece(&out, value, &format!("{secret:.20} ending {trail} from the end"));
+            assert_no_piece(
+                &out,
+                value,
+                &format!("{secret:.20} ending {trail} from the end"),
+            );
         }
     }
 }

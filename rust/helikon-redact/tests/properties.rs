@@ -156,6 +156,17 @@ fn secret_names() {
         "client-certificate-data",
         "identitytoken",
         "DD_APP_KEY",
+        // Attack R7: keys named for what they unlock or seed, in env, camel and dash forms.
+        "MASTER_KEY",
+        "RAILS_MASTER_KEY",
+        "masterKey",
+        "SECRET_KEY_BASE",
+        "secret-key-base",
+        "JWT_HMAC_KEY",
+        "NEXTAUTH_SESSION_KEY",
+        "LICENSE_KEY",
+        "SecretString",
+        "vault.secret_value",
     ] {
         assert!(is_secret_name(yes), "{yes} should be secret-named");
     }
@@ -171,6 +182,20 @@ fn secret_names() {
         "PASSWORD_FILE",
         "TOKENS",
         "SECRETS",
+        // Attack R7's benign look-alikes: names of keys, counts and references.
+        "KEYBOARD_LAYOUT",
+        "primary_key",
+        "PRIMARY_KEY",
+        "foreign_key",
+        "token_count",
+        "max_tokens",
+        "SECRET_NAME",
+        "SECRET_ID",
+        "secret_arn",
+        "KEY_NAME",
+        "MASTER_KEY_ID",
+        "sort_key",
+        "cache_key",
     ] {
         assert!(!is_secret_name(no), "{no} should not be secret-named");
     }
@@ -266,6 +291,27 @@ fn adversarial_inputs_scale_linearly() {
         "a_token = \"\"\" ",
         "a_token = \"\"\"",
         "a_token = ''' ",
+        // Attack R5-R7: cookie headers on one long line, signed-URL parameters, the vendor
+        // prefixes repeated inside one run of their alphabet, Telegram/Discord shapes.
+        "Cookie: a=b; ",
+        "Set-Cookie: s=v; Path=/; ",
+        "cookie:",
+        "&X-Amz-Signature=",
+        "?X-Amz-Credential=a&",
+        "https://x/?sig=",
+        "https://aaaaaaaaaaaaaaaaaaaaaa1",
+        "GOCSPX-",
+        "ya29.",
+        "ya29.a",
+        "=glc_",
+        "hvs.",
+        "-dapi",
+        "1234567890:AA",
+        ":AA",
+        "MTA",
+        "MTAaaaaaaaaaaaaaaaaaaaaaaa.aaaaaa.",
+        "RAILS_MASTER_KEY=",
+        "secret_key_base: ",
     ];
     for unit in units {
         let small = unit.repeat(1_000);

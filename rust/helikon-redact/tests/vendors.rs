@@ -132,7 +132,96 @@ fn tokens(r: &mut Rng) -> Vec<(&'static str, String)> {
             "aws_access_key",
             format!("{}{}", r.pick(&["AKIA", "ASIA"]), r.chars(upper_digits, 16)),
         ),
+        // Attack R6: the prefix table of module `vendor`.
+        (
+            "google_oauth_secret",
+            format!("GOCSPX-{}", r.chars(B64URL, 28)),
+        ),
+        (
+            "google_access_token",
+            format!("ya29.{}", r.chars_between(B64URL, 60, 120)),
+        ),
+        (
+            "shopify",
+            format!(
+                "{}_{}",
+                r.pick(&["shpat", "shpss", "shpca", "shppa"]),
+                r.chars(HEX, 32)
+            ),
+        ),
+        (
+            "vault",
+            format!(
+                "{}.{}",
+                r.pick(&["hvs", "hvb", "hvr"]),
+                r.chars_between(ALNUM, 24, 120)
+            ),
+        ),
+        (
+            "digitalocean",
+            format!("{}_v1_{}", r.pick(&["dop", "doo", "dor"]), r.chars(HEX, 64)),
+        ),
+        ("linear", format!("lin_api_{}", r.chars(ALNUM, 40))),
+        (
+            "doppler",
+            format!(
+                "dp.{}.{}",
+                r.pick(&["pt", "st", "sa", "ct"]),
+                r.chars(ALNUM, 43)
+            ),
+        ),
+        (
+            "grafana",
+            format!("{}_{}", r.pick(&["glsa", "glc"]), r.chars(ALNUM, 40)),
+        ),
+        ("databricks", format!("dapi{}", r.chars(HEX, 32))),
+        ("postman", format!("PMAK-{}", r.chars(HEX, 24))),
+        ("new_relic", format!("NRAK-{}", r.chars(upper_digits, 27))),
+        ("atlassian", format!("ATATT3x{}", r.chars(B64URL, 180))),
+        ("square", format!("sq0csp-{}", r.chars(B64URL, 43))),
+        (
+            "telegram_bot",
+            format!(
+                "{}:AA{}",
+                r.chars_between(b"123456789", 8, 3),
+                r.chars(B64URL, 33)
+            ),
+        ),
+        (
+            "discord_bot",
+            format!(
+                "MT{}{}.{}.{}",
+                r.pick(&["A", "E", "I", "M", "Q", "U", "Y", "c", "g", "k"]),
+                r.chars_between(ALNUM, 21, 3),
+                r.chars(B64URL, 6),
+                r.chars_between(B64URL, 27, 12)
+            ),
+        ),
+        ("npm", format!("npm_{}", r.chars(ALNUM, 36))),
+        ("openai_project", format!("sk-proj-{}", r.chars(B64URL, 48))),
+        ("anthropic", format!("sk-ant-api03-{}", r.chars(B64URL, 93))),
     ]
+}
+
+/// Look-alikes of the R6 prefixes that are not tokens: each must be left alone.
+#[test]
+fn vendor_prefix_look_alikes_are_left_alone() {
+    let r = Redactor::new(Vec::<String>::new()).unwrap();
+    for text in [
+        "ya29.short",
+        "hvs.too-short",
+        "MTU 1500 qdisc noqueue state UP",
+        "MTA-STS policy fetched",
+        "shpat_not_hex_zzzzzzzzzzzzzzzzzzzzzzzzzzzzzz",
+        "dapi_version 2.0 dapi12",
+        "1234567:AAbc short",
+        "12345678901:AA99999999999999999999999999999999999",
+        "lin_api_short",
+        "GOCSPX-",
+        "build of dp.pt.version 3",
+    ] {
+        assert_eq!(r.redact(text), text, "{text}");
+    }
 }
 
 /// Contexts with `{}` where the token goes; everything else must survive.
