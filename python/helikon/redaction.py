@@ -28,8 +28,17 @@ number of texts. It finds:
   ``ghr_``, ``github_pat_``), GitLab, Slack (``xox*``, webhook URLs), OpenAI, Anthropic,
   Stripe (``sk``/``rk``, live and test), SendGrid, Twilio, Mailgun, Google API keys,
   Hugging Face, npm and PyPI tokens, JWTs;
+* cookie header values, signed-URL signatures and credentials (AWS, GCS, Azure SAS,
+  CloudFront), tokens given as a URL's user (a Sentry DSN's key), and a table of vendor
+  prefixes (Google OAuth ``GOCSPX-``/``ya29.``, Shopify, Vault, DigitalOcean, Linear,
+  Doppler, Grafana, Databricks, Postman, New Relic, Atlassian, Square, Telegram and Discord
+  bot tokens);
 * known values: secret-named environment variables and ``extra_secrets``, at least 8 bytes,
-  not all digits, not a common word, matched ASCII case-insensitively.
+  not all digits, not a common word, matched ASCII case-insensitively, also JSON-escaped,
+  URL-encoded, in base64 and in hex.
+
+Text shown cut (a capped Bash output, a WebFetch page, an MCP result) is redacted *before*
+the cut, with the text around it (:meth:`Redactor.redact_head`, :meth:`Redactor.redact_tail`).
 
 Git SHAs, UUIDs and ordinary text are left alone. Scanning is linear in the text, reads the
 ``str`` in place, returns the very same object when there is nothing to redact, and

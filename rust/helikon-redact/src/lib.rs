@@ -55,6 +55,18 @@
 //! 7. **Known values**: secret-named environment variables and extra secrets, with the
 //!    spec's length floor (8 bytes), all-digit exclusion and common-word exclusion, matched
 //!    ASCII case-insensitively.
+//!    Each value's encoded forms are searched too (module `encoded`, attack R12): JSON-escaped,
+//!    URL-encoded, base64 (standard and URL-safe, at each alignment) and hex.
+//! 8. **Cookies and signed URLs** (attack R5): every value of a `Cookie:`/`Set-Cookie:`
+//!    header (module `cookie`); the signature and credential parameters of AWS, GCS, Azure
+//!    and CloudFront signed URLs, and a token standing alone as a URL's user (a Sentry DSN's
+//!    key; module `signed`).
+//! 9. **A vendor prefix table** (module `vendor`, attack R6): Google OAuth, Shopify, Vault,
+//!    DigitalOcean, Linear, Doppler, Grafana, Databricks, Postman, New Relic, Atlassian,
+//!    Square, Telegram and Discord bot tokens.
+//!
+//! Text shown cut (a capped tool output, a page) is redacted before the cut with the text
+//! around it: [`Redactor::redact_head`] and [`Redactor::redact_tail`] (module `capped`).
 //!
 //! Git SHAs, UUIDs, base64 without a known prefix and ordinary prose are left alone.
 //!
@@ -95,7 +107,8 @@
 //! # Limitations
 //!
 //! Secrets split across lines, encoded (base64, URL-encoding) or spelled out in prose are
-//! not found unless a token format or a known value matches them. A bare high-entropy
+//! not found unless a token format or a known value (in any of its encoded forms) matches
+//! them. A bare high-entropy
 //! string with no key, prefix or registration is not guessed at. Object keys of JSON values
 //! are never rewritten. The non-key contexts are heuristics: a secret whose key is written
 //! as a path component followed by `: ` (`/x/api_key: hunter2`) or whose value reads as a

@@ -52,4 +52,12 @@ fuzz_target!(|data: &[u8]| {
 
     // Idempotent.
     assert_eq!(r.redact(&once), once);
+
+    // A cut (attack R9): the head and tail shown are a prefix and a suffix of the redacted
+    // text, within the limit, on char boundaries (they are `String`s).
+    let keep = text.len() / 3;
+    let head = r.redact_head(text, keep);
+    assert!(head.len() <= keep && once.starts_with(&head));
+    let tail = r.redact_tail(text, keep);
+    assert!(tail.len() <= keep.max(once.len()) && once.ends_with(&tail));
 });
