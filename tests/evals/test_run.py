@@ -127,6 +127,7 @@ async def test_end_to_end_exact_scores(dataset: EvalDataset, factory: Factory) -
     assert [e.type for e in report.cases[0].session_events] == [
         "user_message",
         "tool_called",
+        "permission_decided",
         "tool_returned",
         "assistant_message",
     ]

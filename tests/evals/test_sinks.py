@@ -149,12 +149,14 @@ SCORES = [
 EVENTS = [  # case_index, case_id, seq, type
     (0, "shipped", 0, "user_message"),
     (0, "shipped", 1, "tool_called"),
-    (0, "shipped", 2, "tool_returned"),
-    (0, "shipped", 3, "assistant_message"),
+    (0, "shipped", 2, "permission_decided"),
+    (0, "shipped", 3, "tool_returned"),
+    (0, "shipped", 4, "assistant_message"),
     (1, "wrong", 0, "user_message"),
     (1, "wrong", 1, "tool_called"),
-    (1, "wrong", 2, "tool_returned"),
-    (1, "wrong", 3, "assistant_message"),
+    (1, "wrong", 2, "permission_decided"),
+    (1, "wrong", 3, "tool_returned"),
+    (1, "wrong", 4, "assistant_message"),
     (2, "case-3", 0, "user_message"),
     (2, "case-3", 1, "assistant_message"),
     (3, "crash", 0, "user_message"),
@@ -213,7 +215,16 @@ async def test_sqlite_rows(tmp_path: Path, dataset: EvalDataset, factory: Factor
         "name": "lookup_order",
         "args": {"order_id": "A-17"},
     }
-    assert stored[3] == {
+    assert stored[2] == {
+        "type": "permission_decided",
+        "call_id": "c1",
+        "tool": "lookup_order",
+        "decision": "allow",
+        "stage": "default",
+        "reason": "no policy installed",
+        "decided_by": "policy",
+    }
+    assert stored[4] == {
         "type": "assistant_message",
         "agent": "support",
         "content": [{"type": "text", "text": "Order A-17 has shipped."}],
@@ -288,7 +299,7 @@ async def test_parquet_files(tmp_path: Path, dataset: EvalDataset, factory: Fact
     assert {r["run_id"] for r in rows} == {"run-1"}
     for r in rows:
         assert json.loads(r["event_json"])["ts"].startswith(r["ts"].strftime("%Y-%m-%dT%H:%M"))
-    assert _strip_ts(rows[2]["event_json"]) == {
+    assert _strip_ts(rows[3]["event_json"]) == {
         "type": "tool_returned",
         "call_id": "c1",
         "is_error": False,

@@ -267,7 +267,7 @@ async def run_policy(
 ) -> ExecResult:
     """Run ``command`` under ``policy`` in a worker thread; see the module doc for cancel.
     ``env`` sets variables for this command only; ``egress_tag`` goes with its bridged
-    connections (see :class:`~helikon.tools.egress.EgressRuntime`)."""
+    connections (see :class:`~helikon.tools.egress.runtime.EgressRuntime`)."""
     started = time.monotonic()
     if cancel is not None and cancel.cancelled:
         return _cancelled_result(started, "cancelled before the command started")
