@@ -18,11 +18,13 @@ import contextlib
 import dataclasses
 import inspect
 import logging
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from typing import Any, TypeAlias
 
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
+from starlette.middleware import Middleware
 from starlette.requests import HTTPConnection, Request
 from starlette.responses import JSONResponse, Response
 
@@ -39,6 +41,7 @@ from helikon.runtimes.runner import Runner
 from helikon.runtimes.server.admission import RunSlots
 from helikon.runtimes.server.approvals import deny_after
 from helikon.runtimes.server.config import ServerConfig
+from helikon.runtimes.server.metrics import HttpErrorCounter, ServerMetrics
 from helikon.runtimes.server.paused import MemoryPausedRuns, PausedRun, PausedRunStore
 from helikon.runtimes.server.routes import build_routes
 from helikon.runtimes.server.runs import Run, RunRegistry
@@ -145,10 +148,13 @@ class AgentServer:
         self.context_factory = context_factory
         self.auth = auth
         self.runner = runner or Runner()
+        self.metrics = ServerMetrics()
+        """What the server counts (served as ``ServerConfig.metrics_path``)."""
         self.runs = RunRegistry(
             retention=self.config.retention,
             max_retained=self.config.max_retained_runs,
             grace=self.config.cancel_grace,
+            on_finish=self._count_finished,
         )
         self.port: int | None = None
         """The bound port once :meth:`serve` listens (useful with ``port=0``)."""
@@ -174,8 +180,31 @@ class AgentServer:
                 routes=build_routes(self),
                 lifespan=self._lifespan,
                 exception_handlers={HTTPException: _http_error},
+                middleware=[Middleware(HttpErrorCounter, metrics=self.metrics)],
             )
         return self._app
+
+    def metrics_text(self) -> str:
+        """The metrics in the Prometheus text format (see :mod:`.metrics`)."""
+        return self.metrics.render(
+            runs=self.runs.by_status(),
+            queue_depth=self.slots.queued,
+            slots_in_use=self.slots.running,
+        )
+
+    def _count_finished(self, run: Run) -> None:
+        self.metrics.finished[run.status] += 1
+        if run.finished_at is not None:
+            self.metrics.duration.observe(run.finished_at - run.accepted_at)
+        terminal = run.terminal
+        if terminal is not None and terminal.type == "run_failed":
+            error = terminal.data.get("error") or {}
+            self.metrics.run_errors[str(error.get("kind", "Other"))] += 1
+        elif terminal is None:
+            self.metrics.run_errors[str((run.start_error or {}).get("kind", "Incomplete"))] += 1
+
+    def _count_first_event(self, run: Run) -> None:
+        self.metrics.first_event.observe(time.monotonic() - run.accepted_at)
 
     @contextlib.asynccontextmanager
     async def _lifespan(self, app: Starlette) -> AsyncIterator[None]:
@@ -262,14 +291,18 @@ class AgentServer:
                 for a run slot is full or the wait timed out, 500 when the session or the
                 context cannot be made.
         """
+        accepted = time.monotonic()
         agent = self.agent(name)
         session_id = session_id_header(conn.headers)
         await self.slots.acquire()
         try:
             session = await resolve_session(self.session_factory, session_id)
             run = Run(name, session_id)
+            run.accepted_at = accepted
+            run.on_first_event = self._count_first_event
             ctx = await self._context(conn, session, run.cancel)
             run_config = self._run_config(agent)
+            self.metrics.started += 1
             self.runs.start(
                 run,
                 lambda r: self._drive(r, agent, items, session, ctx, run_config),

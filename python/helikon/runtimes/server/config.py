@@ -41,6 +41,9 @@ class ServerConfig:
         openapi: serve ``GET /openapi.json`` (default True).
         health_path: path of a plain ``ok`` liveness route, exempt from auth; ``None`` for
             none (default ``"/healthz"``).
+        metrics_path: path of the Prometheus text metrics (runs by status, queue depth,
+            time to first event, run duration, errors by kind; behind ``auth`` like every
+            route but the health one); ``None`` for none (default ``"/metrics"``).
 
     Raises:
         ConfigError: a value has the wrong type or is out of range (the message names the
@@ -63,6 +66,7 @@ class ServerConfig:
     approval_timeout: float | None = 3600.0
     openapi: bool = True
     health_path: str | None = "/healthz"
+    metrics_path: str | None = "/metrics"
 
     def __post_init__(self) -> None:
         _count("max_body_bytes", self.max_body_bytes, minimum=1)
@@ -78,12 +82,13 @@ class ServerConfig:
             raise ConfigError(
                 f"ServerConfig.openapi must be True or False, got {_shown(self.openapi)}"
             )
-        path = self.health_path
-        if path is not None and (not isinstance(path, str) or not path.startswith("/")):
-            raise ConfigError(
-                "ServerConfig.health_path must be a path starting with '/' (e.g. '/healthz') "
-                f"or None (no health route), got {_shown(path)}"
-            )
+        for name, example in (("health_path", "/healthz"), ("metrics_path", "/metrics")):
+            path = getattr(self, name)
+            if path is not None and (not isinstance(path, str) or not path.startswith("/")):
+                raise ConfigError(
+                    f"ServerConfig.{name} must be a path starting with '/' (e.g. "
+                    f"'{example}') or None (no {name[:-5]} route), got {_shown(path)}"
+                )
 
 
 def _shown(value: object) -> str:

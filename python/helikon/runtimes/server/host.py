@@ -32,6 +32,10 @@ class ServerHost(Protocol):
     @property
     def agents(self) -> Mapping[str, Runnable]: ...
 
+    def metrics_text(self) -> str:
+        """The server's metrics in the Prometheus text format."""
+        ...
+
     async def authenticate(self, conn: HTTPConnection) -> None:
         """Run the auth callable (raises ``ServerError``/``AuthRejection`` to refuse)."""
         ...

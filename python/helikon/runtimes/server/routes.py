@@ -15,6 +15,7 @@ from helikon.errors import ServerError
 from helikon.runtimes.server.approvals import approval_routes
 from helikon.runtimes.server.body import last_event_id, parse_run_body, parse_transport, read_body
 from helikon.runtimes.server.host import ServerHost
+from helikon.runtimes.server.metrics import CONTENT_TYPE
 from helikon.runtimes.server.openapi import openapi_schema
 from helikon.runtimes.server.runs import Run
 from helikon.runtimes.server.sse import SSE_HEADERS, sse_stream
@@ -183,6 +184,13 @@ def build_routes(server: ServerHost) -> list[BaseRoute]:
             return error_response(exc)
         return JSONResponse(openapi_schema(sorted(server.agents)))
 
+    async def metrics(request: Request) -> Response:
+        try:
+            await server.authenticate(request)
+        except ServerError as exc:
+            return error_response(exc)
+        return Response(server.metrics_text(), media_type=CONTENT_TYPE)
+
     async def health(request: Request) -> Response:
         return PlainTextResponse("ok")
 
@@ -204,6 +212,8 @@ def build_routes(server: ServerHost) -> list[BaseRoute]:
     routes.extend(approval_routes(server))
     if server.config.openapi:
         routes.append(Route("/openapi.json", openapi, methods=["GET"], name="openapi"))
+    if server.config.metrics_path is not None:
+        routes.append(Route(server.config.metrics_path, metrics, methods=["GET"], name="metrics"))
     if server.config.health_path is not None:
         routes.append(Route(server.config.health_path, health, methods=["GET"], name="health"))
     return routes

@@ -9,6 +9,7 @@ observers never do.
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
 import json
 import time
@@ -69,6 +70,9 @@ class Run:
         self.approval_timer: asyncio.TimerHandle | None = None
         self.stored = False
         """Whether the pause is in the server's paused-run store (answering takes it)."""
+        self.accepted_at = time.monotonic()
+        """When the request that started the run arrived (monotonic seconds)."""
+        self.on_first_event: Callable[[Run], None] | None = None
         self.on_finish: Callable[[Run], None] | None = None
         """Called once when the run is over (the registry indexes finished runs with it)."""
         self.behind_session = False
@@ -95,6 +99,8 @@ class Run:
         """Append an event and wake the subscribers."""
         data = event.model_dump(mode="json", by_alias=True)
         self.events.append(_record(len(self.events), data))
+        if len(self.events) == 1 and self.on_first_event is not None:
+            self.on_first_event(self)
         if self.status == "queued":
             self.status = "running"
         if data["type"] == "run_completed":
@@ -229,7 +235,15 @@ class RunRegistry:
     drops (and one more): the cost of a request does not grow with the runs retained.
     """
 
-    def __init__(self, *, retention: float, max_retained: int, grace: float) -> None:
+    def __init__(
+        self,
+        *,
+        retention: float,
+        max_retained: int,
+        grace: float,
+        on_finish: Callable[[Run], None] | None = None,
+    ) -> None:
+        self._on_finish = on_finish
         self._runs: dict[str, Run] = {}
         self._finished: OrderedDict[str, Run] = OrderedDict()
         """Finished runs, oldest first (``finished_at`` never decreases along it)."""
@@ -273,6 +287,13 @@ class RunRegistry:
     def _finished_one(self, run: Run) -> None:
         if self._runs.get(run.id) is run:
             self._finished[run.id] = run
+            if self._on_finish is not None:
+                self._on_finish(run)
+
+    def by_status(self) -> dict[str, int]:
+        """How many runs the registry holds in each status (a scan: for scrapes, not
+        requests)."""
+        return dict(collections.Counter(run.status for run in self._runs.values()))
 
     def proceed(self, run: Run, body: Callable[[Run], Awaitable[None]]) -> None:
         """Run ``body(run)`` in a new task for a registered run (a resume after a pause)."""
