@@ -11,8 +11,9 @@ from typing import Any
 import httpx
 
 from helikon.errors import ConfigError, ToolDenied, ToolError, ToolOther
+from helikon.tools.web.search import SearchResult
 
-__all__ = ["api_key_from", "call_json", "plain_text"]
+__all__ = ["api_key_from", "call_json", "hits_from", "plain_text"]
 
 _TAGS = re.compile(r"<[^>]{0,200}>")
 _SPACES = re.compile(r"\s+")
@@ -35,6 +36,32 @@ def plain_text(value: Any) -> str:
     if not isinstance(value, str):
         return ""
     return _SPACES.sub(" ", html.unescape(_TAGS.sub("", value))).strip()
+
+
+def hits_from(items: Any, snippet_key: str) -> list[SearchResult]:
+    """The hits of a backend's result list, in order.
+
+    ``items`` is the response's list of result objects (anything else yields no hits); each
+    one with a non-empty string ``url`` becomes a SearchResult, its ``title`` and its
+    ``snippet_key`` field reduced to plain text. Entries without a usable URL are skipped.
+    """
+    if not isinstance(items, list):
+        return []
+    hits: list[SearchResult] = []
+    for item in items:
+        if not isinstance(item, dict):
+            continue
+        url = item.get("url")
+        if not isinstance(url, str) or not url:
+            continue
+        hits.append(
+            SearchResult(
+                title=plain_text(item.get("title")),
+                url=url,
+                snippet=plain_text(item.get(snippet_key)),
+            )
+        )
+    return hits
 
 
 def _detail(resp: httpx.Response, secret: str) -> str:

@@ -16,7 +16,7 @@ from typing import Any
 
 import httpx
 
-from helikon.tools.web._api import api_key_from, call_json, plain_text
+from helikon.tools.web._api import api_key_from, call_json, hits_from
 from helikon.tools.web.search import MAX_RESULTS_LIMIT, SearchResult
 
 __all__ = ["TavilyBackend"]
@@ -87,20 +87,4 @@ class TavilyBackend:
 
 def _parse(data: Any) -> list[SearchResult]:
     items = data.get("results") if isinstance(data, dict) else None
-    if not isinstance(items, list):
-        return []
-    hits: list[SearchResult] = []
-    for item in items:
-        if not isinstance(item, dict):
-            continue
-        url = item.get("url")
-        if not isinstance(url, str) or not url:
-            continue
-        hits.append(
-            SearchResult(
-                title=plain_text(item.get("title")),
-                url=url,
-                snippet=plain_text(item.get("content")),
-            )
-        )
-    return hits
+    return hits_from(items, "content")
