@@ -1,9 +1,11 @@
-"""Test doubles: :class:`MockModel`, its script steps and the wire replay server.
+"""Test doubles: :class:`MockModel`, :class:`ScriptedModel` (stateless, for concurrent
+runs), their script steps and the wire replay server.
 
 Never imported by library code.
 """
 
 from helikon.testing.mock import MockModel
+from helikon.testing.per_run import ScriptedModel
 from helikon.testing.script import (
     Call,
     Delay,
@@ -25,6 +27,7 @@ __all__ = [
     "Reasoning",
     "Script",
     "ScriptFile",
+    "ScriptedModel",
     "Text",
     "Usage",
 ]

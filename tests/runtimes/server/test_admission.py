@@ -112,3 +112,21 @@ async def test_a_cancelled_waiter_that_was_granted_gives_the_slot_back() -> None
     assert slots.running == 0 and slots.queued == 0
     await slots.acquire()  # free again, at once
     assert slots.running == 1
+
+
+async def test_twenty_concurrent_runs_over_a_cap_of_five_all_complete_in_the_queue() -> None:
+    from helikon import Agent
+    from helikon.testing import Call, Delay, ScriptedModel, Text
+
+    from .conftest import add
+
+    model = ScriptedModel([[Call("c1", "add", {"a": 1, "b": 2})], [Delay(0.01), Text("3")]])
+    agent = Agent(name="calc", model=model, tools=[add])
+    server = AgentServer([agent], config=ServerConfig(max_concurrent_runs=5, queue_timeout=None))
+    async with Live(server) as srv, httpx.AsyncClient(base_url=srv.url, timeout=BOUND) as c:
+        replies = await asyncio.gather(
+            *(c.post("/agents/calc/runs", json={"input": f"q{i}"}) for i in range(20))
+        )
+    assert [r.status_code for r in replies] == [200] * 20
+    assert [r.json()["output"] for r in replies] == ["3"] * 20
+    assert server.slots.running == 0 and server.slots.queued == 0
