@@ -1,7 +1,8 @@
 """``helikon`` command: the typer app and ``helikon run``.
 
 Subcommands live in their own modules: ``eval run`` (:mod:`helikon.cli.eval_cmd`),
-``mcp serve`` (:mod:`helikon.cli.mcp_cmd`) and ``repl`` (:mod:`helikon.cli.repl`).
+``mcp serve`` (:mod:`helikon.cli.mcp_cmd`), ``serve`` (:mod:`helikon.cli.serve_cmd`) and
+``repl`` (:mod:`helikon.cli.repl`).
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ from helikon.cli.policy_cmd import policy_app
 from helikon.cli.repl import repl
 from helikon.cli.replay_cmd import replay
 from helikon.cli.resume_cmd import resume, run_with_approvals, terminal_ask
+from helikon.cli.serve_cmd import serve
 from helikon.cli.sidecar import Sidecar
 from helikon.cli.verify_cmd import verify_logs
 from helikon.core.agent import Agent
@@ -63,6 +65,7 @@ app.command("resume")(resume)
 app.command("replay")(replay)
 app.command("verify")(verify_logs)
 app.command("doctor")(doctor)
+app.command("serve")(serve)
 
 
 def _version() -> str:

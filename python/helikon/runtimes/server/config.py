@@ -44,6 +44,8 @@ class ServerConfig:
         metrics_path: path of the Prometheus text metrics (runs by status, queue depth,
             time to first event, run duration, errors by kind; behind ``auth`` like every
             route but the health one); ``None`` for none (default ``"/metrics"``).
+        ui: serve the run inspector page at ``/ui`` (default False: off unless asked for;
+            ``helikon serve --ui``).
 
     Raises:
         ConfigError: a value has the wrong type or is out of range (the message names the
@@ -67,6 +69,7 @@ class ServerConfig:
     openapi: bool = True
     health_path: str | None = "/healthz"
     metrics_path: str | None = "/metrics"
+    ui: bool = False
 
     def __post_init__(self) -> None:
         _count("max_body_bytes", self.max_body_bytes, minimum=1)
@@ -89,6 +92,8 @@ class ServerConfig:
                     f"ServerConfig.{name} must be a path starting with '/' (e.g. "
                     f"'{example}') or None (no {name[:-5]} route), got {_shown(path)}"
                 )
+        if not isinstance(self.ui, bool):
+            raise ConfigError(f"ServerConfig.ui must be True or False, got {_shown(self.ui)}")
 
 
 def _shown(value: object) -> str:
