@@ -19,7 +19,6 @@ import asyncio
 import enum
 import functools
 import inspect
-import json
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import (
@@ -40,7 +39,8 @@ from pydantic.fields import FieldInfo
 from helikon.core.context import RunContext, ToolContext
 from helikon.core.docstrings import parse_docstring
 from helikon.core.items import ContentPart, TextPart
-from helikon.errors import ConfigError, InvalidArgs, ModelRetry, ToolError, ToolOther
+from helikon.core.tool_args import schema_of, validate_args
+from helikon.errors import ConfigError, ModelRetry, ToolError, ToolOther
 
 __all__ = ["FunctionTool", "NeedsApproval", "Tool", "ToolEffect", "ToolOutput", "tool"]
 
@@ -325,14 +325,9 @@ class FunctionTool:
         self._params = [p.name for p in params]
         try:
             self._args_model: type[BaseModel] = _args_model(f"{self.name}_args", fields)
-            schema = self._args_model.model_json_schema()
+            schema = schema_of(self._args_model)
         except _SCHEMA_ERRORS as exc:
             raise _schema_error(self.name, fields, exc) from None
-        schema.pop("title", None)
-        for prop in schema.get("properties", {}).values():
-            if isinstance(prop, dict):
-                prop.pop("title", None)
-        schema.setdefault("properties", {})
         self.parameters: dict[str, Any] = schema
         functools.update_wrapper(self, fn)
 
@@ -348,24 +343,7 @@ class FunctionTool:
         Raises:
             InvalidArgs: with one message per problem (``field: reason``).
         """
-        if isinstance(args, str):
-            try:
-                args = json.loads(args) if args.strip() else {}
-            except json.JSONDecodeError as exc:
-                raise InvalidArgs([f"arguments are not valid JSON: {exc.msg}"]) from None
-        if args is None:
-            args = {}
-        if not isinstance(args, dict):
-            raise InvalidArgs([f"arguments must be a JSON object, got {type(args).__name__}"])
-        try:
-            model = self._args_model.model_validate(args)
-        except pydantic.ValidationError as exc:
-            raise InvalidArgs(
-                [
-                    f"{'.'.join(str(x) for x in e['loc']) or '<root>'}: {e['msg']}"
-                    for e in exc.errors(include_url=False)
-                ]
-            ) from None
+        model = validate_args(self._args_model, args)
         return {name: getattr(model, name) for name in self._params}
 
     async def invoke(self, ctx: ToolContext[Any], args: Any) -> ToolOutput:

@@ -12,8 +12,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from helikon.core.context import ToolContext
 from helikon.core.items import TextPart
 from helikon.core.tool import ToolEffect, ToolOutput
+from helikon.core.tool_args import schema_of, validate_args
 from helikon.errors import ConfigError, InvalidArgs
-from helikon.tools._args import schema_of, validate_args
 from helikon.tools._command_rules import CommandRules
 from helikon.tools._policy_backend import check_timeout
 from helikon.tools._workspace_rules import kernel_note

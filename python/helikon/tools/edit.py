@@ -10,8 +10,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from helikon.core.context import ToolContext
 from helikon.core.items import TextPart
 from helikon.core.tool import ToolEffect, ToolOutput
+from helikon.core.tool_args import schema_of, validate_args
 from helikon.errors import ConfigError, ToolOther
-from helikon.tools._args import schema_of, validate_args
 from helikon.tools._text import binary_reason
 from helikon.tools.sandbox import Sandbox
 

@@ -10,7 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from helikon.core.context import ToolContext
 from helikon.core.items import TextPart
 from helikon.core.tool import ToolEffect, ToolOutput
-from helikon.tools._args import schema_of, validate_args
+from helikon.core.tool_args import schema_of, validate_args
 from helikon.tools.sandbox import Sandbox
 
 __all__ = ["WriteTool"]

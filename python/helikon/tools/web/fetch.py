@@ -34,9 +34,9 @@ from helikon._version import __version__
 from helikon.core.context import ToolContext
 from helikon.core.items import TextPart
 from helikon.core.tool import ToolEffect, ToolOutput
+from helikon.core.tool_args import schema_of, validate_args
 from helikon.errors import ConfigError, InvalidArgs, ToolDenied, ToolOther
 from helikon.redaction import CUT_GUARD, process_redactor
-from helikon.tools._args import schema_of, validate_args
 from helikon.tools.web._cancel import until_cancelled
 from helikon.tools.web.extract import html_to_markdown
 from helikon.tools.web.hosts import HostRules

@@ -1,4 +1,7 @@
-"""Argument validation shared by the ready-made tools (the same rules as ``FunctionTool``)."""
+"""A tool's arguments model: its JSON Schema as the model sees it, and raw-argument validation.
+
+One rule for :class:`~helikon.core.tool.FunctionTool` and the ready-made tools.
+"""
 
 from __future__ import annotations
 
