@@ -19,6 +19,7 @@ from helikon.runtimes.server.metrics import CONTENT_TYPE
 from helikon.runtimes.server.openapi import openapi_schema
 from helikon.runtimes.server.runs import Run
 from helikon.runtimes.server.sse import SSE_HEADERS, sse_stream
+from helikon.runtimes.server.ui import ui_routes
 from helikon.runtimes.server.ws import run_events_ws
 
 __all__ = ["build_routes", "error_response"]
@@ -210,6 +211,8 @@ def build_routes(server: ServerHost) -> list[BaseRoute]:
         ),
     ]
     routes.extend(approval_routes(server))
+    if server.config.ui:
+        routes.extend(ui_routes(server))
     if server.config.openapi:
         routes.append(Route("/openapi.json", openapi, methods=["GET"], name="openapi"))
     if server.config.metrics_path is not None:

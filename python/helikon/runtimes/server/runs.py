@@ -264,6 +264,11 @@ class RunRegistry:
         self.prune()
         return self._runs.get(run_id)
 
+    def listed(self) -> list[Run]:
+        """Every run not expired, in the order they were registered."""
+        self.prune()
+        return list(self._runs.values())
+
     def adopt(self, run: Run) -> Run:
         """Register a restored run (no task yet); the one already registered wins."""
         known = self._runs.get(run.id)
