@@ -243,3 +243,18 @@ async def test_loop_without_escalation_fails_with_max_iterations() -> None:
 def test_loop_validation() -> None:
     with pytest.raises(ConfigError, match=">= 1"):
         LoopAgent("l", max_iterations=0)
+
+
+@pytest.mark.parametrize(
+    ("build", "message"),
+    [
+        (lambda: ParallelAgent("p", branches="ab"), "ParallelAgent(branches=...)"),
+        (lambda: ParallelAgent("p", branches=3), "ParallelAgent(branches=...)"),
+        (lambda: SequentialAgent("s", steps=b"ab"), "SequentialAgent(steps=...)"),
+        (lambda: LoopAgent("l", steps=None), "LoopAgent(steps=...)"),
+    ],
+)
+def test_agent_lists_refuse_a_string_or_a_non_iterable(build: Any, message: str) -> None:
+    with pytest.raises(ConfigError, match=r"must be a list of agents, got \w+") as caught:
+        build()
+    assert str(caught.value).startswith(message)

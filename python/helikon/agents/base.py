@@ -20,9 +20,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Iterable, Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, cast
 
 from helikon.agents.pause import (
     PatternPaused,
@@ -77,6 +77,7 @@ __all__ = [
     "PatternFailed",
     "PatternRun",
     "Runnable",
+    "agent_list",
     "check_runnable",
     "final_message",
     "run_child",
@@ -205,6 +206,20 @@ async def run_child(
     if outcome.error is not None and run.token.cancelled:
         # a child cut short by the pattern's own deadline reports Cancelled; say why
         outcome.error = run.cancel_error().to_dict()
+
+
+def agent_list(where: str, agents: Any) -> Iterable[Any]:
+    """``agents`` when it is a list (any iterable but a string) of would-be agents.
+
+    ``where`` names the argument in the message, e.g. ``"ParallelAgent(branches=...)"``;
+    each item is checked by whoever adds it.
+
+    Raises:
+        ConfigError: ``agents`` is a string, bytes or not iterable.
+    """
+    if isinstance(agents, str | bytes) or not hasattr(agents, "__iter__"):
+        raise ConfigError(f"{where} must be a list of agents, got {type(agents).__name__}")
+    return cast("Iterable[Any]", agents)
 
 
 def final_message(agent_name: str, text: str) -> list[AgentEvent]:
@@ -442,12 +457,7 @@ class StepsPattern(PatternAgent):
 
     def _init_steps(self, steps: Any) -> None:
         self.steps = []
-        if isinstance(steps, str | bytes) or not hasattr(steps, "__iter__"):
-            raise ConfigError(
-                f"{type(self).__name__}(steps=...) must be a list of agents, got "
-                f"{type(steps).__name__}"
-            )
-        for agent in steps:
+        for agent in agent_list(f"{type(self).__name__}(steps=...)", steps):
             self.then(agent)
 
     def then(self, agent: Any) -> Any:

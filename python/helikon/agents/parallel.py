@@ -32,6 +32,7 @@ from helikon.agents.base import (
     PatternFailed,
     PatternRun,
     Runnable,
+    agent_list,
     check_runnable,
     final_message,
 )
@@ -94,12 +95,7 @@ class ParallelAgent(PatternAgent):
     ) -> None:
         self._init_base(name, description, run_config)
         self.branches: list[tuple[str, Runnable]] = []
-        if isinstance(branches, str | bytes) or not hasattr(branches, "__iter__"):
-            raise ConfigError(
-                f"ParallelAgent(branches=...) must be a list of agents, got "
-                f"{type(branches).__name__}"
-            )
-        for agent in branches:
+        for agent in agent_list("ParallelAgent(branches=...)", branches):
             self.add(agent)
 
     def add(self, agent: Any) -> ParallelAgent:
