@@ -9,6 +9,7 @@ inspector uses them (copied to ``docs/guides/inspector/``).
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import shutil
 from collections.abc import AsyncIterator
@@ -17,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from helikon import Agent, tool
+from helikon import Agent, RunConfig, tool
 from helikon.runtimes.server import AgentServer, AuthRejection, ServerConfig
 from helikon.testing import Call, MockModel, Text
 from tests.conftest import require_service
@@ -229,3 +230,108 @@ async def test_with_a_token_the_page_asks_for_it_and_sends_it(live: type[Live], 
         await tab.click("#send-button")
         await tab.locator(".msg.assistant").filter(has_text="3").wait_for()
     assert prompts == ["This server needs a token:"]  # asked once, then sent every time
+
+
+@tool(needs_approval=True)
+def refund(order: str, amount: int) -> str:
+    """Refund part of an order."""
+    return f"refunded {amount} on {order}"
+
+
+def _refund_agent(calls: list[dict[str, Any]]) -> Agent:
+    turns: list[Any] = [[Call(f"r{i}", "refund", args) for i, args in enumerate(calls)]]
+    return Agent(
+        name="support",
+        model=MockModel([*turns, [Text("Refunded.")]]),
+        tools=[refund],
+        run_config=RunConfig(approval="defer"),
+    )
+
+
+@pytest.mark.parametrize(
+    ("button", "answer", "result"),
+    [
+        ("approve", None, "→ refunded 5 on A7"),
+        ("deny", "not this order", "error: "),
+        ("edit", '{"order": "A7", "amount": 2}', "→ refunded 2 on A7"),
+    ],
+)
+async def test_a_paused_run_is_answered_from_the_page(
+    live: type[Live], tab: Any, button: str, answer: str | None, result: str
+) -> None:
+    server = AgentServer(
+        [_refund_agent([{"order": "A7", "amount": 5}])], config=ServerConfig(ui=True)
+    )
+
+    async def reply(dialog: Any) -> None:
+        await dialog.accept(answer or "")
+
+    tab.on("dialog", lambda d: asyncio.ensure_future(reply(d)))
+    async with live(server) as srv:
+        await tab.goto(srv.url + "/ui/")
+        await tab.locator("#agent option[value=support]").wait_for(state="attached")
+        await tab.fill("#message", "refund A7")
+        await tab.click("#send-button")
+        card = tab.locator(".approval-call[data-call=r0]")
+        assert await card.locator(".approval-what").text_content() == (
+            'refund({"order":"A7","amount":5})'
+        )
+        if button == "approve":
+            await _shot(tab, "approval")
+        await card.locator(f"button.{button}").click()
+        await tab.locator("#timeline .type", has_text="run_completed").wait_for()
+        output = tab.locator("#timeline li", has=tab.locator(".type", has_text="tool_output_item"))
+        summary = await output.locator("summary").text_content()
+        assert summary.startswith(f"tool_output_item {result}"), summary
+        if button == "deny":
+            assert "not this order" in summary
+        assert await tab.locator(".msg.assistant").last.text_content() == "Refunded."
+    assert server.runs.listed()[0].status == "completed"
+
+
+async def test_two_waiting_calls_are_answered_together(live: type[Live], tab: Any) -> None:
+    calls = [{"order": "A7", "amount": 5}, {"order": "B8", "amount": 9}]
+    server = AgentServer([_refund_agent(calls)], config=ServerConfig(ui=True))
+    posted: list[str] = []
+    tab.on(
+        "request",
+        lambda r: (
+            posted.append(r.post_data or "")
+            if r.url.endswith("/approvals") and r.method == "POST"
+            else None
+        ),
+    )
+    async with live(server) as srv:
+        await tab.goto(srv.url + "/ui/")
+        await tab.locator("#agent option[value=support]").wait_for(state="attached")
+        await tab.fill("#message", "refund both")
+        await tab.click("#send-button")
+        await tab.locator(".approval-call[data-call=r0] button.approve").click()
+        await tab.locator(".approval-call[data-call=r1] button.approve").click()
+        await tab.locator("#timeline .type", has_text="run_completed").wait_for()
+    assert [json.loads(p) for p in posted] == [
+        {"decisions": {"r0": {"decision": "approve"}, "r1": {"decision": "approve"}}}
+    ]
+
+
+async def test_the_token_from_the_url_fragment_is_sent_and_hidden(
+    live: type[Live], tab: Any
+) -> None:
+    from helikon.cli.serve_cmd import BearerToken  # what `helikon serve --token` installs
+
+    server = AgentServer([calc_agent()], auth=BearerToken("s3cret"), config=ServerConfig(ui=True))
+    prompts: list[str] = []
+    tab.on("dialog", lambda d: prompts.append(d.message))
+    sent: list[tuple[str, str | None]] = []
+    tab.on("request", lambda r: sent.append((r.url, r.headers.get("authorization"))))
+    async with live(server) as srv:
+        await tab.goto(srv.url + "/ui/#token=s3cret")
+        await tab.locator("#agent option[value=calc]").wait_for(state="attached")
+        assert tab.url == srv.url + "/ui/"  # the token left the address bar
+        await tab.fill("#message", "sum")
+        await tab.click("#send-button")
+        await tab.locator(".msg.assistant").filter(has_text="3").wait_for()
+    assert prompts == []
+    data_calls = [auth for url, auth in sent if "/ui/api/" in url or "/agents/" in url]
+    assert len(data_calls) >= 4  # agents, runs, the POST, the events stream
+    assert set(data_calls) == {"Bearer s3cret"}

@@ -213,6 +213,9 @@
       }
     } else if (ev.type === "run_failed") {
       chat.append(el("div", "msg error", "run failed: " + label(ev)[1]));
+    } else if (ev.type === "run_interrupted") {
+      run.bubble = null;
+      showApprovals(run);
     }
     if (TERMINAL.has(ev.type)) {
       $("usage").textContent = usageText(ev.usage);
@@ -241,6 +244,80 @@
     if (!view) return;
     if (view.agent && $("agent").value !== view.agent) $("agent").value = view.agent;
     for (const run of view.runs) renderRun(run);
+  }
+
+  // ------------------------------------------------------------------ approvals
+
+  // A run paused for approval: one card per waiting call, with approve / deny / edit. The
+  // decisions go in one POST once every waiting call has one (the server wants them all).
+  async function showApprovals(run) {
+    const agent = state.view.agent;
+    let body;
+    try {
+      body = await apiJson(runPath(agent, run.runId) + "/approvals");
+    } catch (err) {
+      setStatus("error: " + err.message);
+      return;
+    }
+    if (!body.pending || !body.pending.length) return;
+    const panel = el("div", "msg approval");
+    panel.dataset.run = run.runId;
+    panel.append(el("div", "approval-title", "Waiting for approval"));
+    const decisions = {};
+    const submit = async () => {
+      if (Object.keys(decisions).length < body.pending.length) return;
+      for (const button of panel.querySelectorAll("button")) button.disabled = true;
+      try {
+        await apiJson(runPath(agent, run.runId) + "/approvals", {
+          method: "POST",
+          headers: { "Content-Type": "application/json" },
+          body: JSON.stringify({ decisions }),
+        });
+        panel.append(el("div", "approval-done", "answered"));
+      } catch (err) {
+        panel.append(el("div", "approval-done", "error: " + err.message));
+      }
+    };
+    for (const call of body.pending) {
+      const card = el("div", "approval-call");
+      card.dataset.call = call.call_id;
+      card.append(
+        el("div", "approval-what", call.tool + "(" + JSON.stringify(call.args) + ")"),
+        el("div", "approval-why", call.reason || ""),
+      );
+      const decide = (decision, label) => {
+        decisions[call.call_id] = decision;
+        for (const b of card.querySelectorAll("button")) b.disabled = true;
+        card.append(el("span", "approval-choice", label));
+        submit();
+      };
+      const approve = el("button", "approve", "Approve");
+      approve.type = "button";
+      approve.addEventListener("click", () => decide({ decision: "approve" }, "approved"));
+      const deny = el("button", "deny", "Deny");
+      deny.type = "button";
+      deny.addEventListener("click", () => {
+        const reason = window.prompt("Why deny this call?", "") || "denied in the inspector";
+        decide({ decision: "deny", reason }, "denied");
+      });
+      const edit = el("button", "edit", "Edit");
+      edit.type = "button";
+      edit.addEventListener("click", () => {
+        const text = window.prompt("The call's arguments (JSON):", JSON.stringify(call.args));
+        if (text === null) return;
+        let args;
+        try {
+          args = JSON.parse(text);
+        } catch (err) {
+          setStatus("not JSON: " + err.message);
+          return;
+        }
+        decide({ decision: "edit", args }, "edited");
+      });
+      card.append(approve, deny, edit);
+      panel.append(card);
+    }
+    $("chat").append(panel);
   }
 
   // ------------------------------------------------------------------ following a run
