@@ -39,6 +39,7 @@ from helikon.core.runnable import Runnable, check_runnable
 from helikon.errors import ConfigError, ResumeRefused, ServerBindError, ServerError
 from helikon.runtimes.runner import Runner
 from helikon.runtimes.server.admission import RunSlots
+from helikon.runtimes.server.agui import agui_routes
 from helikon.runtimes.server.approvals import deny_after
 from helikon.runtimes.server.config import ServerConfig
 from helikon.runtimes.server.metrics import HttpErrorCounter, ServerMetrics
@@ -177,7 +178,7 @@ class AgentServer:
         """The ASGI app (built once): run it with any ASGI server or mount it."""
         if self._app is None:
             self._app = Starlette(
-                routes=build_routes(self),
+                routes=[*build_routes(self), *agui_routes(self)],
                 lifespan=self._lifespan,
                 exception_handlers={HTTPException: _http_error},
                 middleware=[Middleware(HttpErrorCounter, metrics=self.metrics)],

@@ -22,7 +22,7 @@ from helikon.runtimes.server.sse import SSE_HEADERS, sse_stream
 from helikon.runtimes.server.ui import ui_routes
 from helikon.runtimes.server.ws import run_events_ws
 
-__all__ = ["build_routes", "error_response"]
+__all__ = ["RUN_ID_HEADER", "RunStream", "build_routes", "error_response", "start_failure"]
 
 RUN_ID_HEADER = "X-Run-Id"
 
@@ -220,3 +220,8 @@ def build_routes(server: ServerHost) -> list[BaseRoute]:
     if server.config.health_path is not None:
         routes.append(Route(server.config.health_path, health, methods=["GET"], name="health"))
     return routes
+
+
+RunStream = _RunStream
+"""An SSE response that calls ``on_close`` however it ends (for other streaming routes)."""
+start_failure = _start_failure
