@@ -335,3 +335,76 @@ async def test_the_token_from_the_url_fragment_is_sent_and_hidden(
     data_calls = [auth for url, auth in sent if "/ui/api/" in url or "/agents/" in url]
     assert len(data_calls) >= 4  # agents, runs, the POST, the events stream
     assert set(data_calls) == {"Bearer s3cret"}
+
+
+class _CutFirstStream:
+    """An ASGI wrapper that ends the first event stream right after frame ``last`` (the
+    client sees the stream end without a terminal event: a dropped connection)."""
+
+    def __init__(self, app: Any, last: int) -> None:
+        self.app = app
+        self.mark = f"id: {last}\n".encode()
+        self.cut = False
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http" or not scope["path"].endswith("/events") or self.cut:
+            await self.app(scope, receive, send)
+            return
+        self.cut = True
+        ended = False
+
+        async def cutting(message: Any) -> None:
+            nonlocal ended
+            if ended:
+                return
+            await send(message)
+            if message["type"] == "http.response.body" and self.mark in message.get("body", b""):
+                ended = True
+                await send({"type": "http.response.body", "body": b"", "more_body": False})
+
+        await self.app(scope, receive, cutting)
+
+
+class _CuttingServer(AgentServer):
+    @property
+    def app(self) -> Any:
+        if getattr(self, "_cutter", None) is None:
+            self._cutter = _CutFirstStream(super().app, last=3)
+        return self._cutter
+
+
+async def test_a_dropped_stream_resumes_after_the_last_event(live: type[Live], tab: Any) -> None:
+    release = asyncio.Event()
+
+    @tool
+    async def hold() -> str:
+        """Wait until the test releases the run."""
+        await release.wait()
+        return "released"
+
+    model = MockModel([[Call("h1", "hold", {})], [Text("back")]])
+    server = _CuttingServer(
+        [Agent(name="slow", model=model, tools=[hold])], config=ServerConfig(ui=True)
+    )
+    asked: list[str | None] = []
+    tab.on(
+        "request",
+        lambda r: (
+            asked.append(r.headers.get("last-event-id")) if r.url.endswith("/events") else None
+        ),
+    )
+    async with live(server) as srv:
+        await tab.goto(srv.url + "/ui/")
+        await tab.locator("#agent option[value=slow]").wait_for(state="attached")
+        await tab.fill("#message", "wait")
+        await tab.click("#send-button")
+        await tab.locator("#timeline .type", has_text="tool_call_item").wait_for()
+        async with asyncio.timeout(BOUND):
+            while len(asked) < 2:  # the page noticed the drop and asked again
+                await asyncio.sleep(0.05)
+        release.set()
+        await tab.locator("#timeline .type", has_text="run_completed").wait_for()
+        ids = [int(i) for i, _ in await _timeline(tab)]
+        assert await tab.locator(".msg.assistant").text_content() == "back"
+    assert asked[:2] == [None, "3"]
+    assert ids == list(range(9)), ids
