@@ -29,14 +29,19 @@ from __future__ import annotations
 import uuid
 from collections.abc import Mapping
 
-from helikon.core.decisions import Approve, Decision, Deny
+from helikon.core.decisions import Approve, Decision, Deny, Edit
 from helikon.core.run_state import PROCESS_ID, RunState
 from helikon.errors import ResumeRefused
 from helikon.sessions import Session
 from helikon.sessions.chain import Chained, verify
-from helikon.sessions.events import ApprovalsAnswered, SequenceId
+from helikon.sessions.events import (
+    ApprovalsAnswered,
+    PermissionDecided,
+    SequenceId,
+    SessionEvent,
+)
 
-__all__ = ["claim_resume", "session_position"]
+__all__ = ["claim_resume", "human_denials", "session_position"]
 
 _CLAIMED_IN_PROCESS: set[str] = set()
 
@@ -98,7 +103,15 @@ async def claim_resume(
         )
     claim = uuid.uuid4().hex
     await session.append(
-        [ApprovalsAnswered(run_id=state.run_id, claim=claim, decisions=_summary(decisions))]
+        [
+            ApprovalsAnswered(
+                run_id=state.run_id,
+                claim=claim,
+                decisions=_summary(decisions),
+                reasons={c: d.reason for c, d in decisions.items() if isinstance(d, Deny)},
+                args={c: d.args for c, d in decisions.items() if isinstance(d, Edit)},
+            )
+        ]
     )
     after = await session.events(SequenceId(position - 1) if position > 0 else None)
     first = next((e for e in after if _answers(e, state)), None)
@@ -106,6 +119,38 @@ async def claim_resume(
         raise ResumeRefused(
             f"another resume of paused run {state.run_id} claimed it first; nothing ran here"
         )
+
+
+def human_denials(
+    state: RunState, decisions: Mapping[str, Decision], log: list[SessionEvent]
+) -> list[PermissionDecided]:
+    """The ``permission_decided`` events of the calls a person denied on this resume
+    (``decided_by="human"``, ``reason`` the ``Deny`` reason), in the order the calls wait.
+
+    A denied call does not run again, so the permission pipeline records nothing for it;
+    these events close its ``pending`` ask. Stage and rule are those of the call's recorded
+    ask in ``log`` (the pipeline stage that asked); ``"resume"`` when the log holds none
+    (the run paused without a session).
+    """
+    asks = {e.call_id: e for e in log if isinstance(e, PermissionDecided) and e.decision == "ask"}
+    out = []
+    for p in state.pending:
+        d = decisions.get(p.call_id)
+        if not isinstance(d, Deny):
+            continue
+        ask = asks.get(p.call_id)
+        out.append(
+            PermissionDecided(
+                call_id=p.call_id,
+                tool=p.tool,
+                decision="deny",
+                stage=ask.stage if ask is not None else "resume",
+                rule=ask.rule if ask is not None else None,
+                reason=d.reason,
+                decided_by="human",
+            )
+        )
+    return out
 
 
 def _answers(event: object, state: RunState) -> bool:

@@ -40,7 +40,7 @@ from helikon.core.runnable import AgentInput, Runnable, check_run_args, input_it
 from helikon.core.spellings import refuse_other_spellings
 from helikon.errors import AgentOther, ConfigError
 from helikon.runtimes.either_call import either_call
-from helikon.runtimes.resume import claim_resume, session_position
+from helikon.runtimes.resume import claim_resume, human_denials, session_position
 from helikon.sessions import MemorySession, Session, SessionRecorder, load_conversation
 from helikon.sessions.shield import complete
 
@@ -278,6 +278,9 @@ class Runner:
         durable = session is not None
         session = session if session is not None else MemorySession()
         recorder = SessionRecorder(agent.name)
+        log = await session.events() if durable else []
+        for denial in human_denials(state, decisions or {}, log):
+            recorder.record(denial)
         stream = start(_recording(_with_live_compaction(ctx, session), recorder))
         drive = self._drive(stream, recorder, session, durable, ItemTrail(None, state))
         async with contextlib.aclosing(drive) as events:

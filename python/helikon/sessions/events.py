@@ -189,12 +189,19 @@ class ConversationRepaired(_Event):
 class ApprovalsAnswered(_Event):
     """A paused run (``run_id``) was resumed with ``decisions`` (call id -> ``approve``,
     ``deny`` or ``edit``); ``claim`` identifies the resume that wrote it. The first such
-    event after the pause wins: a resume whose claim is not first runs nothing."""
+    event after the pause wins: a resume whose claim is not first runs nothing.
+
+    ``reasons`` holds each denied call's reason (call id -> the ``Deny`` reason the model
+    reads) and ``args`` each edited call's new arguments (call id -> the ``Edit`` arguments
+    the tool ran with); both are empty in logs written before they existed.
+    """
 
     type: Literal["approvals_answered"] = "approvals_answered"
     run_id: str
     claim: str
     decisions: dict[str, str] = Field(default_factory=dict)
+    reasons: dict[str, str] = Field(default_factory=dict)
+    args: dict[str, Any] = Field(default_factory=dict)
 
 
 class PermissionDecided(_Event):
