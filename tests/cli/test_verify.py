@@ -108,3 +108,35 @@ def test_redis_and_postgres_stores_verify_and_name_a_removed_record() -> None:
         assert r.output.startswith("p1: ok, 3 of 3 records chained, head ")
     finally:
         asyncio.run(clean())
+
+
+def test_a_log_with_every_hash_removed_is_not_verified_and_strict_fails_unchained(
+    tmp_path: Path,
+) -> None:
+    from helikon.sessions.sqlite import SqliteSession
+
+    db = tmp_path / "s.db"
+    for sid in ("alpha", "beta"):
+        asyncio.run(SqliteSession(sid, db).append([user_message(f"m{i}") for i in range(3)]))
+    conn = sqlite3.connect(db)
+    conn.execute("UPDATE session_events SET hash = NULL WHERE session_id = 'alpha'")
+    conn.commit()
+    conn.close()
+    r = _verify(f"sqlite://{db}#alpha")
+    assert r.exit_code == 3, r.output
+    assert r.output.splitlines() == [
+        "alpha: not verified: no record is chained (3 records, none with a hash: written "
+        "before the chain, or their hashes were removed)"
+    ]
+    r = _verify(f"sqlite://{db}#alpha", "--format", "json")
+    assert r.exit_code == 3
+    doc = json.loads(r.output)["alpha"]
+    assert (doc["status"], doc["chained"], doc["unchained"]) == ("unverified", 0, [0, 1, 2])
+    assert _verify(f"sqlite://{db}#alpha", "--strict").exit_code == 1
+    # a fully chained log passes --strict too
+    r = _verify(f"sqlite://{db}#beta", "--strict")
+    assert r.exit_code == 0, r.output
+    assert r.output.split(", head ")[0] == "beta: ok, 3 of 3 records chained"
+    # the whole store: one log not verified, none tampered
+    r = _verify(f"sqlite://{db}")
+    assert r.exit_code == 3 and r.output.startswith("alpha: not verified: no record is chained")
