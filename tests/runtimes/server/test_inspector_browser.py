@@ -408,3 +408,28 @@ async def test_a_dropped_stream_resumes_after_the_last_event(live: type[Live], t
         assert await tab.locator(".msg.assistant").text_content() == "back"
     assert asked[:2] == [None, "3"]
     assert ids == list(range(9)), ids
+
+
+async def test_the_runs_list_narrows_to_the_chats_session(live: type[Live], tab: Any) -> None:
+    server = AgentServer([calc_agent(runs=3)], config=ServerConfig(ui=True))
+    async with live(server) as srv:
+        import httpx
+
+        async with httpx.AsyncClient(base_url=srv.url) as client:
+            other = (await client.post("/agents/calc/runs", json={"input": "x"})).json()
+        await tab.goto(srv.url + "/ui/")
+        await tab.locator("#agent option[value=calc]").wait_for(state="attached")
+        for text in ("one", "two"):
+            await tab.fill("#message", text)
+            await tab.click("#send-button")
+            await tab.locator("#status", has_text="done").wait_for()
+            await tab.locator("#send-button:enabled").wait_for()
+        mine = [r.id for r in server.runs.listed() if r.session_id is not None]
+        assert len(mine) == 2
+        await tab.check("#session-only")
+        await tab.locator("#runs button").nth(1).wait_for()
+        await tab.locator(f"#runs button[data-run='{other['run_id']}']").wait_for(state="detached")
+        shown = await tab.eval_on_selector_all("#runs button", "bs => bs.map(b => b.dataset.run)")
+        assert shown == mine[::-1]
+        await tab.uncheck("#session-only")
+        await tab.locator(f"#runs button[data-run='{other['run_id']}']").wait_for()

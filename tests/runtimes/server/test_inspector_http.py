@@ -100,6 +100,10 @@ async def test_the_api_lists_agents_and_runs_newest_first() -> None:
             )
         ).json()["run_id"]
         r = await client.get("/ui/api/runs")
+        only = await client.get("/ui/api/runs", params={"session_id": "s1"})
+        none = await client.get("/ui/api/runs", params={"session_id": "s2"})
+    assert [run["run_id"] for run in only.json()["runs"]] == [second]
+    assert none.json() == {"runs": []}
     assert r.json() == {
         "runs": [
             {

@@ -10,7 +10,8 @@ two listing routes added here:
 
 * ``GET /ui/api/agents``: ``{"agents": [{"name", "description"}, ...]}``, sorted by name.
 * ``GET /ui/api/runs``: ``{"runs": [{"run_id", "agent", "session_id", "status", "events"},
-  ...]}``, newest first (``events`` is how many the run has so far).
+  ...]}``, newest first (``events`` is how many the run has so far); ``?session_id=ID``
+  keeps the runs of that session only.
 """
 
 from __future__ import annotations
@@ -93,6 +94,7 @@ def ui_routes(server: ServerHost) -> list[BaseRoute]:
             await server.authenticate(request)
         except ServerError as exc:
             return _refused(exc)
+        session = request.query_params.get("session_id")
         listed = [
             {
                 "run_id": run.id,
@@ -102,6 +104,7 @@ def ui_routes(server: ServerHost) -> list[BaseRoute]:
                 "events": len(run.events),
             }
             for run in reversed(server.runs.listed())
+            if session is None or run.session_id == session
         ]
         return JSONResponse({"runs": listed})
 

@@ -429,7 +429,9 @@
   async function loadRuns() {
     let body;
     try {
-      body = await apiJson("api/runs");
+      const session = state.view && state.view.sessionId;
+      const only = $("session-only").checked && session;
+      body = await apiJson("api/runs" + (only ? "?session_id=" + encodeURIComponent(session) : ""));
     } catch (err) {
       setStatus("error: " + err.message);
       return;
@@ -453,6 +455,7 @@
     $("send").addEventListener("submit", send);
     $("new-chat").addEventListener("click", newChat);
     $("refresh-runs").addEventListener("click", loadRuns);
+    $("session-only").addEventListener("change", loadRuns);
     try {
       await loadAgents();
     } catch (err) {
