@@ -20,7 +20,7 @@ import pytest
 
 from helikon import Agent, RunConfig, tool
 from helikon.runtimes.server import AgentServer, AuthRejection, ServerConfig
-from helikon.testing import Call, MockModel, Text
+from helikon.testing import Call, MockModel, Text, Usage
 from tests.conftest import require_service
 from tests.runtimes.server.conftest import BOUND, Live, calc_agent
 
@@ -433,3 +433,27 @@ async def test_the_runs_list_narrows_to_the_chats_session(live: type[Live], tab:
         assert shown == mine[::-1]
         await tab.uncheck("#session-only")
         await tab.locator(f"#runs button[data-run='{other['run_id']}']").wait_for()
+
+
+async def test_a_handoff_and_the_runs_usage_are_in_the_timeline(live: type[Live], tab: Any) -> None:
+    specialist = Agent(name="specialist", model=MockModel([[Text("hi from specialist")]]))
+    triage = Agent(
+        name="triage",
+        model=MockModel([[Call("t1", "transfer_to_specialist", {}), Usage(7, 2)]]),
+        handoffs=[specialist],
+    )
+    server = AgentServer([triage], config=ServerConfig(ui=True))
+    async with live(server) as srv:
+        await tab.goto(srv.url + "/ui/")
+        await tab.locator("#agent option[value=triage]").wait_for(state="attached")
+        await tab.fill("#message", "help")
+        await tab.click("#send-button")
+        await tab.locator("#timeline .type", has_text="run_completed").wait_for()
+        rows = tab.locator("#timeline li[data-id] summary")
+        texts = await rows.all_text_contents()
+        assert "handoff_item triage → specialist" in texts
+        assert "agent_updated specialist" in texts
+        assert texts[-1].startswith("run_completed input tokens 7, output tokens 2, requests 2")
+        assert (await tab.locator("#usage").text_content() or "").startswith("input tokens 7")
+        assert await tab.locator(".msg.assistant").text_content() == "hi from specialist"
+        await _shot(tab, "handoff")
