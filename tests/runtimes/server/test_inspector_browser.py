@@ -457,3 +457,34 @@ async def test_a_handoff_and_the_runs_usage_are_in_the_timeline(live: type[Live]
         assert (await tab.locator("#usage").text_content() or "").startswith("input tokens 7")
         assert await tab.locator(".msg.assistant").text_content() == "hi from specialist"
         await _shot(tab, "handoff")
+
+
+async def test_a_permission_denial_shows_its_reason(live: type[Live], tab: Any) -> None:
+    from helikon import RunContext
+    from helikon.core.permissions import PermissionMode
+
+    agent = Agent(
+        name="support",
+        model=MockModel([[Call("r0", "refund", {"order": "A7", "amount": 5})], [Text("No.")]]),
+        tools=[refund],
+    )
+    server = AgentServer(
+        [agent],
+        context_factory=lambda conn, session, cancel: RunContext.ephemeral(
+            None
+        ).with_permission_mode(PermissionMode.DONT_ASK),
+        config=ServerConfig(ui=True),
+    )
+    async with live(server) as srv:
+        await tab.goto(srv.url + "/ui/")
+        await tab.locator("#agent option[value=support]").wait_for(state="attached")
+        await tab.fill("#message", "refund A7")
+        await tab.click("#send-button")
+        await tab.locator("#timeline .type", has_text="run_completed").wait_for()
+        events = [e.data for e in server.runs.listed()[0].events]
+        (denied,) = [e for e in events if e["type"] == "permission_denied"]
+        row = tab.locator("#timeline li", has=tab.locator(".type", has_text="permission_denied"))
+        summary = await row.locator("summary").text_content()
+        assert summary == f"permission_denied refund: {denied['reason']}"
+        assert denied["reason"]
+        await _shot(tab, "permission-denied")
