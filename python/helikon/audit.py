@@ -99,7 +99,8 @@ class RecordedCall:
         sequence: the position of its ``tool_called`` event in the log (0-based).
         call_id: the model's call id.
         tool: the tool name.
-        args: the arguments as the model sent them.
+        args: the arguments the call ran with: as the model sent them, or a person's
+            ``Edit`` on a resume (the ``permission_decided`` event's ``args``).
         outcome: ``"allowed"``, ``"denied"``, ``"hook_denied"`` or ``"unknown"`` (see the
             module doc).
         recorded_reason: for a denial: the recorded reason (the ``permission_decided``
@@ -241,7 +242,7 @@ def _from_decision(
         seq,
         call.call_id,
         call.name,
-        call.args,
+        call.args if d.args is None else d.args,
         outcome,
         d.reason if outcome != "allowed" else "",
         outcome == "allowed" and d.decided_by in ("approval_handler", "human"),

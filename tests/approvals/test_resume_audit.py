@@ -9,11 +9,12 @@ import pytest
 from helikon import RunConfig, RunContext
 from helikon.audit import dry_run, recorded_calls
 from helikon.cli.policy_cmd import table_lines
-from helikon.core.decisions import Deny
-from helikon.errors import RunInterruptedError
+from helikon.core.decisions import Deny, Edit
+from helikon.core.items import ToolCall, ToolResult
+from helikon.errors import ResumeRefused, RunInterruptedError
 from helikon.runtimes.runner import Runner
 from helikon.sessions import MemorySession, PermissionDecided
-from helikon.sessions.events import ApprovalsAnswered
+from helikon.sessions.events import ApprovalsAnswered, ToolCalled
 from helikon.testing import Text
 
 from . import _support as s
@@ -78,3 +79,91 @@ async def test_a_denial_on_resume_is_recorded_as_the_person_s_decision() -> None
         ("c2", "denied", "allow", "human")
     ]
     assert "  denied (human)  allow  " in table_lines(changes)[1]
+
+
+async def test_an_edit_is_recorded_and_the_history_shows_the_call_that_ran() -> None:
+    session = MemorySession()
+    state = (await _paused(session)).state
+    agent = s.agent([[Text("Refunded 10.")]])
+    result = await Runner().resume(
+        agent,
+        state,
+        decisions={"c2": Edit({"order": "A7", "amount": 10})},
+        session=session,
+        ctx=s.ctx(),
+    )
+    assert s.RAN == [("lookup", "A7"), ("refund", {"order": "A7", "amount": 10})]
+    events = await session.events()
+    answered = next(e for e in events if isinstance(e, ApprovalsAnswered))
+    assert (answered.decisions, answered.reasons, answered.args) == (
+        {"c2": "edit"},
+        {},
+        {"c2": {"order": "A7", "amount": 10}},
+    )
+    decided = [
+        (e.decision, e.reason, e.decided_by, e.args)
+        for e in events
+        if isinstance(e, PermissionDecided) and e.call_id == "c2"
+    ]
+    assert decided == [
+        ("ask", "refund of 40 needs approval", "pending", None),
+        ("allow", "refund of 10 needs approval", "human", {"order": "A7", "amount": 10}),
+    ]
+    # the log keeps what the model sent; the audit reads what ran
+    [called] = [e for e in events if isinstance(e, ToolCalled) and e.call_id == "c2"]
+    assert called.args == {"order": "A7", "amount": 40}
+    calls = {c.call_id: c for c in recorded_calls(events, session_id="s")}
+    assert (calls["c2"].args, calls["c2"].outcome, calls["c2"].decided_by) == (
+        {"order": "A7", "amount": 10},
+        "allowed",
+        "human",
+    )
+    # the model's next turn and to_input_list() show the call that ran
+    [request] = agent.model.requests  # type: ignore[attr-defined]
+    sent = [(i.call_id, i.args) for i in request.messages if isinstance(i, ToolCall)]
+    assert sent == [("c1", {"order": "A7"}), ("c2", {"order": "A7", "amount": 10})]
+    history = [(i.call_id, i.args) for i in result.to_input_list() if isinstance(i, ToolCall)]
+    assert history == [("c1", {"order": "A7"}), ("c2", {"order": "A7", "amount": 10})]
+    results = [i for i in result.to_input_list() if isinstance(i, ToolResult)]
+    assert [r.content[0].text for r in results] == [  # type: ignore[union-attr]
+        "order A7: 40 EUR",
+        "refunded 10 on A7",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("args", "problem"),
+    [
+        ({"order": "A7", "amount": "lots"}, "amount: Input should be a valid integer"),
+        ({"order": "A7"}, "amount: Field required"),
+        ({"amount": 10, "order": ["A7"]}, "order: Input should be a valid string"),
+    ],
+)
+async def test_an_edit_the_tool_s_schema_refuses_is_refused_at_resume(
+    args: dict[str, object], problem: str
+) -> None:
+    session = MemorySession()
+    state = (await _paused(session)).state
+    before = len(await session.events())
+    with pytest.raises(ResumeRefused) as err:
+        await Runner().resume(
+            s.agent([[Text("never")]]),
+            state,
+            decisions={"c2": Edit(args)},
+            session=session,
+            ctx=s.ctx(),
+        )
+    assert str(err.value).startswith(
+        f"Edit(args) for call c2 does not fit tool 'refund': {problem}"
+    )
+    assert str(err.value).endswith("; fix those arguments (nothing ran)")
+    assert len(await session.events()) == before and s.RAN == [("lookup", "A7")]
+    # nothing was claimed: the corrected edit resumes the run
+    await Runner().resume(
+        s.agent([[Text("ok")]]),
+        state,
+        decisions={"c2": Edit({"order": "A7", "amount": 5})},
+        session=session,
+        ctx=s.ctx(),
+    )
+    assert s.RAN[-1] == ("refund", {"order": "A7", "amount": 5})

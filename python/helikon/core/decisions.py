@@ -32,6 +32,7 @@ __all__ = [
     "check_decisions",
     "decision_from_json",
     "decision_input",
+    "edited_args",
 ]
 
 
@@ -136,6 +137,16 @@ def decision_input(call_id: str, decision: Decision) -> dict[str, Any]:
     if isinstance(decision, Deny):
         return {"call_id": call_id, "decision": "deny", "reason": decision.reason}
     return {"call_id": call_id, "decision": "edit", "args": decision.args}
+
+
+def edited_args(decisions: Mapping[str, Decision]) -> dict[str, Any]:
+    """Call id -> new arguments, for each :class:`Edit` among ``decisions``.
+
+    Example:
+        >>> edited_args({"c1": Edit({"amount": 10}), "c2": Approve()})
+        {'c1': {'amount': 10}}
+    """
+    return {c: d.args for c, d in decisions.items() if isinstance(d, Edit)}
 
 
 def decision_from_json(value: Any) -> Decision:

@@ -21,7 +21,7 @@ from helikon.core.items import Item, SystemMessage, ToolCall
 from helikon.core.permissions import PermissionAllow, PermissionDecision, PermissionDeny
 from helikon.core.run_state import PendingCall, RunState, config_fingerprint
 from helikon.core.usage import Usage
-from helikon.errors import ConfigError, ResumeRefused
+from helikon.errors import ConfigError, InvalidArgs, ResumeRefused
 
 if TYPE_CHECKING:
     from helikon.core.driven import DrivenAgent as Agent
@@ -34,6 +34,7 @@ __all__ = [
     "fingerprint",
     "pause_state",
     "plan_resume",
+    "with_edits",
 ]
 
 
@@ -273,8 +274,63 @@ def plan_resume(
         )
     approvals = Approvals(remembered=dict(state.remembered))
     machine_input = approvals.decide_state(state, decisions)
+    _check_edits(asking, state, decisions)
     asking_usage = Usage.model_validate(state.loop_state.get("usage") or {})
     return ResumePlan(chain, state, machine_input, approvals, _minus(state.usage, asking_usage))
+
+
+def _check_edits(asking: Agent, state: RunState, decisions: Mapping[str, Decision]) -> None:
+    """Refuse an :class:`Edit` whose arguments the asking agent's tool would refuse: the
+    model never sent them, so it must not read an ``invalid arguments`` result for them.
+    (Calls of a paused sub-run are checked when that sub-run resumes.)
+
+    Raises:
+        ResumeRefused: naming the call, the tool and each field that does not validate.
+    """
+    inner = {p.call_id for sub in state.nested.values() for p in sub.pending}
+    tools = {t.name: t for t in asking.tools}
+    for p in state.pending:
+        d = decisions.get(p.call_id)
+        if not isinstance(d, Edit) or p.call_id in inner:
+            continue
+        validate = getattr(tools.get(p.tool), "validate_args", None)
+        if validate is None:
+            continue
+        try:
+            validate(d.args)
+        except InvalidArgs as exc:
+            raise ResumeRefused(
+                f"Edit(args) for call {p.call_id} does not fit tool {p.tool!r}: "
+                f"{'; '.join(exc.schema_errors)}; fix those arguments (nothing ran)"
+            ) from None
+
+
+def with_edits(state: RunState, decisions: Mapping[str, Decision]) -> RunState:
+    """``state`` with each edited call's arguments replaced by its :class:`Edit`'s, in the
+    conversation the next model turn reads and in the run's items (``to_input_list()``):
+    the history shows the call that ran, so the model never reads ``refund(amount=40)``
+    answered by ``refunded 10``. The model's original arguments stay in the session log's
+    ``tool_called`` event; the edit is recorded next to it (``approvals_answered.args``
+    and the call's ``permission_decided.args``)."""
+    if not isinstance(state, RunState) or not isinstance(decisions, Mapping):
+        return state  # refused later, with the message that names the problem
+    edits = {c: d.args for c, d in decisions.items() if isinstance(d, Edit)}
+    if not edits:
+        return state
+
+    def edit(items: list[Item] | None) -> list[Item] | None:
+        if items is None:
+            return None
+        return [
+            i.model_copy(update={"args": edits[i.call_id]})
+            if isinstance(i, ToolCall) and i.call_id in edits
+            else i
+            for i in items
+        ]
+
+    return state.model_copy(
+        update={"conversation": edit(state.conversation), "run_items": edit(state.run_items)}
+    )
 
 
 def _minus(a: Usage, b: Usage) -> Usage:

@@ -30,10 +30,10 @@ from helikon.agents.pause import prepare_resume
 from helikon.core.agent import Agent
 from helikon.core.compaction import Compaction
 from helikon.core.context import RunConfig, RunContext
-from helikon.core.decisions import Decision
+from helikon.core.decisions import Decision, edited_args
 from helikon.core.event_stream import EventStream
 from helikon.core.events import AgentEvent, RunCompleted, RunFailed, RunInterrupted
-from helikon.core.pause import ItemTrail
+from helikon.core.pause import ItemTrail, with_edits
 from helikon.core.result import RunResult, RunResultStreaming
 from helikon.core.run_state import RunState
 from helikon.core.runnable import AgentInput, Runnable, check_run_args, input_items
@@ -244,7 +244,9 @@ class Runner:
         stream = self.resume_streamed(
             agent, state, decisions=decisions, session=session, ctx=ctx, run_config=run_config
         )
-        collector = RunResultStreaming(stream, agent=agent, resumed=state)
+        collector = RunResultStreaming(
+            stream, agent=agent, resumed=with_edits(state, decisions or {})
+        )
         result: RunResult[Any] = await collector.collect()
         typed = getattr(agent, "typed_result", None)
         return typed(result) if typed is not None else result
@@ -273,11 +275,12 @@ class Runner:
                 iteration, before any event).
         """
         _check_args("Runner.resume_streamed", session, ctx, run_config)
+        state = with_edits(state, decisions or {})  # the history shows the edited calls
         start = prepare_resume(agent, state, decisions or {}, run_config)
         await claim_resume(session, state, decisions or {})
         durable = session is not None
         session = session if session is not None else MemorySession()
-        recorder = SessionRecorder(agent.name)
+        recorder = SessionRecorder(agent.name, edited=edited_args(decisions or {}))
         log = await session.events() if durable else []
         for denial in human_denials(state, decisions or {}, log):
             recorder.record(denial)

@@ -219,6 +219,8 @@ class PermissionDecided(_Event):
             (an ask the run's approval handler answered), ``"human"`` (an ask answered by a
             decision given on a resume, or a remembered one), ``"hook"`` or ``"pending"``
             (asked; nobody has answered yet).
+        args: the arguments a person's ``Edit`` gave on a resume (the call ran with them,
+            not with its ``tool_called`` arguments); ``None`` for any other decision.
     """
 
     type: Literal["permission_decided"] = "permission_decided"
@@ -229,6 +231,7 @@ class PermissionDecided(_Event):
     rule: str | None = None
     reason: str = ""
     decided_by: Literal["policy", "approval_handler", "human", "hook", "pending"] = "policy"
+    args: Any = None
 
 
 class SessionForked(_Event):

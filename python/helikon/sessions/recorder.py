@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable
+from collections.abc import Collection, Iterable, Mapping
 from typing import Any
 
 from helikon.core.events import (
@@ -72,8 +72,11 @@ class SessionRecorder:
         ['user_message', 'tool_called', 'tool_returned']
     """
 
-    def __init__(self, root_agent: str) -> None:
+    def __init__(self, root_agent: str, edited: Mapping[str, Any] | None = None) -> None:
+        """``edited``: call id -> the arguments a person's ``Edit`` gave on a resume; each
+        such call's ``permission_decided`` event records them (``args``)."""
         self.agent = root_agent
+        self._edited = dict(edited or {})
         self._events: list[SessionEvent] = []
         self._open_calls: dict[str, None] = {}
 
@@ -116,6 +119,8 @@ class SessionRecorder:
         :class:`~helikon.sessions.events.PermissionDecided`); the run context's
         ``decision_log``."""
         event = PermissionDecided.model_validate(fields)
+        if event.call_id in self._edited and event.args is None:
+            event = event.model_copy(update={"args": self._edited[event.call_id]})
         # Calls of one turn are decided concurrently (read-only ones run together), so
         # decisions arrive in completion order; they are kept in the calls' order, so a log
         # (and its replay) does not depend on timing.
