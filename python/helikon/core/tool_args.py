@@ -13,7 +13,7 @@ from pydantic import BaseModel
 
 from helikon.errors import InvalidArgs
 
-__all__ = ["schema_of", "validate_args"]
+__all__ = ["arguments_object", "schema_of", "validate_args"]
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -29,11 +29,16 @@ def schema_of(model: type[BaseModel]) -> dict[str, Any]:
     return schema
 
 
-def validate_args(model: type[M], args: Any) -> M:
-    """Validate raw arguments (a dict, JSON text or ``None``).
+def arguments_object(args: Any) -> dict[str, Any]:
+    """Raw tool arguments as a JSON object: a dict as it is, JSON text parsed, ``None`` and
+    blank text as ``{}``.
+
+    Example:
+        >>> arguments_object('{"path": "a.txt"}'), arguments_object(None)
+        ({'path': 'a.txt'}, {})
 
     Raises:
-        InvalidArgs: one message per problem (``field: reason``).
+        InvalidArgs: the text is not valid JSON, or the value is not an object.
     """
     if isinstance(args, str):
         try:
@@ -41,11 +46,20 @@ def validate_args(model: type[M], args: Any) -> M:
         except json.JSONDecodeError as exc:
             raise InvalidArgs([f"arguments are not valid JSON: {exc.msg}"]) from None
     if args is None:
-        args = {}
+        return {}
     if not isinstance(args, dict):
         raise InvalidArgs([f"arguments must be a JSON object, got {type(args).__name__}"])
+    return args
+
+
+def validate_args(model: type[M], args: Any) -> M:
+    """Validate raw arguments (a dict, JSON text or ``None``).
+
+    Raises:
+        InvalidArgs: one message per problem (``field: reason``).
+    """
     try:
-        return model.model_validate(args)
+        return model.model_validate(arguments_object(args))
     except pydantic.ValidationError as exc:
         raise InvalidArgs(
             [

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
 import os
 import signal
@@ -34,8 +33,8 @@ from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
 from mcp_types import CONNECTION_CLOSED, REQUEST_TIMEOUT
 
 from helikon.core.cancel import CancellationToken
+from helikon.core.tool_args import arguments_object
 from helikon.errors import (
-    InvalidArgs,
     McpConnectError,
     McpError,
     McpOther,
@@ -75,19 +74,6 @@ def _client_info() -> types.Implementation:
     from helikon._version import __version__
 
     return types.Implementation(name="helikon", version=__version__)
-
-
-def _as_arguments(args: Any) -> dict[str, Any]:
-    if isinstance(args, str):
-        try:
-            args = json.loads(args) if args.strip() else {}
-        except json.JSONDecodeError as exc:
-            raise InvalidArgs([f"arguments are not valid JSON: {exc.msg}"]) from None
-    if args is None:
-        return {}
-    if not isinstance(args, dict):
-        raise InvalidArgs([f"arguments must be a JSON object, got {type(args).__name__}"])
-    return args
 
 
 class Connection:
@@ -449,7 +435,7 @@ class Connection:
             InvalidArgs: ``args`` is not a JSON object.
             ToolOther: anything else went wrong; the message names the tool and the cause.
         """
-        arguments = _as_arguments(args)
+        arguments = arguments_object(args)
         session = self._session
         if self._dead_reason is not None or session is None:
             raise ToolOther(f"MCP tool {display!r} unavailable: {self._dead_reason}")
