@@ -167,3 +167,20 @@ async def test_an_edit_the_tool_s_schema_refuses_is_refused_at_resume(
         ctx=s.ctx(),
     )
     assert s.RAN[-1] == ("refund", {"order": "A7", "amount": 5})
+
+
+async def test_the_next_run_on_the_session_reads_the_edited_call() -> None:
+    session = MemorySession()
+    state = (await _paused(session)).state
+    await Runner().resume(
+        s.agent([[Text("Refunded 10.")]]),
+        state,
+        decisions={"c2": Edit({"order": "A7", "amount": 10})},
+        session=session,
+        ctx=s.ctx(),
+    )
+    agent = s.agent([[Text("You're welcome.")]])
+    await Runner().run(agent, "thanks", session=session, ctx=s.ctx())
+    [request] = agent.model.requests  # type: ignore[attr-defined]
+    sent = [(i.call_id, i.args) for i in request.messages if isinstance(i, ToolCall)]
+    assert sent == [("c1", {"order": "A7"}), ("c2", {"order": "A7", "amount": 10})]

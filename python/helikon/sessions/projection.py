@@ -9,6 +9,9 @@
   removed and those events forgotten, then one system item holds the summary. The marker
   itself is tracked as contributing that item, so ``n`` counts *events*, a later compaction
   can swallow an earlier summary, and ``n = 0`` only appends the summary.
+* ``permission_decided`` with ``args`` (a person's ``Edit`` on a resume) -> the call's
+  arguments become those it ran with, so the history never shows the model's original
+  arguments answered by the edited call's result; other decisions change nothing.
 * ``conversation_repaired`` -> the recorded fix is applied to the items so far
   (:mod:`helikon.core.repair`); the event contributes no item of its own.
 
@@ -33,6 +36,7 @@ from helikon.sessions.events import (
     AssistantMessageEvent,
     Compacted,
     ConversationRepaired,
+    PermissionDecided,
     SessionEvent,
     ToolCalled,
     ToolReturned,
@@ -105,8 +109,19 @@ def project(events: Iterable[SessionEvent]) -> list[Item]:
                     entries.pop()
         elif isinstance(event, ConversationRepaired):
             apply_repair(entries, event)
+        elif isinstance(event, PermissionDecided) and event.args is not None:
+            _edit_call(entries, event.call_id, event.args)
         item = event_item(event)
         if item is not None:
             entries.append((index, item))
         tracked.append(index)
     return [item for _, item in entries]
+
+
+def _edit_call(entries: list[Entry], call_id: str, args: object) -> None:
+    """Give the latest call ``call_id`` among ``entries`` the arguments ``args``."""
+    for at in range(len(entries) - 1, -1, -1):
+        owner, item = entries[at]
+        if isinstance(item, ToolCall) and item.call_id == call_id:
+            entries[at] = (owner, item.model_copy(update={"args": args}))
+            return
