@@ -4,9 +4,11 @@ edit's arguments), so the audit and ``policy check`` read who refused the call a
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
-from helikon import RunConfig, RunContext
+from helikon import Agent, RunConfig, RunContext, SequentialAgent
 from helikon.audit import dry_run, recorded_calls
 from helikon.cli.policy_cmd import table_lines
 from helikon.core.decisions import Deny, Edit
@@ -15,7 +17,7 @@ from helikon.errors import ResumeRefused, RunInterruptedError
 from helikon.runtimes.runner import Runner
 from helikon.sessions import MemorySession, PermissionDecided
 from helikon.sessions.events import ApprovalsAnswered, ToolCalled
-from helikon.testing import Text
+from helikon.testing import Call, MockModel, Text
 
 from . import _support as s
 
@@ -184,3 +186,39 @@ async def test_the_next_run_on_the_session_reads_the_edited_call() -> None:
     [request] = agent.model.requests  # type: ignore[attr-defined]
     sent = [(i.call_id, i.args) for i in request.messages if isinstance(i, ToolCall)]
     assert sent == [("c1", {"order": "A7"}), ("c2", {"order": "A7", "amount": 10})]
+
+
+async def test_an_edit_in_a_pattern_step_shows_in_that_step_s_history() -> None:
+    def step(name: str, scripts: list[list[Any]]) -> Agent:
+        return Agent(name=name, model=MockModel(scripts), tools=[s.lookup, s.refund])
+
+    refund_turn = [Call("c2", "refund", {"order": "A7", "amount": 40})]
+    pattern = SequentialAgent("seq", steps=[step("a", [refund_turn])])
+    with pytest.raises(RunInterruptedError) as err:
+        await Runner().run(pattern, "go", ctx=s.ctx(), run_config=DEFER)
+    a2 = step("a", [[Text("refunded")]])
+    await Runner().resume(
+        SequentialAgent("seq", steps=[a2]),
+        err.value.state,
+        decisions={"c2": Edit({"order": "A7", "amount": 10})},
+        ctx=s.ctx(),
+    )
+    assert s.RAN == [("refund", {"order": "A7", "amount": 10})]
+    [request] = a2.model.requests  # type: ignore[attr-defined]
+    sent = [(i.call_id, i.args) for i in request.messages if isinstance(i, ToolCall)]
+    assert sent == [("c2", {"order": "A7", "amount": 10})]
+    # the schema check reaches the step too
+    with pytest.raises(RunInterruptedError) as err:
+        await Runner().run(
+            SequentialAgent("seq", steps=[step("a", [refund_turn])]),
+            "go",
+            ctx=s.ctx(),
+            run_config=DEFER,
+        )
+    with pytest.raises(ResumeRefused, match="amount: Input should be a valid integer"):
+        await Runner().resume(
+            SequentialAgent("seq", steps=[step("a", [[Text("never")]])]),
+            err.value.state,
+            decisions={"c2": Edit({"order": "A7", "amount": "ten"})},
+            ctx=s.ctx(),
+        )

@@ -311,7 +311,8 @@ def with_edits(state: RunState, decisions: Mapping[str, Decision]) -> RunState:
     the history shows the call that ran, so the model never reads ``refund(amount=40)``
     answered by ``refunded 10``. The model's original arguments stay in the session log's
     ``tool_called`` event; the edit is recorded next to it (``approvals_answered.args``
-    and the call's ``permission_decided.args``)."""
+    and the call's ``permission_decided.args``). The states of paused pattern steps and
+    sub-runs (``steps``, ``nested``) are edited the same way."""
     if not isinstance(state, RunState) or not isinstance(decisions, Mapping):
         return state  # refused later, with the message that names the problem
     edits = {c: d.args for c, d in decisions.items() if isinstance(d, Edit)}
@@ -329,7 +330,12 @@ def with_edits(state: RunState, decisions: Mapping[str, Decision]) -> RunState:
         ]
 
     return state.model_copy(
-        update={"conversation": edit(state.conversation), "run_items": edit(state.run_items)}
+        update={
+            "conversation": edit(state.conversation),
+            "run_items": edit(state.run_items),
+            "steps": {k: with_edits(v, decisions) for k, v in state.steps.items()},
+            "nested": {k: with_edits(v, decisions) for k, v in state.nested.items()},
+        }
     )
 
 
