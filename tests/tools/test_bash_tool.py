@@ -68,8 +68,14 @@ def test_metadata_and_description_carry_the_label(kind: str, ws: dict[str, Path]
 
 def test_config_errors(ws: dict[str, Path]) -> None:
     backend = HostBackend(Sandbox.open(ws["root"]))
-    with pytest.raises(ConfigError, match="BashTool needs an ExecutionBackend, got str"):
+    with pytest.raises(
+        ConfigError,
+        match=r"BashTool needs an ExecutionBackend, not a path \('nope'\): .*"
+        r"best_available_backend\(Sandbox\.open\('nope'\)\)",
+    ):
         BashTool("nope")  # type: ignore[arg-type]
+    with pytest.raises(ConfigError, match="BashTool needs an ExecutionBackend, got int"):
+        BashTool(3)  # type: ignore[arg-type]
     with pytest.raises(ConfigError, match=r"BashTool\.timeout \(900s\) exceeds max_timeout"):
         BashTool(backend, timeout=900)
 
