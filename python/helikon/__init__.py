@@ -15,6 +15,8 @@ Example:
     'hello'
 """
 
+from typing import Any
+
 from helikon._version import __version__
 from helikon.agents import (
     AgentAsTool,
@@ -91,6 +93,7 @@ from helikon.core.model import (
     UsageReported,
 )
 from helikon.core.output import OutputType
+from helikon.core.peer_imports import peer_import
 from helikon.core.permissions import (
     AllowRule,
     ApprovalHandler,
@@ -289,3 +292,7 @@ __all__ = [
     "text_of",
     "tool",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    raise peer_import("helikon", name)

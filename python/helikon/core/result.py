@@ -47,7 +47,13 @@ from helikon.errors import (
     UsageLimitExceeded,
 )
 
-__all__ = ["RunResult", "RunResultStreaming", "agent_error_from_dict"]
+__all__ = [
+    "RunResult",
+    "RunResultStreaming",
+    "agent_error_from_dict",
+    "result_of_events",
+    "typed_by_agent",
+]
 
 _TRIPWIRES: dict[str, type[GuardrailTripwire]] = {
     "input": InputGuardrailTripwire,
@@ -309,6 +315,50 @@ class _Recorded:
         return ""
 
 
+def _terminal_usage(recorded: _Recorded) -> Usage:
+    """The usage of a completed run's records; raise for a failed, paused or cut-off one."""
+    terminal = recorded.last()
+    if isinstance(terminal, RunCompleted):
+        return terminal.usage
+    if isinstance(terminal, RunFailed):
+        raise RunError(
+            agent_error_from_dict(terminal.error), events=recorded.events(), usage=terminal.usage
+        )
+    if isinstance(terminal, RunInterrupted):
+        raise RunInterruptedError(terminal.state, events=recorded.events(), usage=terminal.usage)
+    raise RunError(
+        AgentOther("the event stream ended without a terminal event"), events=recorded.events()
+    )
+
+
+def typed_by_agent(result: RunResult[Any]) -> RunResult[Any]:
+    """``result`` typed by its run agent's ``typed_result`` (an ``Agent`` validates the
+    answering agent's ``output_type``; a pattern leaves the text); unchanged without one.
+
+    Raises:
+        RunError: the final text does not validate.
+    """
+    typed = getattr(result._agent, "typed_result", None)
+    return typed(result) if typed is not None else result
+
+
+def result_of_events(
+    events: list[AgentEvent], *, agent: Any = None, input: list[Item] | None = None
+) -> RunResult[Any]:
+    """The :class:`RunResult` of a finished run's ``events`` (as ``collect`` builds it).
+
+    Raises:
+        RunError, RunInterruptedError: as :meth:`RunResultStreaming.collect`.
+    """
+    recorded = _Recorded()
+    recorded.records = list(events)
+    usage = _terminal_usage(recorded)
+    result: RunResult[Any] = RunResult(
+        recorded.final_text(), recorded, usage, input=input, agent=agent
+    )
+    return typed_by_agent(result)
+
+
 def agent_error_from_dict(error: dict[str, Any]) -> AgentError:
     """Rebuild the :class:`AgentError` subclass from a ``RunFailed.error`` dict."""
     kind = error.get("kind")
@@ -394,32 +444,20 @@ class RunResultStreaming:
     async def _drain(self) -> tuple[_Recorded, Usage]:
         recorded = _Recorded()
         await recorded.record(self.stream)
-        terminal = recorded.last()
-        if isinstance(terminal, RunCompleted):
-            return recorded, terminal.usage
-        if isinstance(terminal, RunFailed):
-            raise RunError(
-                agent_error_from_dict(terminal.error),
-                events=recorded.events(),
-                usage=terminal.usage,
-            )
-        if isinstance(terminal, RunInterrupted):
-            raise RunInterruptedError(
-                terminal.state, events=recorded.events(), usage=terminal.usage
-            )
-        raise RunError(
-            AgentOther("the event stream ended without a terminal event"), events=recorded.events()
-        )
+        return recorded, _terminal_usage(recorded)
 
-    async def collect(self) -> RunResult[str]:
-        """Drain the stream; ``final_output`` is the last assistant message's text.
+    async def collect(self) -> RunResult[Any]:
+        """Drain the stream; ``final_output`` is the last assistant message's text, validated
+        as the answering agent's ``output_type`` when it has one (after a handoff, the
+        target's), as ``Runner.run`` gives it.
 
         Raises:
-            RunError: the run ended with ``RunFailed`` (``.error`` holds the cause).
+            RunError: the run ended with ``RunFailed`` (``.error`` holds the cause), or the
+                final text does not validate as the ``output_type``.
             RunInterruptedError: the run paused for approval (``.state`` resumes it).
         """
         recorded, usage = await self._drain()
-        return RunResult(
+        result: RunResult[Any] = RunResult(
             recorded.final_text(),
             recorded,
             usage,
@@ -427,6 +465,7 @@ class RunResultStreaming:
             agent=self.agent,
             before=self._before,
         )
+        return typed_by_agent(result)
 
     async def collect_typed(self, type_: type[T]) -> RunResult[T]:
         """Drain the stream and parse the final text as ``type_`` (pydantic validation).

@@ -36,11 +36,12 @@ import hashlib
 import json
 import uuid
 from datetime import UTC, datetime
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from helikon.core.items import Item
+from helikon.core.spellings import PEER_ATTRIBUTES, peer_attribute
 from helikon.core.usage import Usage
 from helikon.errors import RunStateError
 
@@ -131,6 +132,14 @@ class RunState(BaseModel):
     def asking_agent(self) -> str:
         """The name of the agent that asked (the last of ``agent_path``, else ``agent``)."""
         return self.agent_path[-1] if self.agent_path else self.agent
+
+    if not TYPE_CHECKING:
+
+        def __getattr__(self, name: str) -> Any:
+            # another SDK's approve()/reject()/get_interruptions() gets helikon's spelling
+            if name in PEER_ATTRIBUTES["RunState"]:
+                raise peer_attribute("RunState", name, self)
+            return super().__getattr__(name)
 
     def to_json(self) -> str:
         """The state as JSON text (UTF-8 safe, keys in a stable order)."""

@@ -30,6 +30,7 @@ from helikon.core.items import (
     item_adapter,
 )
 from helikon.core.result import RunResult, RunResultStreaming
+from helikon.core.run_state import RunState
 from helikon.errors import ConfigError
 
 __all__ = [
@@ -84,12 +85,21 @@ def input_items(input: AgentInput) -> list[Item]:
     Raises:
         ConfigError: an element is not an item, or a dict element does not have an item's
             shape; the message gives the index, the reason and the expected shape, e.g.
-            ``{"type": "user_message", "content": [{"type": "text", "text": "hi"}]}``.
+            ``{"type": "user_message", "content": [{"type": "text", "text": "hi"}]}``;
+            a :class:`~helikon.RunState` (the OpenAI Agents SDK's ``Runner.run(agent,
+            state)``), naming ``Runner.resume``.
     """
     if isinstance(input, str):
         return [UserMessage(content=[TextPart(text=input)])]
     if isinstance(input, UserMessage):
         return [input]
+    if isinstance(input, RunState):
+        raise ConfigError(
+            "a paused run's RunState is not a run input: resume it with await "
+            "Runner.resume(agent, state, decisions={call_id: Approve() | Deny(reason) | "
+            "Edit(args)}) (Runner.resume_sync(...) in synchronous code); state.pending lists "
+            "the waiting calls"
+        )
     if isinstance(input, Sequence):
         items: list[Item] = []
         for i, raw in enumerate(input):
@@ -144,7 +154,7 @@ async def collect_run(
     result = await RunResultStreaming(events, agent=agent).collect()
     # the stream has checked the input by now (a bad one raised ConfigError above)
     result._input = input_items(input)
-    return agent.typed_result(result)
+    return result  # collect() typed it with agent.typed_result
 
 
 def run_blocking(

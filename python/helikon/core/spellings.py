@@ -26,6 +26,8 @@ from helikon.errors import ConfigError, PeerSpellingError
 
 __all__ = ["PEER_ATTRIBUTES", "peer_attribute", "refuse_other_spellings"]
 
+_RESUME = "Runner.resume(agent, state, decisions={call_id: Approve() | Deny(reason) | Edit(args)})"
+
 PEER_ATTRIBUTES: dict[str, dict[str, str]] = {
     "RunResult": {
         "new_messages": "result.new_items (a property: the items this run added)",
@@ -34,6 +36,23 @@ PEER_ATTRIBUTES: dict[str, dict[str, str]] = {
             "the next UserMessage, as the next run's input)"
         ),
         "context_wrapper": "result.usage for the usage; the run context is the ctx you passed",
+        "interruptions": (
+            "except RunInterruptedError as err: a run that pauses for approval raises it "
+            "(with RunConfig(approval=\"defer\")); err.state.pending lists the waiting calls, "
+            "resume with " + _RESUME
+        ),
+        "to_state": (
+            "except RunInterruptedError as err: err.state is the paused run's RunState "
+            "(state.to_json() to keep it), resumed with " + _RESUME
+        ),
+    },
+    "RunState": {
+        "approve": "decisions={call_id: Approve()} given to " + _RESUME,
+        "reject": "decisions={call_id: Deny(reason)} given to " + _RESUME,
+        "get_interruptions": (
+            "state.pending (the waiting calls: call_id, tool, args, reason), answered with "
+            + _RESUME
+        ),
     },
     "Agent": {
         "as_tool": (

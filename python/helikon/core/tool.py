@@ -40,7 +40,7 @@ from helikon.core.context import RunContext, ToolContext
 from helikon.core.docstrings import parse_docstring
 from helikon.core.items import ContentPart, TextPart
 from helikon.core.tool_args import schema_of, validate_args
-from helikon.errors import ConfigError, ModelRetry, ToolError, ToolOther
+from helikon.errors import ConfigError, ModelRetry, PeerSpellingError, ToolError, ToolOther
 
 __all__ = ["FunctionTool", "NeedsApproval", "Tool", "ToolEffect", "ToolOutput", "tool"]
 
@@ -393,6 +393,7 @@ def tool(
     effect: ToolEffect | str = ToolEffect.SIDE_EFFECT,
     retries: int | None = None,
     needs_approval: NeedsApproval = False,
+    **unexpected: Any,
 ) -> FunctionTool | Callable[[Callable[..., Any]], FunctionTool]:
     """Make a tool from a function (bare ``@tool`` or ``@tool(name=..., effect=...)``).
 
@@ -419,6 +420,8 @@ def tool(
     Raises:
         ConfigError: the signature cannot be described to a model (``*args``, bad name), or
             ``effect`` is not a :class:`ToolEffect` or one of its values.
+        PeerSpellingError: another SDK's keyword (``requires_approval=``), naming
+            helikon's; TypeError: any other unknown keyword.
 
     Example:
         >>> @tool(effect=ToolEffect.READ_ONLY)
@@ -432,6 +435,7 @@ def tool(
         >>> budget_status.parameters["properties"]["category"]["description"]
         'Spending category, e.g. "Dining".'
     """
+    _refuse_tool_keywords(unexpected)
     options: dict[str, Any] = {
         "name": name,
         "description": description,
@@ -446,3 +450,22 @@ def tool(
         return FunctionTool(f, **options)
 
     return wrap
+
+
+_TOOL_SPELLINGS = {
+    "requires_approval": "needs_approval=",
+    "approval_required": "needs_approval=",
+    "name_override": "name=",
+    "description_override": "description=",
+}
+
+
+def _refuse_tool_keywords(unexpected: dict[str, Any]) -> None:
+    """Raise for ``@tool``'s unknown keywords: another SDK's spelling gets helikon's."""
+    for key in unexpected:
+        fix = _TOOL_SPELLINGS.get(key)
+        if fix is not None:
+            raise PeerSpellingError(
+                f"@tool({key}=...) is another SDK's spelling; in helikon use @tool({fix}...)"
+            )
+        raise TypeError(f"tool() got an unexpected keyword argument {key!r}")

@@ -6,7 +6,8 @@ keeps working for callers who do not know helikon::
 
     HelikonError
     ├── ConfigError(HelikonError, ValueError)        bad constructor / sidecar input
-    │   └── PeerSpellingError(ConfigError, AttributeError)  another SDK's spelling
+    │   ├── PeerSpellingError(ConfigError, AttributeError)  another SDK's spelling
+    │   └── PeerImportError(ConfigError, ImportError)  another SDK's name imported
     ├── SchemaError(HelikonError, ValueError)        a JSON Schema cannot be normalized
     ├── ModelError                                    a provider call failed
     │   ├── ModelUnavailable                          5xx / overloaded
@@ -90,7 +91,13 @@ from helikon.errors.agent import (
     ToolRetriesExceeded,
     UsageLimitExceeded,
 )
-from helikon.errors.base import ConfigError, HelikonError, PeerSpellingError, SchemaError
+from helikon.errors.base import (
+    ConfigError,
+    HelikonError,
+    PeerImportError,
+    PeerSpellingError,
+    SchemaError,
+)
 from helikon.errors.evals import DatasetError, EvalError, TraceSinkError
 from helikon.errors.mcp import (
     McpBindError,
@@ -164,6 +171,7 @@ __all__ = [
     "OutputGuardrailTripwire",
     "OutputRetriesExceeded",
     "OutputTypeError",
+    "PeerImportError",
     "PeerSpellingError",
     "RateLimited",
     "Refused",

@@ -5,7 +5,13 @@ Part of the one tree of :mod:`helikon.errors` (import from there).
 
 from __future__ import annotations
 
-__all__ = ["ConfigError", "HelikonError", "PeerSpellingError", "SchemaError"]
+__all__ = [
+    "ConfigError",
+    "HelikonError",
+    "PeerImportError",
+    "PeerSpellingError",
+    "SchemaError",
+]
 
 
 class HelikonError(Exception):
@@ -24,6 +30,12 @@ class PeerSpellingError(ConfigError, AttributeError):
     (``result.usage()``, ``agent.as_tool(...)``, ``stream_events()``): the message gives
     helikon's. An ``AttributeError`` too, so ``hasattr`` and ``getattr(obj, name, default)``
     keep working."""
+
+
+class PeerImportError(ConfigError, ImportError):
+    """Another SDK's name imported from a helikon module (``from helikon import
+    function_tool``): the message gives helikon's. An ``ImportError``, so ``from x import y``
+    shows the message (Python replaces an ``AttributeError`` there with its own)."""
 
 
 class SchemaError(HelikonError, ValueError):

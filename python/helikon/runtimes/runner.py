@@ -33,6 +33,7 @@ from helikon.core.context import RunConfig, RunContext
 from helikon.core.decisions import Decision, edited_args
 from helikon.core.event_stream import EventStream
 from helikon.core.events import AgentEvent, RunCompleted, RunFailed, RunInterrupted
+from helikon.core.items import Item
 from helikon.core.pause import ItemTrail, with_edits
 from helikon.core.result import RunResult, RunResultStreaming
 from helikon.core.run_state import RunState
@@ -98,8 +99,7 @@ class Runner:
         stream = self.run_streamed(agent, input, session=session, ctx=ctx, run_config=run_config)
         result: RunResult[Any] = await RunResultStreaming(stream, agent=agent).collect()
         result._input = input_items(input)  # checked by the stream already
-        typed = getattr(agent, "typed_result", None)  # a pattern without one returns text
-        return typed(result) if typed is not None else result
+        return result  # typed by the answering agent's output_type in collect()
 
     @either_call
     def run_sync(
@@ -158,7 +158,8 @@ class Runner:
         Returns:
             An :class:`~helikon.core.event_stream.EventStream`: the events themselves
             (``async for e in stream``; the OpenAI Agents SDK's ``stream_events()`` is
-            answered with that spelling).
+            answered with that spelling). Once iterated to the end it holds the result:
+            ``stream.final_output``, ``last_agent``, ``usage``, ``to_input_list()``.
 
         Raises:
             SessionError: the session could not be read (raised at the first iteration).
@@ -167,7 +168,9 @@ class Runner:
         return EventStream(
             self._run_streamed(
                 agent, input, session=session, ctx=ctx, run_config=run_config, **unexpected
-            )
+            ),
+            agent=agent,
+            input=_items_or_none(input),
         )
 
     async def _run_streamed(
@@ -247,9 +250,41 @@ class Runner:
         collector = RunResultStreaming(
             stream, agent=agent, resumed=with_edits(state, decisions or {})
         )
-        result: RunResult[Any] = await collector.collect()
-        typed = getattr(agent, "typed_result", None)
-        return typed(result) if typed is not None else result
+        return await collector.collect()  # typed as in run()
+
+    @either_call
+    def resume_sync(
+        self,
+        /,
+        agent: Agent | Runnable,
+        state: RunState | None = None,
+        *,
+        decisions: Mapping[str, Decision] | None = None,
+        session: Session | None = None,
+        ctx: RunContext[Any] | None = None,
+        run_config: RunConfig | None = None,
+    ) -> RunResult[Any]:
+        """:meth:`resume` for synchronous code: starts an event loop (not from inside one).
+
+        Raises:
+            RuntimeError: called from a running event loop (use ``await Runner.resume(...)``).
+            ResumeRefused, RunInterruptedError, SessionError, RunError, ConfigError: as
+                :meth:`resume`.
+        """
+        _check_args("Runner.resume_sync", session, ctx, run_config)
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            pass  # no loop running: the normal case
+        else:
+            raise RuntimeError(
+                "Runner.resume_sync() cannot run inside an event loop; use await Runner.resume()"
+            )
+        return asyncio.run(
+            self.resume(
+                agent, state, decisions=decisions, session=session, ctx=ctx, run_config=run_config
+            )
+        )
 
     @either_call
     async def resume_streamed(
@@ -407,3 +442,12 @@ async def _persist(session: Session, recorder: SessionRecorder) -> None:
         await complete(session.append(events))
     except Exception as exc:  # best effort: the run's outcome stands
         log.warning("could not record the run in the session: %s", exc)
+
+
+def _items_or_none(input: AgentInput) -> list[Item] | None:
+    """The run's input items for the stream's result; ``None`` for a bad input (the stream
+    raises its ConfigError at the first iteration)."""
+    try:
+        return input_items(input)
+    except ConfigError:
+        return None

@@ -28,6 +28,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+from helikon.core.peer_imports import peer_import
 from helikon.errors import SessionBackendError, SessionError, SessionOther, SessionUnavailable
 from helikon.sessions.compacting import DEFAULT_COMPACTION_PROMPT, CompactingSession
 from helikon.sessions.events import (
@@ -129,5 +130,5 @@ _LAZY = {
 def __getattr__(name: str) -> Any:
     module = _LAZY.get(name)
     if module is None:
-        raise AttributeError(f"module 'helikon.sessions' has no attribute {name!r}")
+        raise peer_import("helikon.sessions", name)
     return getattr(importlib.import_module(module), name)

@@ -87,6 +87,7 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
     ) from exc
 
 from helikon.core.items import Item
+from helikon.core.peer_imports import peer_import
 from helikon.errors import (
     ConfigError,
     SessionBackendError,
@@ -654,3 +655,7 @@ class SqliteSession:
             ConfigError: ``last`` is not an int >= 0.
         """
         return last_items(project(await self.events()), last, where="SqliteSession.snapshot")
+
+
+def __getattr__(name: str) -> Any:
+    raise peer_import("helikon.sessions.sqlite", name)
