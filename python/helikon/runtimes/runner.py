@@ -120,14 +120,7 @@ class Runner:
             SessionError, RunError, ConfigError: as :meth:`run`.
         """
         _check_args("Runner.run_sync", session, ctx, run_config, unexpected)
-        try:
-            asyncio.get_running_loop()
-        except RuntimeError:
-            pass  # no loop running: the normal case
-        else:
-            raise RuntimeError(
-                "Runner.run_sync() cannot run inside an event loop; use await Runner.run()"
-            )
+        _refuse_in_loop("Runner.run_sync", "await Runner.run()")
         return asyncio.run(self.run(agent, input, session=session, ctx=ctx, run_config=run_config))
 
     @either_call
@@ -272,14 +265,7 @@ class Runner:
                 :meth:`resume`.
         """
         _check_args("Runner.resume_sync", session, ctx, run_config)
-        try:
-            asyncio.get_running_loop()
-        except RuntimeError:
-            pass  # no loop running: the normal case
-        else:
-            raise RuntimeError(
-                "Runner.resume_sync() cannot run inside an event loop; use await Runner.resume()"
-            )
+        _refuse_in_loop("Runner.resume_sync", "await Runner.resume()")
         return asyncio.run(
             self.resume(
                 agent, state, decisions=decisions, session=session, ctx=ctx, run_config=run_config
@@ -451,3 +437,12 @@ def _items_or_none(input: AgentInput) -> list[Item] | None:
         return input_items(input)
     except ConfigError:
         return None
+
+
+def _refuse_in_loop(call: str, fix: str) -> None:
+    """Raise ``RuntimeError`` when an event loop runs in this thread (``call`` starts one)."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return  # no loop running: the normal case
+    raise RuntimeError(f"{call}() cannot run inside an event loop; use {fix}")
