@@ -415,7 +415,9 @@ pub fn write_targets(cmd: &Command, removals: bool) -> Vec<String> {
             }
         }
         "rm" | "rmdir" | "unlink" | "shred" if removals => add(operands(args, "n", &[]).0),
-        "touch" | "mkdir" | "mkfifo" | "truncate" | "chattr" | "setfacl" | "mknod" => {
+        // `-p` of mkdir is a flag (parents), not an option with a value.
+        "mkdir" => add(operands(args, "mZ", &["--mode", "--context"]).0),
+        "touch" | "mkfifo" | "truncate" | "chattr" | "setfacl" | "mknod" => {
             add(operands(
                 args,
                 "dtrmsSxXMpZ",

@@ -84,6 +84,7 @@ mod subscripts;
 mod track;
 mod word;
 mod wrappers;
+mod writer_table;
 mod writers;
 
 pub use allow::AllowPattern;

@@ -69,6 +69,7 @@ pub(crate) fn extra_targets(cmd: &Command) -> Vec<String> {
         }
         _ => {}
     }
+    crate::writer_table::targets(cmd, &mut out);
     out.retain(|t| !t.is_empty());
     out
 }
