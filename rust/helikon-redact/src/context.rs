@@ -534,6 +534,51 @@ fn is_name_literal(lit: &str) -> bool {
     ident && (env_name || names::is_secret_name(lit))
 }
 
+/// nsswitch.conf's lookup sources (`passwd: files systemd`).
+const NSS_SOURCES: &[&str] = &[
+    "files",
+    "systemd",
+    "sss",
+    "ldap",
+    "nis",
+    "nisplus",
+    "compat",
+    "db",
+    "dns",
+    "winbind",
+    "mymachines",
+    "resolve",
+    "myhostname",
+    "altfiles",
+    "cache",
+    "hesiod",
+    "wins",
+];
+
+/// Is a bare `PWD` / `passwd` key with this value benign: `PWD` (any case, quotes and
+/// spaces trimmed) holding a path (`/`, `~`, `C:\`), or `passwd` holding only
+/// nsswitch.conf sources and their `[NOTFOUND=return]` actions?
+pub(crate) fn is_benign_bare(key: &str, value: &[u8]) -> bool {
+    let key = key.trim_matches(['"', '\'', ' ', '\t']);
+    let value = value.strip_prefix(b"\"").unwrap_or(value);
+    if key.eq_ignore_ascii_case("pwd") {
+        let drive = value.len() >= 3
+            && value.first().is_some_and(u8::is_ascii_alphabetic)
+            && value.get(1) == Some(&b':')
+            && matches!(value.get(2), Some(b'\\' | b'/'));
+        return drive || matches!(value.first(), Some(b'/' | b'~'));
+    }
+    if key.eq_ignore_ascii_case("passwd") {
+        let Ok(v) = std::str::from_utf8(value) else {
+            return false;
+        };
+        return v
+            .split_ascii_whitespace()
+            .all(|w| NSS_SOURCES.contains(&w) || (w.starts_with('[') && w.ends_with(']')));
+    }
+    false
+}
+
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]

@@ -145,6 +145,15 @@ pub(crate) fn scan(
             pos = after_sep;
             continue;
         }
+        // `PWD=/home/x`: the shell's working directory, not a password (a bare `pwd` whose
+        // value is not a path is one); `passwd: files systemd`: nsswitch.conf's sources.
+        if context::is_benign_bare(
+            key_text,
+            bytes.get(v_start..content_end).unwrap_or_default(),
+        ) {
+            pos = content_end.max(after_sep);
+            continue;
+        }
         // An object value (`"password": {"type": "string"}`): its keys are scanned later.
         if !shell_word && bytes.get(v_start) == Some(&b'{') && !is_template_start(bytes, v_start) {
             pos = after_sep;

@@ -58,6 +58,7 @@ pub const SUFFIXES: &[&str] = &[
     "SECRET_STRING",
     "SECRET_VALUE",
     "AUTH_TOKEN_VALUE",
+    "JWT_KEY",
 ];
 
 /// Suffixes that also count glued to an uppercase name without a separator (`PGPASSWORD`,
@@ -141,6 +142,20 @@ pub const BARE: &[&str] = &[
     "HMAC_KEY",
     "SECRET_STRING",
     "SECRET_VALUE",
+    // Keys named for what they sign or encrypt, on their own (`ENCRYPTION_KEY=`).
+    "ENCRYPTION_KEY",
+    "SIGNING_KEY",
+    "SESSION_KEY",
+    "JWT_KEY",
+    // The short form of a password on its own names (not as a suffix: a value such as
+    // `Sup3rS3cretPw` would then read as a variable's name).
+    "DB_PW",
+    "ADMIN_PW",
+    "ROOT_PW",
+    "USER_PW",
+    // `pwd: ...` in a config; the shell's working directory (`PWD=/home/x`) is told apart
+    // by its value, a path (see `keyvalue`).
+    "PWD",
 ];
 
 /// Is `name` an `Authorization`-style header name, without allocating (the hot path of

@@ -54,6 +54,8 @@ const VENDOR_FROM: usize = LITERALS.len() + 2;
 /// starts.
 const FLAGS_FROM: usize = cookie::LITERALS.len();
 const DISCORD_FROM: usize = FLAGS_FROM + cliflags::LITERALS.len();
+/// The vendor literals past the first pass's 64 (module `vendor`).
+const VENDOR2_FROM: usize = DISCORD_FROM + vendor::DISCORD_LITERALS.len();
 
 /// Teddy, the SIMD searcher, takes at most 64 literals; past that the packed searcher
 /// falls back to Rabin-Karp, measured 50x slower here (102 literals: 59-90 MB/s against
@@ -87,6 +89,7 @@ impl Triggers {
                 .iter()
                 .chain(cliflags::LITERALS)
                 .chain(vendor::DISCORD_LITERALS)
+                .chain(vendor::SECOND_LITERALS)
                 .copied(),
         )?;
         let short = SHORT_LITERALS
@@ -123,17 +126,24 @@ impl Triggers {
             }
             at = m.start() + 1;
         }
+        let first_vendor = hits.vendor.len();
         let mut at = 0usize;
         while at < bytes.len() {
             let Some(m) = self.second.find_in(bytes, Span::from(at..bytes.len())) else {
                 break;
             };
             match m.pattern().as_usize() {
+                id if id >= VENDOR2_FROM => hits
+                    .vendor
+                    .push((vendor::second_id(id - VENDOR2_FROM), m.start())),
                 id if id >= DISCORD_FROM => hits.discord.push(m.start()),
                 id if id >= FLAGS_FROM => hits.flags.push((id - FLAGS_FROM, m.start(), m.end())),
                 _ => hits.cookies.push(m.start()),
             }
             at = m.start() + 1;
+        }
+        if hits.vendor.len() > first_vendor && first_vendor > 0 {
+            hits.vendor.sort_unstable_by_key(|&(_, start)| start);
         }
         // Short literals: their starts merged in, keeping the list sorted.
         let before = hits.tokens.len();

@@ -17,10 +17,20 @@
 //! | Doppler | `dp.pt.`, `dp.st.`, `dp.sa.`, `dp.ct.`, `dp.scim.`, `dp.audit.` | 40+ alphanumerics |
 //! | Grafana | `glsa_` (service account), `glc_` (cloud) | 32+ `[A-Za-z0-9_=-]` |
 //! | Databricks | `dapi` | 32 hex (an optional `-N` suffix) |
-//! | Postman | `PMAK-` | 24 hex, `-`, 34 hex |
+//! | Postman | `PMAK-` | 24 hex, `-`, 34 hex (or the 24 hex alone) |
 //! | New Relic | `NRAK-` | 27 upper alphanumerics |
 //! | Atlassian | `ATATT` | 50+ `[A-Za-z0-9_=-]` |
-//! | Square | `sq0csp-` | 40+ `[A-Za-z0-9_-]` |
+//! | Square | `sq0csp-` (secret), `sq0atp-` (access token) | 40+ / 22+ `[A-Za-z0-9_-]` |
+//! | Groq | `gsk_` | 40-64 alphanumerics |
+//! | xAI | `xai-` | 40-128 alphanumerics |
+//! | NVIDIA | `nvapi-` | 40-128 `[A-Za-z0-9_-]` |
+//! | Figma | `figd_` | 30-64 `[A-Za-z0-9_-]` |
+//! | Replicate | `r8_` | 30-48 alphanumerics |
+//! | Supabase | `sbp_` | 40-48 alphanumerics |
+//! | age | `AGE-SECRET-KEY-1` | 50-70 upper alphanumerics |
+//! | Perplexity | `pplx-` | 40-64 alphanumerics |
+//! | Tailscale | `tskey-` | 20-128 `[A-Za-z0-9_-]` (`auth-`, `api-`, `client-` kinds) |
+//! | HubSpot | `pat-na1-`, `pat-eu1-` | a 36-byte UUID |
 //! | Telegram bot | `NNNNNNNN:AA` (8-10 digits) | 33 `[A-Za-z0-9_-]` |
 //! | Discord bot | `MT?` (an id from 2022 on) | `24-26 . 6 . 27-38` of `[A-Za-z0-9_-]` |
 //!
@@ -101,10 +111,25 @@ const ROWS: &[Row] = &[
     row("glsa_", Alphabet::UrlPad, 32, 128),
     row("glc_", Alphabet::UrlPad, 32, 512),
     row("dapi", Alphabet::Hex, 32, 32),
+    // 24 hex, `-`, 34 hex (the part after the dash is the secret half).
+    row("PMAK-", Alphabet::Url, 59, 59),
     row("PMAK-", Alphabet::Hex, 24, 24),
     row("NRAK-", Alphabet::Upper, 27, 27),
     row("ATATT", Alphabet::UrlPad, 50, 512),
     row("sq0csp-", Alphabet::Url, 40, 64),
+    row("sq0atp-", Alphabet::Url, 22, 64),
+    // Rows of the second pass (`SECOND`).
+    row("gsk_", Alphabet::Alnum, 40, 64),
+    row("xai-", Alphabet::Alnum, 40, 128),
+    row("nvapi-", Alphabet::Url, 40, 128),
+    row("figd_", Alphabet::Url, 30, 64),
+    row("r8_", Alphabet::Alnum, 30, 48),
+    row("sbp_", Alphabet::Alnum, 40, 48),
+    row("AGE-SECRET-KEY-1", Alphabet::Upper, 50, 70),
+    row("pplx-", Alphabet::Alnum, 40, 64),
+    row("tskey-", Alphabet::Url, 20, 128),
+    row("pat-na1-", Alphabet::Url, 36, 36),
+    row("pat-eu1-", Alphabet::Url, 36, 36),
 ];
 
 /// The literal of a Telegram bot token (after its digits).
@@ -120,8 +145,36 @@ const DISCORD: &[&str] = &[
 /// within its 64 literals), then Telegram's.
 const TRIGGERS: &[&str] = &[
     "GOCSPX-", "ya29.", "shp", "hvs.", "hvb.", "hvr.", "dop_v1_", "doo_v1_", "dor_v1_", "lin_api_",
-    "dp.", "glsa_", "glc_", "dapi", "PMAK-", "NRAK-", "ATATT", "sq0csp-", TELEGRAM,
+    "dp.", "glsa_", "glc_", "dapi", "PMAK-", "NRAK-", "ATATT", "sq0", TELEGRAM,
 ];
+
+/// The vendor literals of the second trigger pass (the first holds 64, Teddy's limit):
+/// their ids follow [`TRIGGERS`]'.
+pub(crate) const SECOND_LITERALS: &[&str] = &[
+    "gsk_",
+    "xai-",
+    "nvapi-",
+    "figd_",
+    "r8_",
+    "sbp_",
+    "AGE-SECRET-KEY-1",
+    "pplx-",
+    "tskey-",
+    "pat-",
+];
+
+/// The literal of vendor id `id` (first pass, then [`SECOND_LITERALS`]).
+fn trigger(id: usize) -> Option<&'static str> {
+    TRIGGERS
+        .get(id)
+        .or_else(|| SECOND_LITERALS.get(id.checked_sub(TRIGGERS.len())?))
+        .copied()
+}
+
+/// The vendor id of the second pass's `i`-th vendor literal.
+pub(crate) const fn second_id(i: usize) -> usize {
+    TRIGGERS.len() + i
+}
 
 /// The literals of the first trigger pass, in the id order [`scan`] expects.
 pub(crate) fn literals() -> impl Iterator<Item = &'static str> {
@@ -163,7 +216,7 @@ pub(crate) fn scan(text: &str, hits: &[(usize, usize)], discord: &[usize], out: 
         }
     };
     for &(id, at) in hits {
-        let Some(&trigger) = TRIGGERS.get(id) else {
+        let Some(trigger) = trigger(id) else {
             continue;
         };
         if trigger == TELEGRAM {
@@ -253,7 +306,10 @@ mod tests {
     fn every_row_has_its_trigger() {
         for r in ROWS {
             assert!(
-                TRIGGERS.iter().any(|t| r.prefix.starts_with(t)),
+                TRIGGERS
+                    .iter()
+                    .chain(SECOND_LITERALS)
+                    .any(|t| r.prefix.starts_with(t)),
                 "{}",
                 r.prefix
             );
