@@ -15,7 +15,7 @@ Example:
     'hello'
 """
 
-from typing import Any
+from typing import Any as _Any
 
 from helikon._version import __version__
 from helikon.agents import (
@@ -93,7 +93,7 @@ from helikon.core.model import (
     UsageReported,
 )
 from helikon.core.output import OutputType
-from helikon.core.peer_imports import peer_import
+from helikon.core.peer_imports import peer_import as _peer_import
 from helikon.core.permissions import (
     AllowRule,
     ApprovalHandler,
@@ -294,5 +294,5 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    raise peer_import("helikon", name)
+def __getattr__(name: str) -> _Any:
+    raise _peer_import("helikon", name)
