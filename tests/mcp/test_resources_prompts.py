@@ -42,7 +42,7 @@ async def test_list_and_read_resources_and_templates() -> None:
             await bounded(h.read_resource("note:/missing"))
         # the server's label is its command line cut to 60 characters, so how much of the
         # script's path shows depends on where the checkout lives
-        assert "mcp_test_server" in str(info.value)
+        assert str(info.value).startswith("MCP server 'python")
         assert str(info.value).endswith(
             "': resources/read failed: no resource note:/missing (MCP error -32002)"
         )
