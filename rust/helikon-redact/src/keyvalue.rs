@@ -29,6 +29,13 @@ fn is_hspace(b: u8) -> bool {
     matches!(b, b' ' | b'\t' | b'\r')
 }
 
+/// Does a quoted string start at `at`, after blanks on the same line?
+fn quoted_after(bytes: &[u8], at: usize) -> bool {
+    let rest = bytes.get(at..).unwrap_or_default();
+    let blanks = rest.iter().take_while(|&&b| is_hspace(b)).count();
+    matches!(rest.get(blanks), Some(b'"' | b'\''))
+}
+
 /// Append the values of secret-named keys in `text`.
 ///
 /// `tokens` are the token-format spans of the same text, sorted: the walk back to a key's
@@ -66,7 +73,7 @@ pub(crate) fn scan(
         // The separator is the match's only ':' or '='.
         let sep_at = m.sep;
         let sep = bytes.get(sep_at).copied().unwrap_or(b'=');
-        let after_sep = sep_at + 1;
+        let mut after_sep = sep_at + 1;
         let before_sep = text.get(m.start..sep_at).unwrap_or_default();
         let key_quoted = before_sep
             .trim_end_matches([' ', '\t'])
@@ -82,9 +89,15 @@ pub(crate) fn scan(
             pos = after_sep;
             continue;
         }
-        // `::` (paths), `==` (comparisons) and `=>` (hash arrows) are not assignments.
+        // `::` (paths), `==` (comparisons) and `=>` (arrows) are not assignments, except
+        // `"password" => "V"` (Ruby, PHP): a hash arrow followed by a quoted string
+        // separates a key from its value.
         let next = bytes.get(after_sep).copied();
-        if (sep == b':' && next == Some(b':')) || (sep == b'=' && matches!(next, Some(b'=' | b'>')))
+        let arrow = sep == b'=' && next == Some(b'>');
+        if arrow && quoted_after(bytes, after_sep + 1) {
+            after_sep += 1;
+        } else if (sep == b':' && next == Some(b':'))
+            || (sep == b'=' && matches!(next, Some(b'=' | b'>')))
         {
             pos = after_sep + 1;
             continue;
