@@ -102,6 +102,9 @@ pub fn is_limit_hit(reason: &str) -> bool {
 }
 
 pub fn rm_root_or_home(cmd: &Command) -> Option<String> {
+    if cmd.program.eq_ignore_ascii_case("rsync") {
+        return rsync_delete(cmd);
+    }
     if !cmd.program.eq_ignore_ascii_case("rm") {
         return None;
     }
@@ -135,6 +138,18 @@ pub fn rm_root_or_home(cmd: &Command) -> Option<String> {
     // helikon trips on a recursive remove with or without -f: headless, rm does not prompt.
     if !recursive {
         return None;
+    }
+    // `xargs rm -rf`: the targets come from input not known statically (attack G2).
+    if cmd.via.iter().any(|v| v.label().starts_with("xargs")) {
+        return Some("xargs input (targets not known statically)".into());
+    }
+    let expanded: Vec<String> = targets
+        .iter()
+        .flat_map(|t| crate::braces::expand(t))
+        .collect();
+    let targets: Vec<&str> = expanded.iter().map(String::as_str).collect();
+    if let Some(t) = targets.iter().find(|t| operated_expansion(t)) {
+        return Some(format!("{t} (an expansion not known statically)"));
     }
     if let Some(t) = targets.iter().find(|t| is_catastrophic(t)) {
         return Some((*t).to_string());
@@ -172,6 +187,42 @@ pub fn rm_root_or_home(cmd: &Command) -> Option<String> {
         );
     }
     None
+}
+
+/// Does `t` start with a parameter expansion that has an operator (`${PWD%/*}`,
+/// `${HOME/x/}`, `${PWD:0:1}`): its value is not known statically (attack G2).
+fn operated_expansion(t: &str) -> bool {
+    let t = t.trim_start_matches('"');
+    let Some(inner) = t.strip_prefix("${") else {
+        return false;
+    };
+    let name_len = inner
+        .bytes()
+        .take_while(|c| c.is_ascii_alphanumeric() || *c == b'_')
+        .count();
+    inner.get(name_len..).is_some_and(|op| {
+        op.starts_with(['%', '#', '/', '^', ',', '@'])
+            || op.starts_with(":0")
+            || op.starts_with(": ")
+    })
+}
+
+/// `rsync --delete… SRC… DEST`: a destination that is `/`, home, or climbs out of the start
+/// directory is emptied of what SRC lacks (attack G2).
+fn rsync_delete(cmd: &Command) -> Option<String> {
+    let args = cmd.args();
+    if !args.iter().any(|a| a.starts_with("--del")) {
+        return None;
+    }
+    let dest = args.iter().rfind(|a| !a.starts_with('-'))?;
+    let bad = crate::braces::expand(dest).iter().any(|d| {
+        let d = d.as_str();
+        is_catastrophic(d)
+            || is_catastrophic(d.trim_end_matches('/'))
+            || climbs_out(d, cmd.cwd.as_deref())
+            || d.trim_end_matches('/') == ".."
+    });
+    bad.then(|| dest.clone())
 }
 
 /// Does `t` climb with `..` from a base not known statically: an expansion (`$(pwd)/..`,
@@ -417,14 +468,12 @@ pub fn write_targets(cmd: &Command, removals: bool) -> Vec<String> {
         "rm" | "rmdir" | "unlink" | "shred" if removals => add(operands(args, "n", &[]).0),
         // `-p` of mkdir is a flag (parents), not an option with a value.
         "mkdir" => add(operands(args, "mZ", &["--mode", "--context"]).0),
-        "touch" | "mkfifo" | "truncate" | "chattr" | "setfacl" | "mknod" => {
-            add(operands(
-                args,
-                "dtrmsSxXMpZ",
-                &["--date", "--reference", "--mode", "--size", "--context"],
-            )
-            .0)
-        }
+        "touch" | "mkfifo" | "truncate" | "chattr" | "setfacl" | "mknod" => add(operands(
+            args,
+            "dtrmsSxXMpZ",
+            &["--date", "--reference", "--mode", "--size", "--context"],
+        )
+        .0),
         "chmod" | "chown" | "chgrp" => {
             let (ops, opts) = operands(args, "", &[]);
             let skip = usize::from(opt(&opts, &["--reference"]).is_empty());
@@ -476,5 +525,5 @@ pub fn write_targets(cmd: &Command, removals: bool) -> Vec<String> {
         _ => {}
     }
     out.extend(crate::writers::extra_targets(cmd));
-    out
+    out.iter().flat_map(|t| crate::braces::expand(t)).collect()
 }

@@ -60,6 +60,7 @@
 
 mod allow;
 mod analyze;
+mod braces;
 mod cwd;
 mod dash;
 mod destructive;

@@ -32,12 +32,25 @@ struct Writer {
 const TABLE: &[Writer] = &[
     Writer {
         names: &["uniq"],
-        valued: &["-f", "-s", "-w", "--skip-fields", "--skip-chars", "--check-chars"],
+        valued: &[
+            "-f",
+            "-s",
+            "-w",
+            "--skip-fields",
+            "--skip-chars",
+            "--check-chars",
+        ],
         targets: &[Target::Nth(1)],
     },
     Writer {
         names: &["shuf"],
-        valued: &["-n", "-i", "--head-count", "--input-range", "--random-source"],
+        valued: &[
+            "-n",
+            "-i",
+            "--head-count",
+            "--input-range",
+            "--random-source",
+        ],
         targets: &[Target::Opt(&["-o", "--output"])],
     },
     Writer {
@@ -47,12 +60,16 @@ const TABLE: &[Writer] = &[
     },
     Writer {
         names: &["xxd"],
-        valued: &["-c", "-g", "-l", "-s", "-o", "-n", "-cols", "-len", "-seek", "-name"],
+        valued: &[
+            "-c", "-g", "-l", "-s", "-o", "-n", "-cols", "-len", "-seek", "-name",
+        ],
         targets: &[Target::Nth(1)],
     },
     Writer {
         names: &["openssl"],
-        valued: &["-in", "-pass", "-passin", "-passout", "-K", "-iv", "-md", "-inkey"],
+        valued: &[
+            "-in", "-pass", "-passin", "-passout", "-K", "-iv", "-md", "-inkey",
+        ],
         targets: &[Target::Opt(&["-out", "-keyout", "-signkey"])],
     },
     Writer {
@@ -63,8 +80,20 @@ const TABLE: &[Writer] = &[
     Writer {
         names: &["split", "gsplit"],
         valued: &[
-            "-a", "-b", "-C", "-l", "-n", "-t", "--suffix-length", "--bytes", "--line-bytes",
-            "--lines", "--number", "--separator", "--additional-suffix", "--filter",
+            "-a",
+            "-b",
+            "-C",
+            "-l",
+            "-n",
+            "-t",
+            "--suffix-length",
+            "--bytes",
+            "--line-bytes",
+            "--lines",
+            "--number",
+            "--separator",
+            "--additional-suffix",
+            "--filter",
         ],
         targets: &[Target::Nth(1)],
     },
@@ -85,17 +114,28 @@ const TABLE: &[Writer] = &[
     },
     Writer {
         names: &["yq"],
-        valued: &["-o", "-p", "-I", "--output-format", "--input-format", "--indent"],
+        valued: &[
+            "-o",
+            "-p",
+            "-I",
+            "--output-format",
+            "--input-format",
+            "--indent",
+        ],
         targets: &[Target::AllIf(&["-i", "--inplace"])],
     },
     Writer {
         names: &["ssh-keygen"],
-        valued: &["-t", "-b", "-C", "-N", "-P", "-m", "-Y", "-n", "-I", "-O", "-s", "-Z"],
+        valued: &[
+            "-t", "-b", "-C", "-N", "-P", "-m", "-Y", "-n", "-I", "-O", "-s", "-Z",
+        ],
         targets: &[Target::Opt(&["-f"])],
     },
     Writer {
         names: &["strip", "objcopy", "ranlib"],
-        valued: &["-R", "-K", "-N", "-F", "-O", "-I", "-B", "-j", "-W", "-L", "-G"],
+        valued: &[
+            "-R", "-K", "-N", "-F", "-O", "-I", "-B", "-j", "-W", "-L", "-G",
+        ],
         targets: &[Target::Opt(&["-o"]), Target::All],
     },
     Writer {
@@ -108,7 +148,14 @@ const TABLE: &[Writer] = &[
         valued: &["-c", "-E", "--command", "--echo"],
         targets: &[
             Target::Opt(&[
-                "-O", "-I", "-B", "-T", "--log-out", "--log-in", "--log-io", "--log-timing",
+                "-O",
+                "-I",
+                "-B",
+                "-T",
+                "--log-out",
+                "--log-in",
+                "--log-io",
+                "--log-timing",
                 "--timing",
             ]),
             Target::Nth(0),
@@ -116,7 +163,9 @@ const TABLE: &[Writer] = &[
     },
     Writer {
         names: &["pandoc"],
-        valued: &["-f", "-t", "-r", "-w", "--from", "--to", "--read", "--write"],
+        valued: &[
+            "-f", "-t", "-r", "-w", "--from", "--to", "--read", "--write",
+        ],
         targets: &[Target::Opt(&["-o", "--output", "--extract-media"])],
     },
     Writer {
@@ -158,7 +207,10 @@ pub(crate) fn targets(cmd: &Command, out: &mut Vec<String>) {
             Target::All => out.extend(ops.iter().cloned()),
             Target::Last => out.extend(ops.last().cloned()),
             Target::AllIf(flags) => {
-                if args.iter().any(|a| flags.contains(&a.as_str()) || a.starts_with("-i")) {
+                if args
+                    .iter()
+                    .any(|a| flags.contains(&a.as_str()) || a.starts_with("-i"))
+                {
                     out.extend(ops.iter().cloned());
                 }
             }
@@ -300,7 +352,10 @@ fn ar(args: &[String], out: &mut Vec<String>) {
 /// `7z a|u|d|rn ARCHIVE …` writes the archive; `-oDIR` is where `x`/`e` extract to.
 fn seven_zip(args: &[String], out: &mut Vec<String>) {
     let ops: Vec<&String> = args.iter().filter(|a| !a.starts_with('-')).collect();
-    if ops.first().is_some_and(|c| matches!(c.as_str(), "a" | "u" | "d" | "rn")) {
+    if ops
+        .first()
+        .is_some_and(|c| matches!(c.as_str(), "a" | "u" | "d" | "rn"))
+    {
         out.extend(ops.get(1).map(|s| (*s).clone()));
     }
     out.extend(
