@@ -189,6 +189,43 @@ pub fn rm_root_or_home(cmd: &Command) -> Option<String> {
     None
 }
 
+/// The start paths of a `find` command (`.` when it names none).
+pub fn find_start_paths(find: &Command) -> Vec<String> {
+    let mut out: Vec<String> = find
+        .args()
+        .iter()
+        .take_while(|s| !(s.starts_with('-') || matches!(s.as_str(), "(" | "!" | ")" | ",")))
+        .cloned()
+        .collect();
+    if out.is_empty() {
+        out.push(".".into());
+    }
+    out
+}
+
+/// A command run by `find -exec`/`-execdir`/`-ok` with each `{}` replaced by the find's
+/// start paths, or `None` when it is not run by find or has no `{}`.
+pub fn with_find_paths(cmd: &Command, starts: &[String]) -> Option<Command> {
+    let by_find = cmd.via.iter().any(|v| v.label().starts_with("find -"));
+    if !by_find || !cmd.args().iter().any(|a| a == "{}") {
+        return None;
+    }
+    let mut c = cmd.clone();
+    c.argv = cmd
+        .argv
+        .iter()
+        .enumerate()
+        .flat_map(|(k, a)| {
+            if k > 0 && a == "{}" {
+                starts.to_vec()
+            } else {
+                vec![a.clone()]
+            }
+        })
+        .collect();
+    Some(c)
+}
+
 /// Does `t` start with a parameter expansion that has an operator (`${PWD%/*}`,
 /// `${HOME/x/}`, `${PWD:0:1}`): its value is not known statically (attack G2).
 fn operated_expansion(t: &str) -> bool {

@@ -450,6 +450,7 @@ impl CommandPolicy {
         // Links made by earlier commands (attack G6): targets are seen through them.
         let mut links = crate::links::Links::default();
         let mut targets: Vec<(String, Option<&Command>, u32)> = Vec::new();
+        let mut find_starts: Vec<String> = Vec::new();
         for (i, c) in a.commands.iter().enumerate() {
             // Only `rm` is checked by argument; other commands by their write targets.
             let through = if c.program.eq_ignore_ascii_case("rm") {
@@ -457,8 +458,14 @@ impl CommandPolicy {
             } else {
                 None
             };
+            // `find START… -exec rm -rf {} +`: the start paths are the targets (attack G2).
+            if c.program.eq_ignore_ascii_case("find") {
+                find_starts = guards::find_start_paths(c);
+            }
+            let from_find = guards::with_find_paths(c, &find_starts);
             let rm = guards::rm_root_or_home(c)
-                .or_else(|| through.as_ref().and_then(guards::rm_root_or_home));
+                .or_else(|| through.as_ref().and_then(guards::rm_root_or_home))
+                .or_else(|| from_find.as_ref().and_then(guards::rm_root_or_home));
             if let Some(t) = rm {
                 rm_hit[i] = true;
                 if !matches.iter().any(|m| m.rule == guards::RM_ROOT_OR_HOME) {
