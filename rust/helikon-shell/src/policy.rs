@@ -451,6 +451,7 @@ impl CommandPolicy {
         let mut links = crate::links::Links::default();
         let mut targets: Vec<(String, Option<&Command>, u32)> = Vec::new();
         let mut find_starts: Vec<String> = Vec::new();
+        let mut link_dir: Option<String> = None;
         for (i, c) in a.commands.iter().enumerate() {
             // Only `rm` is checked by argument; other commands by their write targets.
             let through = if c.program.eq_ignore_ascii_case("rm") {
@@ -463,9 +464,24 @@ impl CommandPolicy {
                 find_starts = guards::find_start_paths(c);
             }
             let from_find = guards::with_find_paths(c, &find_starts);
+            // `ln -s / r; cd r && rm -rf *`: a cd/pushd from the start directory into a link
+            // made earlier moves to the link's target (attack G6 residue).
+            if matches!(c.program.as_str(), "cd" | "pushd") {
+                if let Some(t) = c.args().first().and_then(|a| links.through(a)) {
+                    link_dir = Some(t);
+                }
+            }
+            let in_link = match (&link_dir, &c.cwd) {
+                (Some(d), None) if c.program.eq_ignore_ascii_case("rm") => Some(Command {
+                    cwd: Some(d.clone()),
+                    ..c.clone()
+                }),
+                _ => None,
+            };
             let rm = guards::rm_root_or_home(c)
                 .or_else(|| through.as_ref().and_then(guards::rm_root_or_home))
-                .or_else(|| from_find.as_ref().and_then(guards::rm_root_or_home));
+                .or_else(|| from_find.as_ref().and_then(guards::rm_root_or_home))
+                .or_else(|| in_link.as_ref().and_then(guards::rm_root_or_home));
             if let Some(t) = rm {
                 rm_hit[i] = true;
                 if !matches.iter().any(|m| m.rule == guards::RM_ROOT_OR_HOME) {
