@@ -248,10 +248,12 @@ def test_the_cli_replays_with_a_sidecar_agent_and_reports_a_divergence(
     session = SqliteSession("s1", db)
     script = [[Call("c1", "weather", {"city": "Oslo"})], [Text("Oslo: 21 C.")]]
     asyncio.run(Runner().run(_agent(MockModel(script), [weather]), "weather?", session=session))
-    (tmp_path / "tools.py").write_text(WEATHER_TOOLS, encoding="utf-8")
+    # a module name no other test imports: the sidecar imports it by name, and a `tools`
+    # module another test loaded earlier in the process would be found first
+    (tmp_path / "replay_weather_tools.py").write_text(WEATHER_TOOLS, encoding="utf-8")
     (tmp_path / "script.json").write_text("[]", encoding="utf-8")
     agent = (
-        '[tools.weather]\npython = "tools:weather"\n[agents.wx]\n'
+        '[tools.weather]\npython = "replay_weather_tools:weather"\n[agents.wx]\n'
         'model = { provider = "mock", script = "script.json" }\ntools = ["weather"]\n'
     )
     (tmp_path / "agents.toml").write_text(agent, encoding="utf-8")
